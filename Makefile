@@ -1,0 +1,183 @@
+# sbtrace — build, test, bench.  `make help` lists the targets.
+# V=1 shows full commands.
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+DESTDIR ?=
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+
+BUILD := build
+OBJ := $(BUILD)/obj
+BIN := $(BUILD)/bin
+BPFOBJ := $(BUILD)/bpf
+TESTBIN := $(BUILD)/tests
+ASANOBJ := $(BUILD)/asan
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ibpf -Iuserspace -Iskel \
+	  -DSBTRACE_VERSION='"$(VERSION)"'
+LDLIBS_BPF := -lbpf -lelf -lz
+LDLIBS_JSON := -ljson-c
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
+	      -Ibpf -Ibpf/vmlinux/$(ARCH)
+
+# One word per BPF program: bpf/<name>.bpf.c -> skel/<name>.skel.h
+BPF_PROGS := exec
+BPF_OBJS := $(patsubst %,$(BPFOBJ)/%.bpf.o,$(BPF_PROGS))
+SKELS := $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
+
+# Pure userspace library: no libbpf in sight.
+LIB_SRCS := $(wildcard userspace/*.c)
+LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
+LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))
+
+LOADER_SRCS := $(wildcard loader/*.c)
+LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LOADER_SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/%,$(UNIT_SRCS))
+UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/asan/%,$(UNIT_SRCS))
+
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(TESTBIN)/%,$(HELPER_SRCS))
+
+.PHONY: all deps test unit unit-asan integration bench format lint clean install \
+	vmlinux help fuzz check-format
+
+all: $(BIN)/sbtrace $(HELPER_BINS)
+
+help:
+	@echo 'targets: all (default) deps test unit unit-asan integration bench fuzz'
+	@echo '         format check-format lint clean install (PREFIX, DESTDIR) vmlinux'
+
+deps:
+	$(Q)scripts/deps.sh
+
+vmlinux:
+	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
+
+# --- BPF ---------------------------------------------------------------
+$(BPFOBJ)/%.bpf.o: bpf/%.bpf.c bpf/sbtrace.h bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+skel/%.skel.h: $(BPFOBJ)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(*)_bpf > $@.tmp && mv $@.tmp $@
+
+# --- userspace ---------------------------------------------------------
+$(OBJ)/%.o: %.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(ASANOBJ)/%.o: %.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/libsbtrace.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
+
+$(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON)
+
+$(TESTBIN)/%: tests/helpers/%.c | $(TESTBIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+$(TESTBIN)/test_%: tests/unit/test_%.c $(OBJ)/libsbtrace.a | $(TESTBIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON)
+
+$(TESTBIN)/asan/test_%: tests/unit/test_%.c $(ASANOBJ)/libsbtrace.a
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON)
+
+$(BUILD) $(BIN) $(BPFOBJ) $(TESTBIN):
+	$(Q)mkdir -p $@
+
+# --- tests -------------------------------------------------------------
+unit: $(UNIT_BINS)
+	$(Q)scripts/run-unit.sh $(UNIT_BINS)
+
+unit-asan: $(UNIT_ASAN_BINS)
+	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		scripts/run-unit.sh $(UNIT_ASAN_BINS)
+
+integration: all
+	$(Q)tests/integration/run.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory unit-asan
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory integration
+
+# libFuzzer targets: tests/fuzz/fuzz_*.c, each run for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 20
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -I. -Ibpf -Iuserspace \
+		-DSBTRACE_VERSION='"$(VERSION)"' \
+		-fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS_JSON)
+
+fuzz: $(FUZZ_BINS)
+	$(Q)scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+bench: all
+	$(Q)scripts/bench.sh
+
+# --- hygiene -----------------------------------------------------------
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^bpf/vmlinux/')
+
+format:
+	$(Q)clang-format -i $(FORMAT_SRCS)
+
+check-format:
+	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
+
+lint: $(SKELS)
+	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr --suppress=missingIncludeSystem -I bpf -I userspace -I skel \
+		-D__linux__ loader userspace tests/unit
+	$(Q)clang-tidy --quiet $(LIB_SRCS) $(LOADER_SRCS) -- $(CFLAGS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/sbtrace $(DESTDIR)$(PREFIX)/bin/sbtrace
+
+clean:
+	rm -rf $(BUILD) skel/*.skel.h
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

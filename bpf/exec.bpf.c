@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Exec tracing keyed by sandbox cgroup.
+ *
+ * Three twins share one handler; the loader keeps exactly one of them
+ * (tp_btf preferred, raw_tp, then the classic tracepoint) and reports which.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "sbtrace.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Runtime knob: bytes of argv to copy, <= SBT_ARGV_CAP. Set before load. */
+const volatile __u32 argv_max = SBT_ARGV_DEFAULT;
+
+/*
+ * Distinct cgroup levels at which sandboxes are registered. Written by the
+ * loader (mmapped .bss) before any sandbox is registered in sandbox_cgroups.
+ */
+#define SBT_MAX_LEVELS 8
+__u32 nr_levels;
+__u32 levels[SBT_MAX_LEVELS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* sandbox cgroup id -> slot and level */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SBT_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct sbt_sandbox_key_val);
+} sandbox_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SBT_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, struct sbt_sandbox_stats);
+} sandbox_stats SEC(".maps");
+
+/* One record under construction per CPU. */
+struct scratch {
+	__u8 buf[SBT_EXEC_RECORD_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+/*
+ * The hot path: a host-wide hook leaves here for every exec outside the
+ * sandboxes, after one ancestor-id helper and one hash lookup per distinct
+ * sandbox level (usually one).
+ */
+static __always_inline const struct sbt_sandbox_key_val *sandbox_of_current(void)
+{
+	__u32 n = nr_levels;
+
+	for (__u32 i = 0; i < SBT_MAX_LEVELS; i++) {
+		const struct sbt_sandbox_key_val *sb;
+		__u64 id;
+
+		if (i >= n)
+			break;
+		id = bpf_get_current_ancestor_cgroup_id(levels[i]);
+		if (!id)
+			continue;
+		sb = bpf_map_lookup_elem(&sandbox_cgroups, &id);
+		if (sb)
+			return sb;
+	}
+	return NULL;
+}
+
+static __always_inline __u32 read_kstr(void *dst, const char *src, __u32 *flags,
+				       __u32 trunc_flag, __u32 fault_flag)
+{
+	long n = bpf_probe_read_kernel_str(dst, SBT_PATH_MAX, src);
+
+	if (n <= 0) {
+		*(char *)dst = 0;
+		*flags |= fault_flag;
+		return 1;
+	}
+	if (n >= SBT_PATH_MAX)
+		*flags |= trunc_flag;
+	return (__u32)n;
+}
+
+static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
+				      struct task_struct *task)
+{
+	unsigned long start = BPF_CORE_READ(task, mm, arg_start);
+	unsigned long end = BPF_CORE_READ(task, mm, arg_end);
+	__u64 len = 0;
+	__u32 cap = argv_max;
+
+	if (end > start)
+		len = end - start;
+	rec->argv_full_len = len > 0xffffffffULL ? 0xffffffffu : (__u32)len;
+	if (cap > SBT_ARGV_CAP)
+		cap = SBT_ARGV_CAP;
+	if (len > cap) {
+		len = cap;
+		rec->flags |= SBT_EXEC_ARGV_TRUNCATED;
+	}
+	if (off > 2 * SBT_PATH_MAX || len == 0) {
+		rec->argv_len = 0;
+		return;
+	}
+	if (len > SBT_ARGV_CAP)
+		len = SBT_ARGV_CAP;
+	if (bpf_probe_read_user(rec->data + off, len, (const void *)start) < 0) {
+		rec->flags |= SBT_EXEC_ARGV_FAULT;
+		len = 0;
+	}
+	rec->argv_len = (__u32)len;
+}
+
+static __always_inline int handle_exec(struct task_struct *task, const char *filename,
+				       const char *interp, bool have_interp)
+{
+	const struct sbt_sandbox_key_val *sb = sandbox_of_current();
+	struct sbt_sandbox_stats *st;
+	struct sbt_exec_record *rec;
+	struct scratch *s;
+	__u32 zero = 0, slot, off, size;
+	__u64 uidgid;
+
+	if (!sb)
+		return 0;
+	slot = sb->slot;
+	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
+	if (!st)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s) {
+		__sync_fetch_and_add(&st->lost, 1);
+		return 0;
+	}
+	rec = (struct sbt_exec_record *)s->buf;
+
+	rec->hdr.type = SBT_REC_EXEC;
+	rec->hdr.abi = SBT_ABI_VERSION;
+	rec->seq = __sync_fetch_and_add(&st->execs, 1) + 1;
+	rec->ts_boot_ns = bpf_ktime_get_boot_ns();
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	rec->slot = slot;
+	rec->pid = BPF_CORE_READ(task, tgid);
+	rec->tid = BPF_CORE_READ(task, pid);
+	rec->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	uidgid = bpf_get_current_uid_gid();
+	rec->uid = (__u32)uidgid;
+	rec->gid = (__u32)(uidgid >> 32);
+	rec->flags = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	BPF_CORE_READ_STR_INTO(&rec->parent_comm, task, real_parent, comm);
+
+	off = read_kstr(rec->data, filename, &rec->flags, SBT_EXEC_FILENAME_TRUNCATED,
+			SBT_EXEC_FILENAME_FAULT);
+	rec->filename_len = off;
+	if (off > SBT_PATH_MAX)
+		return 0;
+	if (have_interp) {
+		rec->interp_len = read_kstr(rec->data + off, interp, &rec->flags,
+					    SBT_EXEC_INTERP_TRUNCATED, SBT_EXEC_INTERP_FAULT);
+	} else {
+		rec->data[off] = 0;
+		rec->interp_len = 1;
+		rec->flags |= SBT_EXEC_INTERP_UNAVAILABLE;
+	}
+	if (rec->interp_len > SBT_PATH_MAX)
+		return 0;
+	off += rec->interp_len;
+
+	fill_argv(rec, off, task);
+
+	size = sizeof(*rec) + off + rec->argv_len;
+	if (size > SBT_EXEC_RECORD_MAX)
+		return 0;
+	rec->hdr.size = size;
+	if (bpf_ringbuf_output(&events, rec, size, 0) < 0)
+		__sync_fetch_and_add(&st->lost, 1);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_tp_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return handle_exec(p, bprm->filename, bprm->interp, true);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	return handle_exec(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp), true);
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
+{
+	unsigned short loc = ctx->__data_loc_filename & 0xffff;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return handle_exec(task, (const char *)ctx + loc, NULL, false);
+}

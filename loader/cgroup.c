@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sandbox keys: resolve --cgroup PATH and --pid PID to a cgroup v2 directory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "cgroupfs.h"
+#include "loader.h"
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off + 1 < len) {
+		ssize_t n = read(fd, buf + off, len - 1 - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	close(fd);
+	return (int)off;
+}
+
+int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
+{
+	static char text[1 << 18];
+	int n = read_text("/proc/self/mountinfo", text, sizeof(text));
+
+	if (n < 0)
+		return n;
+	return sbt_find_cgroup2_mount(text, mnt, mnt_len, root, root_len);
+}
+
+static int cgroup_id_of(const char *path, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h;
+	int mount_id;
+	struct stat st;
+
+	h.fh.handle_bytes = sizeof(h.id);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) == 0 &&
+	    h.fh.handle_bytes == sizeof(h.id)) {
+		memcpy(id, h.fh.f_handle, sizeof(*id));
+		return 0;
+	}
+	/* kernfs: the inode number is the cgroup id on 64-bit kernels */
+	if (stat(path, &st) < 0)
+		return -errno;
+	*id = st.st_ino;
+	return 0;
+}
+
+/* Fill `sb` from an absolute directory path inside the v2 mount. */
+static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb)
+{
+	char mnt[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
+	const char *rel;
+	struct statfs sfs;
+	size_t ml;
+	int err;
+
+	err = sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root));
+	if (err) {
+		fprintf(stderr,
+			"sbtrace: no cgroup v2 hierarchy is mounted (%s); mount one, e.g. "
+			"'mount -t cgroup2 none /sys/fs/cgroup/unified'\n",
+			strerror(-err));
+		return err;
+	}
+	if (!realpath(dir, real)) {
+		err = -errno;
+		fprintf(stderr, "sbtrace: cgroup '%s': %s; give an existing cgroup v2 directory "
+				"(under %s) or a path relative to it\n",
+			arg, strerror(errno), mnt);
+		return err;
+	}
+	if (statfs(real, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		fprintf(stderr, "sbtrace: cgroup '%s': %s is not in the cgroup v2 hierarchy (%s)\n",
+			arg, real, mnt);
+		return -EINVAL;
+	}
+	ml = strlen(mnt);
+	if (strncmp(real, mnt, ml) != 0 || (real[ml] != '/' && real[ml] != '\0')) {
+		fprintf(stderr, "sbtrace: cgroup '%s': %s is not below the cgroup v2 mount %s\n",
+			arg, real, mnt);
+		return -EINVAL;
+	}
+	rel = real + ml;
+	/* The name is the path within the whole hierarchy: mounted root + rel. */
+	if (snprintf(sb->name, sizeof(sb->name), "%s%s", strcmp(root, "/") ? root : "",
+		     *rel ? rel : (strcmp(root, "/") ? "" : "/")) >= (int)sizeof(sb->name))
+		return -ENAMETOOLONG;
+	snprintf(sb->path, sizeof(sb->path), "%s", real);
+	sb->level = (uint32_t)sbt_cgroup_path_level(sb->name);
+	err = cgroup_id_of(real, &sb->cgroup_id);
+	if (err) {
+		fprintf(stderr, "sbtrace: cgroup '%s': cannot read its id: %s\n", arg,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb)
+{
+	char mnt[PATH_MAX], root[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	int err;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->origin = "cgroup";
+	if (!arg || !*arg) {
+		fprintf(stderr, "sbtrace: --cgroup needs a path\n");
+		return -EINVAL;
+	}
+	/* An existing directory as given, else a path relative to the v2 root. */
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && (arg[0] == '/' || arg[0] == '.'))
+		return fill_sandbox(arg, arg, sb);
+	err = sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root));
+	if (err)
+		return fill_sandbox(arg, arg, sb); /* reports the missing mount */
+	if (snprintf(dir, sizeof(dir), "%s/%s", mnt, arg[0] == '/' ? arg + 1 : arg) >=
+	    (int)sizeof(dir)) {
+		fprintf(stderr, "sbtrace: cgroup '%s': path too long\n", arg);
+		return -ENAMETOOLONG;
+	}
+	return fill_sandbox(arg, dir, sb);
+}
+
+int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb)
+{
+	char path[64], text[8192], cg[PATH_MAX], mnt[PATH_MAX], root[PATH_MAX], dir[PATH_MAX];
+	const char *rel;
+	char *end;
+	long pid;
+	int err;
+
+	errno = 0;
+	pid = arg ? strtol(arg, &end, 10) : 0;
+	if (!arg || errno || *end || end == arg || pid <= 0 || pid > 0x3fffffff) {
+		fprintf(stderr, "sbtrace: --pid '%s': not a process id (a positive integer)\n",
+			arg ? arg : "");
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
+	err = read_text(path, text, sizeof(text));
+	if (err < 0) {
+		fprintf(stderr, "sbtrace: --pid %ld: no such process (%s)\n", pid, strerror(-err));
+		return err;
+	}
+	err = sbt_parse_proc_cgroup_v2(text, cg, sizeof(cg));
+	if (err) {
+		fprintf(stderr, "sbtrace: --pid %ld: the process has no cgroup v2 membership\n",
+			pid);
+		return err;
+	}
+	if (strcmp(cg, "/") == 0) {
+		fprintf(stderr,
+			"sbtrace: --pid %ld: the process is in the root cgroup, which is the whole "
+			"host, not a sandbox; use --cgroup / to mean that\n",
+			pid);
+		return -EINVAL;
+	}
+	err = sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root));
+	if (err)
+		return fill_sandbox(arg, "/nonexistent", sb);
+	/* /proc shows the path within the hierarchy; strip the mounted root. */
+	rel = cg;
+	if (strcmp(root, "/") != 0) {
+		size_t rl = strlen(root);
+
+		if (strncmp(cg, root, rl) != 0) {
+			fprintf(stderr, "sbtrace: --pid %ld: cgroup %s is outside the mounted v2 "
+					"root %s\n",
+				pid, cg, root);
+			return -EINVAL;
+		}
+		rel = cg + rl;
+	}
+	if (snprintf(dir, sizeof(dir), "%s%s", mnt, rel) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	memset(sb, 0, sizeof(*sb));
+	err = fill_sandbox(arg, dir, sb);
+	sb->origin = "pid";
+	sb->origin_pid = (uint32_t)pid;
+	return err;
+}

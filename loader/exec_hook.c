@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The exec capability: three program twins share one handler; keep the
+ * preferred one that loads and attaches, fall back otherwise, report all.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "exec.skel.h"
+#include "loader.h"
+
+static const char *const mode_names[SBT_EXEC_NR_MODES] = {
+	[SBT_EXEC_TP_BTF] = "tp_btf",
+	[SBT_EXEC_RAW_TP] = "raw_tp",
+	[SBT_EXEC_TRACEPOINT] = "tracepoint",
+};
+
+const char *sbt_exec_mode_name(enum sbt_exec_mode m)
+{
+	return m < SBT_EXEC_NR_MODES ? mode_names[m] : "?";
+}
+
+int sbt_exec_mode_parse(const char *s, enum sbt_exec_mode *m)
+{
+	for (int i = 0; i < SBT_EXEC_NR_MODES; i++) {
+		if (strcmp(s, mode_names[i]) == 0) {
+			*m = (enum sbt_exec_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static struct bpf_program *mode_prog(struct exec_bpf *skel, enum sbt_exec_mode m)
+{
+	switch (m) {
+	case SBT_EXEC_TP_BTF:
+		return skel->progs.exec_tp_btf;
+	case SBT_EXEC_RAW_TP:
+		return skel->progs.exec_raw_tp;
+	default:
+		return skel->progs.exec_tracepoint;
+	}
+}
+
+static void record_try(struct sbt_hook_result *res, enum sbt_exec_mode m, const char *stage,
+		       int err)
+{
+	if (res->nr_tries >= SBT_MAX_TRIES)
+		return;
+	res->tries[res->nr_tries].mode = mode_names[m];
+	res->tries[res->nr_tries].stage = stage;
+	res->tries[res->nr_tries].err = err;
+	res->nr_tries++;
+}
+
+/* Open and load with only program `m` enabled. */
+static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
+		    struct exec_bpf **skelp, struct bpf_link **linkp, struct sbt_hook_result *res)
+{
+	struct exec_bpf *skel;
+	struct bpf_link *link;
+	int err;
+
+	skel = exec_bpf__open();
+	if (!skel) {
+		err = -errno;
+		record_try(res, m, "open", err);
+		return err;
+	}
+	for (int i = 0; i < SBT_EXEC_NR_MODES; i++)
+		bpf_program__set_autoload(mode_prog(skel, (enum sbt_exec_mode)i), i == (int)m);
+	skel->rodata->argv_max = opts->argv_max;
+	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
+	if (!err)
+		err = exec_bpf__load(skel);
+	if (err) {
+		record_try(res, m, "load", err);
+		exec_bpf__destroy(skel);
+		return err;
+	}
+	link = bpf_program__attach(mode_prog(skel, m));
+	if (!link) {
+		err = -errno;
+		record_try(res, m, "attach", err);
+		exec_bpf__destroy(skel);
+		return err;
+	}
+	record_try(res, m, "attached", 0);
+	*skelp = skel;
+	*linkp = link;
+	res->mode = mode_names[m];
+	return 0;
+}
+
+int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
+		    struct bpf_link **link, struct sbt_hook_result *res)
+{
+	int err = -ENOENT;
+
+	memset(res, 0, sizeof(*res));
+	res->capability = "exec";
+	if (opts->forced_mode >= 0)
+		return try_mode(opts, (enum sbt_exec_mode)opts->forced_mode, skel, link, res);
+	for (int m = 0; m < SBT_EXEC_NR_MODES; m++) {
+		err = try_mode(opts, (enum sbt_exec_mode)m, skel, link, res);
+		if (!err)
+			return 0;
+	}
+	return err;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The sbtrace loader: shared declarations of its parts. */
+#ifndef SBT_LOADER_H
+#define SBT_LOADER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sbtrace.h"
+
+/* Exit codes (documented in --help and the README). */
+enum sbt_exit {
+	SBT_EXIT_OK = 0,
+	SBT_EXIT_RUNTIME = 1, /* a failure while tracing (e.g. output write error) */
+	SBT_EXIT_USAGE = 2,   /* bad usage or input: option, cgroup, pid, file */
+	SBT_EXIT_KERNEL = 3,  /* kernel capability missing, load or attach failed */
+};
+
+/* One traced sandbox. */
+struct sbt_sandbox {
+	char name[PATH_MAX];  /* cgroup path relative to the v2 root, e.g. "/sbtrace/x" */
+	char path[PATH_MAX];  /* absolute directory path */
+	uint64_t cgroup_id;
+	uint32_t level;
+	uint32_t slot;
+	const char *origin;   /* "cgroup" or "pid" */
+	uint32_t origin_pid;  /* for --pid */
+};
+
+/* cgroup.c */
+int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len);
+/* Resolve --cgroup PATH; on error prints a one-line message, returns -errno. */
+int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb);
+/* Resolve --pid PID. */
+int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb);
+
+/* Exec hook modes, in order of preference. */
+enum sbt_exec_mode {
+	SBT_EXEC_TP_BTF = 0,
+	SBT_EXEC_RAW_TP,
+	SBT_EXEC_TRACEPOINT,
+	SBT_EXEC_NR_MODES,
+};
+
+const char *sbt_exec_mode_name(enum sbt_exec_mode m);
+int sbt_exec_mode_parse(const char *s, enum sbt_exec_mode *m);
+
+struct exec_bpf;
+struct bpf_link;
+
+/* What the attach plan decided for one capability, and why. */
+#define SBT_MAX_TRIES 4
+struct sbt_hook_result {
+	const char *capability;
+	const char *mode; /* chosen mode, NULL when none worked */
+	unsigned int nr_tries;
+	struct {
+		const char *mode;
+		int err; /* -errno */
+		const char *stage; /* "load" or "attach" */
+	} tries[SBT_MAX_TRIES];
+};
+
+struct sbt_exec_opts {
+	int forced_mode; /* -1: auto */
+	uint32_t argv_max;
+	uint32_t ringbuf_bytes;
+};
+
+/*
+ * Open, load and attach the exec program, falling back through the modes
+ * (or only the forced one). On success *skel and *link are set.
+ */
+int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
+		    struct bpf_link **link, struct sbt_hook_result *res);
+
+#endif

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sbtrace: the loader's command line. Commands are a table of {name, fn}. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+#include "trace.h"
+
+static const char exit_codes_help[] =
+	"Exit codes:\n"
+	"  0  success (also when stopped by SIGINT, SIGTERM or --duration)\n"
+	"  1  runtime failure while tracing (e.g. the output could not be written)\n"
+	"  2  usage or input error (unknown option, nonexistent cgroup or pid, bad value)\n"
+	"  3  kernel capability missing, or loading/attaching a BPF program failed\n";
+
+static void usage_main(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace [--version] [--help] COMMAND [ARGS]\n"
+		"\n"
+		"Trace what runs inside a sandbox, from the host kernel, with BPF.\n"
+		"\n"
+		"Commands:\n"
+		"  trace      attach to running sandboxes (cgroups) and stream their execs\n"
+		"  features   probe the kernel and print the attach plan as JSON\n"
+		"  version    print the version\n"
+		"  help       show help for a command: sbtrace help trace\n"
+		"\n%s",
+		exit_codes_help);
+}
+
+static void usage_trace(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace trace (--cgroup PATH | --pid PID)... [OPTIONS]\n"
+		"\n"
+		"Attach to one or more sandboxes and stream every exec inside them (the\n"
+		"cgroup itself or any descendant) as events; at stop, report the shell\n"
+		"invocations seen (ShellInvocationObserved) and any lost events.\n"
+		"\n"
+		"Sandboxes (at least one; repeatable, up to %d):\n"
+		"  -c, --cgroup PATH      a cgroup v2 directory: absolute, or relative to the\n"
+		"                         v2 mount (e.g. sbtrace/job1)\n"
+		"  -p, --pid PID          the cgroup that process PID is in\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output FORMAT    json (JSON Lines, default) or text (aligned columns)\n"
+		"  -O, --out FILE         write events to FILE instead of stdout\n"
+		"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
+		"  -v, --verbose          libbpf debug output on stderr\n"
+		"\n"
+		"Capture:\n"
+		"      --argv-max BYTES   argv bytes captured per exec (1..%d, default %d);\n"
+		"                         longer argv is cut and flagged argv_truncated\n"
+		"      --ringbuf-size BYTES  ring buffer size, a power of two >= 4096\n"
+		"                         (default 4194304)\n"
+		"      --exec-hook MODE   force tp_btf, raw_tp or tracepoint instead of\n"
+		"                         choosing at run time (no fallback then)\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"Stops on SIGINT, SIGTERM or --duration: detaches, drains the ring buffer,\n"
+		"then prints ShellInvocationObserved per sandbox and TraceStopped.\n"
+		"\n%s",
+		SBT_MAX_SANDBOXES, SBT_ARGV_CAP, SBT_ARGV_DEFAULT, exit_codes_help);
+}
+
+static void usage_features(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace features [--exec-hook MODE] [-v]\n"
+		"\n"
+		"Load and attach each capability's hooks in order of preference (no sandbox\n"
+		"registered, so nothing is traced), detach, and print the resulting attach\n"
+		"plan as JSON: the mode chosen per capability and every attempt that failed.\n"
+		"\n%s",
+		exit_codes_help);
+}
+
+static int parse_u64(const char *s, unsigned long long min, unsigned long long max,
+		     unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!s || *s == '-' || *s == '\0')
+		return -EINVAL;
+	*out = strtoull(s, &end, 10);
+	if (errno || *end || *out < min || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sbtrace %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'sbtrace %s --help'\n", cmd);
+	return SBT_EXIT_USAGE;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "out", required_argument, NULL, 'O' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "argv-max", required_argument, NULL, 1 },
+		{ "ringbuf-size", required_argument, NULL, 2 },
+		{ "exec-hook", required_argument, NULL, 3 },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static struct sbt_trace_opts opts;
+	const char *out_path = NULL;
+	unsigned long long v;
+	enum sbt_exec_mode mode;
+	int c, ret;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.exec.forced_mode = -1;
+	opts.exec.argv_max = SBT_ARGV_DEFAULT;
+	opts.exec.ringbuf_bytes = 4u << 20;
+	opts.format = SBT_FORMAT_JSON;
+	opts.out = stdout;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:p:o:O:d:vh", longopts, NULL)) != -1) {
+		struct sbt_sandbox *sb;
+
+		switch (c) {
+		case 'c':
+		case 'p':
+			if (opts.nr_sandboxes >= SBT_MAX_SANDBOXES)
+				return usage_error("trace", "more than 64 sandboxes (at %s)",
+						   optarg);
+			sb = &opts.sandboxes[opts.nr_sandboxes];
+			if ((c == 'c' ? sbt_sandbox_from_cgroup(optarg, sb)
+				      : sbt_sandbox_from_pid(optarg, sb)) < 0)
+				return SBT_EXIT_USAGE;
+			for (uint32_t i = 0; i < opts.nr_sandboxes; i++)
+				if (opts.sandboxes[i].cgroup_id == sb->cgroup_id)
+					return usage_error("trace", "cgroup %s given twice",
+							   sb->name);
+			sb->slot = opts.nr_sandboxes++;
+			break;
+		case 'o':
+			if (strcmp(optarg, "json") == 0)
+				opts.format = SBT_FORMAT_JSON;
+			else if (strcmp(optarg, "text") == 0)
+				opts.format = SBT_FORMAT_TEXT;
+			else
+				return usage_error("trace", "--output '%s': use json or text",
+						   optarg);
+			break;
+		case 'O':
+			out_path = optarg;
+			break;
+		case 'd': {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(d > 0) || d > 31536000)
+				return usage_error("trace",
+						   "--duration '%s': give seconds > 0 (e.g. 5 or 0.5)",
+						   optarg);
+			opts.duration_ms = (uint64_t)(d * 1000 + 0.5);
+			if (!opts.duration_ms)
+				opts.duration_ms = 1;
+			break;
+		}
+		case 'v':
+			sbt_verbose = 1;
+			break;
+		case 1:
+			if (parse_u64(optarg, 1, SBT_ARGV_CAP, &v))
+				return usage_error("trace", "--argv-max '%s': give 1..16384 bytes",
+						   optarg);
+			opts.exec.argv_max = (uint32_t)v;
+			break;
+		case 2:
+			if (parse_u64(optarg, 4096, 1u << 30, &v) || (v & (v - 1)))
+				return usage_error(
+					"trace",
+					"--ringbuf-size '%s': give a power of two from 4096 to 2^30",
+					optarg);
+			opts.exec.ringbuf_bytes = (uint32_t)v;
+			break;
+		case 3:
+			if (sbt_exec_mode_parse(optarg, &mode))
+				return usage_error("trace",
+						   "--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
+						   optarg);
+			opts.exec.forced_mode = (int)mode;
+			break;
+		case 'h':
+			usage_trace(stdout);
+			return SBT_EXIT_OK;
+		default:
+			fprintf(stderr, "see 'sbtrace trace --help'\n");
+			return SBT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return usage_error("trace", "unexpected argument '%s'", argv[optind]);
+	if (opts.nr_sandboxes == 0)
+		return usage_error("trace", "%sno sandbox given: use --cgroup PATH or --pid PID",
+				   "");
+	if (out_path) {
+		opts.out = fopen(out_path, "we");
+		if (!opts.out) {
+			fprintf(stderr, "sbtrace trace: --out '%s': %s\n", out_path,
+				strerror(errno));
+			return SBT_EXIT_USAGE;
+		}
+	}
+	sbt_setup_libbpf();
+	ret = sbt_trace_run(&opts);
+	if (out_path && fclose(opts.out) != 0 && ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace trace: closing '%s': %s\n", out_path, strerror(errno));
+		ret = SBT_EXIT_RUNTIME;
+	}
+	return ret;
+}
+
+static int cmd_features(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "exec-hook", required_argument, NULL, 3 },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sbt_exec_opts eo = { .forced_mode = -1,
+				    .argv_max = SBT_ARGV_DEFAULT,
+				    .ringbuf_bytes = 4096 };
+	enum sbt_exec_mode mode;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 3:
+			if (sbt_exec_mode_parse(optarg, &mode))
+				return usage_error("features",
+						   "--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
+						   optarg);
+			eo.forced_mode = (int)mode;
+			break;
+		case 'v':
+			sbt_verbose = 1;
+			break;
+		case 'h':
+			usage_features(stdout);
+			return SBT_EXIT_OK;
+		default:
+			fprintf(stderr, "see 'sbtrace features --help'\n");
+			return SBT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return usage_error("features", "unexpected argument '%s'", argv[optind]);
+	sbt_setup_libbpf();
+	return sbt_features_run(&eo, stdout);
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("sbtrace %s (event ABI %d)\n", SBTRACE_VERSION, SBT_ABI_VERSION);
+	return SBT_EXIT_OK;
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	void (*usage)(FILE *f);
+} commands[] = {
+	{ "trace", cmd_trace, usage_trace },
+	{ "features", cmd_features, usage_features },
+	{ "version", cmd_version, NULL },
+	{ "help", cmd_help, NULL },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage_main(stdout);
+		return SBT_EXIT_OK;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "sbtrace help: unknown command '%s'; see 'sbtrace --help'\n",
+			argv[1]);
+		return SBT_EXIT_USAGE;
+	}
+	if (cmd->usage)
+		cmd->usage(stdout);
+	else
+		usage_main(stdout);
+	return SBT_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage_main(stderr);
+		return SBT_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage_main(stdout);
+		return SBT_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version(argc - 1, argv + 1);
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "sbtrace: unknown command '%s'; see 'sbtrace --help'\n", argv[1]);
+		return SBT_EXIT_USAGE;
+	}
+	return cmd->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `sbtrace trace`: attach, register sandboxes, drain the ring buffer, report. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "exec.skel.h"
+#include "decode.h"
+#include "events.h"
+#include "loader.h"
+#include "proctab.h"
+#include "shell.h"
+#include "shellagg.h"
+#include "trace.h"
+
+int sbt_verbose;
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct sandbox_state {
+	uint64_t received;	 /* ProcessExec records decoded for this slot */
+	uint64_t lost_reported;	 /* lost records already reported in EventsLost */
+	uint64_t kernel_execs;	 /* last read of the kernel's counter */
+	uint64_t kernel_lost;
+	struct sbt_shellagg *agg;
+};
+
+struct trace_ctx {
+	const struct sbt_trace_opts *opts;
+	struct sbt_sink sink;
+	struct sandbox_state st[SBT_MAX_SANDBOXES];
+	struct sbt_proctab *proc;
+	struct sbt_procfs_ctx procfs;
+	const char *names[SBT_MAX_SANDBOXES];
+	const char **argv_store;
+	char *tail;
+	int64_t boot_offset;
+	uint64_t decode_errors;
+	enum sbt_decode_err first_decode_err;
+	int map_stats_fd;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int handle_record(void *vctx, void *data, size_t size)
+{
+	struct trace_ctx *ctx = vctx;
+	const struct sbt_sandbox *sb;
+	struct sbt_shell_class cls;
+	struct sandbox_state *st;
+	enum sbt_decode_err derr;
+	struct sbt_exec ev;
+	bool is_shell;
+	uint64_t ts;
+
+	derr = sbt_decode_exec(data, size, &ev, ctx->argv_store, ctx->tail);
+	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_sandboxes)
+		derr = SBT_DECODE_BAD_LENGTHS;
+	if (derr != SBT_DECODE_OK) {
+		if (!ctx->decode_errors++)
+			ctx->first_decode_err = derr;
+		return 0;
+	}
+	sb = &ctx->opts->sandboxes[ev.slot];
+	st = &ctx->st[ev.slot];
+	st->received++;
+	ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset);
+
+	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls);
+	if (is_shell) {
+		struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
+		size_t n = sbt_proctab_ancestors(ctx->proc, ev.ppid, ev.parent_comm, anc,
+						 SBT_MAX_ANCESTORS);
+
+		if (sbt_shellagg_add(st->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc,
+				     n) < 0)
+			fprintf(stderr, "sbtrace: out of memory aggregating shell invocations\n");
+	}
+	sbt_proctab_exec(ctx->proc, ev.pid, ev.ppid, ev.comm);
+	sbt_sink_write(&ctx->sink, sbt_event_exec(&ev, ts, sb->name, is_shell ? &cls : NULL));
+	return 0;
+}
+
+static int read_stats(struct trace_ctx *ctx, uint32_t slot, struct sbt_sandbox_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	return bpf_map_lookup_elem(ctx->map_stats_fd, &slot, out);
+}
+
+/* Emit EventsLost for ring-buffer drops the kernel counted since the last look. */
+static void report_drops(struct trace_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+		struct sandbox_state *st = &ctx->st[i];
+		struct sbt_sandbox_stats s;
+		json_object *ev;
+
+		if (read_stats(ctx, i, &s))
+			continue;
+		st->kernel_execs = s.execs;
+		st->kernel_lost = s.lost;
+		if (s.lost <= st->lost_reported)
+			continue;
+		ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), ctx->opts->sandboxes[i].name);
+		json_object_object_add(ev, "lost", json_object_new_uint64(s.lost - st->lost_reported));
+		json_object_object_add(ev, "lost_total", json_object_new_uint64(s.lost));
+		json_object_object_add(ev, "reason", json_object_new_string("ringbuf_full"));
+		sbt_sink_write(&ctx->sink, ev);
+		st->lost_reported = s.lost;
+	}
+}
+
+/* After detach: consume until every counted exec arrived or was counted lost. */
+static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
+{
+	uint64_t deadline = mono_ms() + 250;
+
+	for (;;) {
+		bool pending = false;
+
+		ring_buffer__consume(rb);
+		for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+			struct sbt_sandbox_stats s;
+
+			if (read_stats(ctx, i, &s) == 0 && ctx->st[i].received + s.lost < s.execs)
+				pending = true;
+		}
+		if (!pending || mono_ms() >= deadline)
+			break;
+		usleep(2000);
+	}
+	report_drops(ctx);
+}
+
+static json_object *hooks_json(const struct sbt_hook_result *res)
+{
+	json_object *hooks = json_object_new_object();
+	json_object *h = json_object_new_object(), *tried = json_object_new_array();
+
+	json_object_object_add(h, "mode", res->mode ? json_object_new_string(res->mode) : NULL);
+	for (unsigned int i = 0; i < res->nr_tries; i++) {
+		json_object *t = json_object_new_object();
+
+		json_object_object_add(t, "mode", json_object_new_string(res->tries[i].mode));
+		json_object_object_add(t, "stage", json_object_new_string(res->tries[i].stage));
+		json_object_object_add(t, "error",
+				       res->tries[i].err
+					       ? json_object_new_string(strerror(-res->tries[i].err))
+					       : NULL);
+		json_object_array_add(tried, t);
+	}
+	json_object_object_add(h, "tried", tried);
+	json_object_object_add(h, "fallback",
+			       json_object_new_boolean(res->mode && res->nr_tries > 1));
+	json_object_object_add(hooks, res->capability, h);
+	return hooks;
+}
+
+static json_object *sandbox_json(const struct sbt_sandbox *sb)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string(sb->name));
+	json_object_object_add(o, "slot", json_object_new_int64(sb->slot));
+	json_object_object_add(o, "cgroup", json_object_new_string(sb->path));
+	json_object_object_add(o, "cgroup_id", json_object_new_uint64(sb->cgroup_id));
+	json_object_object_add(o, "level", json_object_new_int64(sb->level));
+	json_object_object_add(o, "key", json_object_new_string(sb->origin));
+	if (sb->origin_pid)
+		json_object_object_add(o, "pid", json_object_new_int64(sb->origin_pid));
+	return o;
+}
+
+static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *res,
+			 uint64_t attach_ms)
+{
+	json_object *ev = sbt_event_new("TraceStarted", sbt_now_epoch_ns(), NULL);
+	json_object *sbs = json_object_new_array(), *vis = json_object_new_object();
+	struct utsname u;
+
+	json_object_object_add(ev, "version", json_object_new_string(SBTRACE_VERSION));
+	if (uname(&u) == 0)
+		json_object_object_add(ev, "kernel", json_object_new_string(u.release));
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+		json_object_array_add(sbs, sandbox_json(&ctx->opts->sandboxes[i]));
+	json_object_object_add(ev, "sandboxes", sbs);
+	json_object_object_add(ev, "hooks", hooks_json(res));
+	json_object_object_add(vis, "exec", json_object_new_string("host"));
+	json_object_object_add(vis, "network", json_object_new_string("none"));
+	json_object_object_add(ev, "visibility", vis);
+	json_object_object_add(ev, "argv_max", json_object_new_int64(ctx->opts->exec.argv_max));
+	json_object_object_add(ev, "ringbuf_bytes",
+			       json_object_new_int64(ctx->opts->exec.ringbuf_bytes));
+	json_object_object_add(ev, "attach_ms", json_object_new_uint64(attach_ms));
+	sbt_sink_write(&ctx->sink, ev);
+	sbt_sink_flush(&ctx->sink);
+}
+
+static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t duration_ms)
+{
+	json_object *stopped, *sbs = json_object_new_array();
+
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+		struct sandbox_state *st = &ctx->st[i];
+		const char *name = ctx->opts->sandboxes[i].name;
+		uint64_t missing = 0;
+		bool complete;
+		json_object *ev, *s;
+
+		if (st->kernel_execs > st->received)
+			missing = st->kernel_execs - st->received;
+		/* Records the kernel sent that never decoded, or that vanished. */
+		if (missing > st->lost_reported) {
+			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), name);
+			json_object_object_add(ev, "lost",
+					       json_object_new_uint64(missing - st->lost_reported));
+			json_object_object_add(ev, "lost_total", json_object_new_uint64(missing));
+			json_object_object_add(ev, "reason",
+					       json_object_new_string(ctx->decode_errors
+									      ? "decode_error"
+									      : "not_received"));
+			sbt_sink_write(&ctx->sink, ev);
+		}
+		complete = missing == 0 && st->kernel_lost == 0 && ctx->decode_errors == 0;
+
+		ev = sbt_event_new("ShellInvocationObserved", sbt_now_epoch_ns(), name);
+		s = sbt_shellagg_to_json(st->agg);
+		if (s) {
+			json_object_object_foreach(s, key, val)
+			{
+				json_object_object_add(ev, key, json_object_get(val));
+			}
+			json_object_put(s);
+		}
+		json_object_object_add(ev, "complete", json_object_new_boolean(complete));
+		sbt_sink_write(&ctx->sink, ev);
+
+		s = json_object_new_object();
+		json_object_object_add(s, "name", json_object_new_string(name));
+		json_object_object_add(s, "execs", json_object_new_uint64(st->kernel_execs));
+		json_object_object_add(s, "received", json_object_new_uint64(st->received));
+		json_object_object_add(s, "lost", json_object_new_uint64(missing));
+		json_object_object_add(s, "complete", json_object_new_boolean(complete));
+		json_object_array_add(sbs, s);
+	}
+	if (ctx->decode_errors) {
+		json_object *ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), NULL);
+
+		json_object_object_add(ev, "lost", json_object_new_uint64(ctx->decode_errors));
+		json_object_object_add(ev, "reason", json_object_new_string("decode_error"));
+		json_object_object_add(
+			ev, "detail",
+			json_object_new_string(sbt_decode_strerror(ctx->first_decode_err)));
+		sbt_sink_write(&ctx->sink, ev);
+	}
+	stopped = sbt_event_new("TraceStopped", sbt_now_epoch_ns(), NULL);
+	json_object_object_add(stopped, "reason", json_object_new_string(reason));
+	json_object_object_add(stopped, "duration_ms", json_object_new_uint64(duration_ms));
+	json_object_object_add(stopped, "sandboxes", sbs);
+	json_object_object_add(stopped, "decode_errors",
+			       json_object_new_uint64(ctx->decode_errors));
+	sbt_sink_write(&ctx->sink, stopped);
+	sbt_sink_flush(&ctx->sink);
+}
+
+/* Register sandboxes: levels first (deepest first, so the nearest sandbox wins), then keys. */
+static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts *opts)
+{
+	uint32_t levels[8], n = 0;
+	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
+
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		uint32_t lv = opts->sandboxes[i].level, j;
+
+		for (j = 0; j < n && levels[j] != lv; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 8) {
+			fprintf(stderr, "sbtrace: sandboxes sit at more than 8 distinct cgroup "
+					"levels; trace fewer at once\n");
+			return -E2BIG;
+		}
+		levels[n++] = lv;
+	}
+	for (uint32_t i = 1; i < n; i++)
+		for (uint32_t j = i; j > 0 && levels[j - 1] < levels[j]; j--) {
+			uint32_t t = levels[j];
+
+			levels[j] = levels[j - 1];
+			levels[j - 1] = t;
+		}
+	for (uint32_t i = 0; i < n; i++)
+		skel->bss->levels[i] = levels[i];
+	__atomic_store_n(&skel->bss->nr_levels, n, __ATOMIC_RELEASE);
+
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		struct sbt_sandbox_key_val v = { .slot = i, .level = opts->sandboxes[i].level };
+
+		if (bpf_map_update_elem(fd, &opts->sandboxes[i].cgroup_id, &v, BPF_ANY)) {
+			int err = -errno;
+
+			fprintf(stderr, "sbtrace: cannot register sandbox %s: %s\n",
+				opts->sandboxes[i].name, strerror(errno));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !sbt_verbose)
+		return 0;
+	if (level == LIBBPF_INFO && !sbt_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+void sbt_setup_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+int sbt_trace_run(const struct sbt_trace_opts *opts)
+{
+	struct trace_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct exec_bpf *skel = NULL;
+	struct bpf_link *link = NULL;
+	struct ring_buffer *rb = NULL;
+	struct sbt_hook_result res;
+	struct sigaction sa = { .sa_handler = on_signal };
+	uint64_t t0 = mono_ms(), start_ms, pause_ms = 0;
+	const char *reason = "signal", *env;
+	int ret = SBT_EXIT_OK, err;
+
+	if (!ctx) {
+		fprintf(stderr, "sbtrace: out of memory\n");
+		return SBT_EXIT_RUNTIME;
+	}
+	ctx->opts = opts;
+	sbt_sink_init(&ctx->sink, opts->out, opts->format);
+	ctx->argv_store = calloc(SBT_ARGV_MAX_ARGS, sizeof(*ctx->argv_store));
+	ctx->tail = malloc(SBT_ARGV_CAP + 1);
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		ctx->names[i] = opts->sandboxes[i].name;
+		ctx->st[i].agg = sbt_shellagg_new();
+		if (!ctx->st[i].agg)
+			goto oom;
+	}
+	ctx->procfs.root = "/proc";
+	ctx->procfs.sandboxes = ctx->names;
+	ctx->procfs.nr_sandboxes = opts->nr_sandboxes;
+	ctx->proc = sbt_proctab_new(sbt_proc_lookup_procfs, &ctx->procfs);
+	if (!ctx->argv_store || !ctx->tail || !ctx->proc)
+		goto oom;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = sbt_exec_attach(&opts->exec, &skel, &link, &res);
+	if (err) {
+		fprintf(stderr, "sbtrace: cannot attach the exec hook (%s, last tried: %s): %s; "
+				"is this a Linux >= 5.8 kernel with BPF ring buffers, and are you "
+				"root (CAP_BPF + CAP_PERFMON)? run 'sbtrace features' for details\n",
+			res.nr_tries ? res.tries[res.nr_tries - 1].stage : "open",
+			res.nr_tries ? res.tries[res.nr_tries - 1].mode : "-", strerror(-err));
+		ret = SBT_EXIT_KERNEL;
+		goto cleanup;
+	}
+	if (res.nr_tries > 1)
+		fprintf(stderr, "sbtrace: exec hook: fell back to %s (%s %s failed: %s)\n",
+			res.mode, res.tries[0].mode, res.tries[0].stage,
+			strerror(-res.tries[0].err));
+	ctx->map_stats_fd = bpf_map__fd(skel->maps.sandbox_stats);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_record, ctx, NULL);
+	if (!rb) {
+		fprintf(stderr, "sbtrace: cannot set up the ring buffer: %s\n", strerror(errno));
+		ret = SBT_EXIT_KERNEL;
+		goto cleanup;
+	}
+	if (register_sandboxes(skel, opts)) {
+		ret = SBT_EXIT_KERNEL;
+		goto cleanup;
+	}
+	ctx->boot_offset = sbt_boot_epoch_offset_ns();
+	start_ms = mono_ms();
+	emit_started(ctx, &res, start_ms - t0);
+
+	/* Test hook: hold off consuming so a small ring buffer overflows. */
+	env = getenv("SBTRACE_TEST_CONSUMER_DELAY_MS");
+	if (env)
+		pause_ms = strtoull(env, NULL, 10);
+	if (pause_ms)
+		usleep((useconds_t)(pause_ms * 1000));
+
+	while (!stop_signal) {
+		uint64_t now;
+
+		err = ring_buffer__poll(rb, 100);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "sbtrace: reading the ring buffer failed: %s\n",
+				strerror(-err));
+			reason = "error";
+			ret = SBT_EXIT_RUNTIME;
+			break;
+		}
+		report_drops(ctx);
+		if (sbt_sink_flush(&ctx->sink) || ctx->sink.error) {
+			fprintf(stderr, "sbtrace: writing output failed: %s\n",
+				strerror(ctx->sink.error));
+			reason = "output_error";
+			ret = SBT_EXIT_RUNTIME;
+			break;
+		}
+		now = mono_ms();
+		if (opts->duration_ms && now - start_ms >= opts->duration_ms) {
+			reason = "duration";
+			break;
+		}
+	}
+	/* Detach first so no new events arrive, then drain what is in flight. */
+	bpf_link__destroy(link);
+	link = NULL;
+	drain(ctx, rb);
+	emit_final(ctx, reason, mono_ms() - start_ms);
+	if (ctx->sink.error && ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(ctx->sink.error));
+		ret = SBT_EXIT_RUNTIME;
+	}
+	goto cleanup;
+
+oom:
+	fprintf(stderr, "sbtrace: out of memory\n");
+	ret = SBT_EXIT_RUNTIME;
+cleanup:
+	ring_buffer__free(rb);
+	bpf_link__destroy(link);
+	exec_bpf__destroy(skel);
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
+		sbt_shellagg_free(ctx->st[i].agg);
+	sbt_proctab_free(ctx->proc);
+	free(ctx->argv_store);
+	free(ctx->tail);
+	free(ctx);
+	return ret;
+}
+
+int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
+{
+	struct exec_bpf *skel = NULL;
+	struct bpf_link *link = NULL;
+	struct sbt_hook_result res;
+	json_object *o = json_object_new_object(), *cg = json_object_new_object();
+	char mnt[PATH_MAX], root[PATH_MAX];
+	struct utsname u;
+	int err;
+
+	err = sbt_exec_attach(exec_opts, &skel, &link, &res);
+	bpf_link__destroy(link);
+	exec_bpf__destroy(skel);
+
+	json_object_object_add(o, "version", json_object_new_string(SBTRACE_VERSION));
+	if (uname(&u) == 0)
+		json_object_object_add(o, "kernel", json_object_new_string(u.release));
+	json_object_object_add(o, "btf",
+			       json_object_new_boolean(access("/sys/kernel/btf/vmlinux", R_OK) == 0));
+	if (sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
+		json_object_object_add(cg, "mount", json_object_new_string(mnt));
+		json_object_object_add(cg, "root", json_object_new_string(root));
+	}
+	json_object_object_add(o, "cgroup2", cg);
+	json_object_object_add(o, "hooks", hooks_json(&res));
+	fprintf(out, "%s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return err ? SBT_EXIT_KERNEL : SBT_EXIT_OK;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef SBT_TRACE_H
+#define SBT_TRACE_H
+
+#include <stdio.h>
+
+#include "events.h"
+#include "loader.h"
+
+struct sbt_trace_opts {
+	struct sbt_sandbox sandboxes[SBT_MAX_SANDBOXES];
+	uint32_t nr_sandboxes;
+	struct sbt_exec_opts exec;
+	enum sbt_format format;
+	FILE *out;
+	uint64_t duration_ms; /* 0: until SIGINT/SIGTERM */
+};
+
+extern int sbt_verbose;
+
+void sbt_setup_libbpf(void);
+int sbt_trace_run(const struct sbt_trace_opts *opts);
+int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out);
+
+#endif

@@ -1,0 +1,127 @@
+# Shared helpers for integration tests (POSIX sh, sourced).
+# Each test: creates its own cgroups under a per-test parent, starts sbtrace,
+# runs workloads with sbt-spawn (no shell unless the test wants one), asserts
+# on the JSON Lines with jq, and cleans up in an EXIT trap.
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+SBTRACE="$TOP/build/bin/sbtrace"
+SPAWN="$TOP/build/tests/sbt-spawn"
+T_NAME=$(basename "$0" .sh)
+WORK=$(mktemp -d "/tmp/sbtrace-$T_NAME.XXXXXX")
+TRACE_PID=""
+T_FAILS=0
+T_CHECKS=0
+
+# The cgroup v2 mount, from mountinfo (never hard-coded).
+CG2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+[ -n "$CG2" ] || { echo "$T_NAME: no cgroup v2 mount" >&2; exit 77; }
+CG_PARENT="$CG2/sbtrace-test.$T_NAME.$$"
+
+log() { printf '%s: %s\n' "$T_NAME" "$*" >&2; }
+
+# Skip: exit 77, which the runner turns into a failure when CI=true.
+skip() { log "SKIP: $*"; exit 77; }
+
+fail() { log "FAIL: $*"; T_FAILS=$((T_FAILS + 1)); }
+
+# check DESCRIPTION EXPECTED ACTUAL
+check() {
+	T_CHECKS=$((T_CHECKS + 1))
+	if [ "$2" = "$3" ]; then
+		log "ok: $1"
+	else
+		fail "$1: expected '$2', got '$3'"
+	fi
+}
+
+# check_true DESCRIPTION COMMAND...
+check_true() {
+	desc=$1; shift
+	T_CHECKS=$((T_CHECKS + 1))
+	if "$@"; then log "ok: $desc"; else fail "$desc"; fi
+}
+
+mk_cgroup() {
+	mkdir -p "$CG_PARENT/$1" && printf '%s\n' "$CG_PARENT/$1"
+}
+
+# Remove a cgroup tree bottom-up, moving stray processes to the parent's parent.
+rm_cgroup_tree() {
+	[ -d "$1" ] || return 0
+	find "$1" -depth -type d | while read -r d; do
+		if [ -f "$d/cgroup.procs" ]; then
+			while read -r p; do
+				echo "$p" > "$CG2/cgroup.procs" 2>/dev/null || true
+			done < "$d/cgroup.procs"
+		fi
+		rmdir "$d" 2>/dev/null || true
+	done
+}
+
+cleanup() {
+	if [ -n "$TRACE_PID" ] && kill -0 "$TRACE_PID" 2>/dev/null; then
+		kill -TERM "$TRACE_PID" 2>/dev/null
+		wait "$TRACE_PID" 2>/dev/null
+	fi
+	rm_cgroup_tree "$CG_PARENT"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_trace OUTFILE ARGS... : start sbtrace in the background, wait for TraceStarted.
+start_trace() {
+	out=$1; shift
+	"$SBTRACE" trace --out "$out" "$@" 2> "$out.err" &
+	TRACE_PID=$!
+	i=0
+	while [ $i -lt 100 ]; do
+		if [ -s "$out" ] && head -n 1 "$out" | grep -q '"TraceStarted"'; then
+			return 0
+		fi
+		if ! kill -0 "$TRACE_PID" 2>/dev/null; then
+			wait "$TRACE_PID"; rc=$?
+			TRACE_PID=""
+			log "sbtrace exited early (rc $rc): $(cat "$out.err")"
+			if [ "$rc" -eq 3 ]; then skip "kernel capability missing"; fi
+			return 1
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	log "sbtrace did not start within 5 s: $(cat "$out.err")"
+	return 1
+}
+
+# stop_trace [SIGNAL]: stop sbtrace, return its exit code in TRACE_RC.
+stop_trace() {
+	kill -"${1:-INT}" "$TRACE_PID"
+	wait "$TRACE_PID"; TRACE_RC=$?
+	TRACE_PID=""
+}
+
+# Count events of a type (optionally for a sandbox): nevents FILE EVENT [SANDBOX]
+nevents() {
+	if [ $# -ge 3 ]; then
+		jq -s --arg e "$2" --arg s "$3" '[.[] | select(.event == $e and .sandbox == $s)] | length' "$1"
+	else
+		jq -s --arg e "$2" '[.[] | select(.event == $e)] | length' "$1"
+	fi
+}
+
+# The sandbox name sbtrace uses for a cgroup directory (path below the v2 root).
+sb_name() { printf '%s\n' "${1#"$CG2"}"; }
+
+# Number of loaded BPF programs whose name starts with exec_ (ours).
+nr_our_progs() {
+	bpftool prog show 2>/dev/null | grep -cE ' name exec_(tp_btf|raw_tp|tracepoint) ' || true
+}
+
+finish() {
+	if [ "$T_FAILS" -gt 0 ]; then
+		log "$T_FAILS of $T_CHECKS checks failed"
+		exit 1
+	fi
+	log "all $T_CHECKS checks passed"
+	exit 0
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Length-checking decoders for ring-buffer records (untrusted input). */
+#ifndef SBT_DECODE_H
+#define SBT_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbtrace.h"
+
+/* Every argument takes at least one byte of the argv area, so this never overflows. */
+#define SBT_ARGV_MAX_ARGS (SBT_ARGV_CAP + 1)
+
+enum sbt_decode_err {
+	SBT_DECODE_OK = 0,
+	SBT_DECODE_SHORT,	  /* fewer bytes than the header or fixed part */
+	SBT_DECODE_BAD_TYPE,	  /* unknown record type */
+	SBT_DECODE_BAD_ABI,	  /* ABI version mismatch */
+	SBT_DECODE_BAD_SIZE,	  /* hdr.size disagrees with the bytes received */
+	SBT_DECODE_BAD_LENGTHS,	  /* string lengths overrun the record */
+	SBT_DECODE_BAD_STRING,	  /* a string is not NUL-terminated where it must be */
+};
+
+/*
+ * A decoded exec: all pointers point into the record passed to
+ * sbt_decode_exec() (or into `argv_store` for argv), valid while it lives.
+ */
+struct sbt_exec {
+	uint64_t ts_boot_ns;
+	uint64_t cgroup_id;
+	uint64_t seq;
+	uint32_t slot;
+	uint32_t pid, tid, ppid, uid, gid;
+	uint32_t flags; /* SBT_EXEC_* */
+	char comm[SBT_COMM_LEN];	/* NUL-terminated copy */
+	char parent_comm[SBT_COMM_LEN]; /* NUL-terminated copy */
+	const char *filename;
+	const char *interp; /* "" when the hook could not see it */
+	bool argv_truncated;
+	size_t argc;
+	const char **argv; /* argc entries, NUL-terminated strings */
+};
+
+const char *sbt_decode_strerror(enum sbt_decode_err err);
+
+/* Type of a record, or -1 when even the header is short. */
+int sbt_record_type(const void *data, size_t len);
+
+/*
+ * Decode an exec record of `len` bytes. `argv_store` must hold
+ * SBT_ARGV_MAX_ARGS pointers and `tail` SBT_ARGV_CAP + 1 bytes: a cut last
+ * argument is copied there to get its terminating NUL.
+ */
+enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exec *out,
+				    const char **argv_store, char *tail);
+
+#endif

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+
+void sbt_sink_init(struct sbt_sink *sink, FILE *out, enum sbt_format format)
+{
+	memset(sink, 0, sizeof(*sink));
+	sink->out = out;
+	sink->format = format;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sbt_now_epoch_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+int64_t sbt_boot_epoch_offset_ns(void)
+{
+	return (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
+}
+
+uint64_t sbt_boot_to_epoch_ns(uint64_t boot_ns, int64_t offset_ns)
+{
+	return boot_ns + (uint64_t)offset_ns;
+}
+
+json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "event", json_object_new_string(name));
+	json_object_object_add(o, "ts", json_object_new_uint64(ts_ns));
+	json_object_object_add(o, "sandbox", sandbox ? json_object_new_string(sandbox) : NULL);
+	return o;
+}
+
+static json_object *shell_json(const struct sbt_shell_class *shell)
+{
+	json_object *o;
+
+	if (!shell || shell->kind == SBT_SHELL_NONE)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(shell->shell));
+	json_object_object_add(o, "kind",
+			       json_object_new_string(sbt_shell_kind_name(shell->kind)));
+	json_object_object_add(o, "command",
+			       shell->command ? json_object_new_string(shell->command) : NULL);
+	json_object_object_add(o, "script",
+			       shell->script ? json_object_new_string(shell->script) : NULL);
+	json_object_object_add(o, "multicall",
+			       shell->multicall ? json_object_new_string(shell->multicall) : NULL);
+	return o;
+}
+
+json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const char *sandbox,
+			    const struct sbt_shell_class *shell)
+{
+	json_object *o = sbt_event_new("ProcessExec", ts_ns, sandbox);
+	json_object *argv;
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "pid", json_object_new_int64(ev->pid));
+	json_object_object_add(o, "tid", json_object_new_int64(ev->tid));
+	json_object_object_add(o, "ppid", json_object_new_int64(ev->ppid));
+	json_object_object_add(o, "uid", json_object_new_int64(ev->uid));
+	json_object_object_add(o, "gid", json_object_new_int64(ev->gid));
+	json_object_object_add(o, "comm", json_object_new_string(ev->comm));
+	json_object_object_add(o, "parent_comm", json_object_new_string(ev->parent_comm));
+	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->cgroup_id));
+	json_object_object_add(o, "seq", json_object_new_uint64(ev->seq));
+	json_object_object_add(o, "filename", json_object_new_string(ev->filename));
+	json_object_object_add(o, "interp",
+			       (ev->flags & SBT_EXEC_INTERP_UNAVAILABLE)
+				       ? NULL
+				       : json_object_new_string(ev->interp));
+	argv = json_object_new_array_ext((int)ev->argc);
+	for (size_t i = 0; i < ev->argc; i++)
+		json_object_array_add(argv, json_object_new_string(ev->argv[i]));
+	json_object_object_add(o, "argv", argv);
+	json_object_object_add(o, "argv_truncated", json_object_new_boolean(ev->argv_truncated));
+	if (ev->flags & (SBT_EXEC_ARGV_FAULT | SBT_EXEC_FILENAME_FAULT | SBT_EXEC_INTERP_FAULT |
+			 SBT_EXEC_FILENAME_TRUNCATED | SBT_EXEC_INTERP_TRUNCATED)) {
+		json_object *w = json_object_new_array();
+
+		if (ev->flags & SBT_EXEC_ARGV_FAULT)
+			json_object_array_add(w, json_object_new_string("argv_unreadable"));
+		if (ev->flags & SBT_EXEC_FILENAME_FAULT)
+			json_object_array_add(w, json_object_new_string("filename_unreadable"));
+		if (ev->flags & SBT_EXEC_INTERP_FAULT)
+			json_object_array_add(w, json_object_new_string("interp_unreadable"));
+		if (ev->flags & SBT_EXEC_FILENAME_TRUNCATED)
+			json_object_array_add(w, json_object_new_string("filename_truncated"));
+		if (ev->flags & SBT_EXEC_INTERP_TRUNCATED)
+			json_object_array_add(w, json_object_new_string("interp_truncated"));
+		json_object_object_add(o, "capture_issues", w);
+	}
+	json_object_object_add(o, "shell", shell_json(shell));
+	return o;
+}
+
+static const char *str_field(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return dflt;
+	return json_object_get_string(v);
+}
+
+static int64_t int_field(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return -1;
+	return json_object_get_int64(v);
+}
+
+/* Printable argv for the text format: arguments with blanks are quoted. */
+static void text_argv(FILE *f, json_object *argv)
+{
+	size_t n = argv ? json_object_array_length(argv) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *a = json_object_get_string(json_object_array_get_idx(argv, i));
+
+		if (i)
+			fputc(' ', f);
+		if (*a == '\0' || strpbrk(a, " \t\n'\"\\"))
+			fprintf(f, "'%s'", a);
+		else
+			fputs(a, f);
+	}
+}
+
+static void text_write(struct sbt_sink *sink, json_object *ev)
+{
+	const char *name = str_field(ev, "event", "?");
+	FILE *f = sink->out;
+
+	if (strcmp(name, "ProcessExec") != 0) {
+		fprintf(f, "# %s %s\n", name,
+			json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
+		return;
+	}
+	if (!sink->text_header_done) {
+		fprintf(f, "%-16s %-16s %-7s %-7s %-6s %-18s %s\n", "SANDBOX", "COMM", "PID", "PPID",
+			"UID", "SHELL", "ARGS");
+		sink->text_header_done = true;
+	}
+	{
+		json_object *shell, *argv = NULL;
+		char mark[40] = "-";
+
+		if (json_object_object_get_ex(ev, "shell", &shell) && shell)
+			snprintf(mark, sizeof(mark), "*%s/%s", str_field(shell, "name", "?"),
+				 str_field(shell, "kind", "?"));
+		json_object_object_get_ex(ev, "argv", &argv);
+		fprintf(f, "%-16s %-16s %-7lld %-7lld %-6lld %-18s ", str_field(ev, "sandbox", "-"),
+			str_field(ev, "comm", "?"), (long long)int_field(ev, "pid"),
+			(long long)int_field(ev, "ppid"), (long long)int_field(ev, "uid"), mark);
+		text_argv(f, argv);
+		fputc('\n', f);
+	}
+}
+
+int sbt_sink_write(struct sbt_sink *sink, json_object *event)
+{
+	int err = 0;
+
+	if (!event)
+		return -ENOMEM;
+	if (sink->format == SBT_FORMAT_TEXT)
+		text_write(sink, event);
+	else
+		fprintf(sink->out, "%s\n",
+			json_object_to_json_string_ext(event, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(event);
+	if (ferror(sink->out)) {
+		err = errno ? errno : EIO;
+		if (!sink->error)
+			sink->error = err;
+		return -err;
+	}
+	sink->written++;
+	return 0;
+}
+
+int sbt_sink_flush(struct sbt_sink *sink)
+{
+	if (fflush(sink->out) != 0) {
+		int err = errno ? errno : EIO;
+
+		if (!sink->error)
+			sink->error = err;
+		return -err;
+	}
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Output events (design.md, "Events"): built as json-c objects, written as
+ * JSON Lines or as aligned text. Pure logic: no libbpf.
+ */
+#ifndef SBT_EVENTS_H
+#define SBT_EVENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "decode.h"
+#include "shell.h"
+
+enum sbt_format {
+	SBT_FORMAT_JSON = 0,
+	SBT_FORMAT_TEXT,
+};
+
+struct sbt_sink {
+	FILE *out;
+	enum sbt_format format;
+	bool text_header_done;
+	uint64_t written; /* events written */
+	int error;	  /* first errno of a failed write, 0 if none */
+};
+
+void sbt_sink_init(struct sbt_sink *sink, FILE *out, enum sbt_format format);
+
+/* New event object with "event", "ts" and "sandbox" (NULL -> JSON null). */
+json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox);
+
+/* The ProcessExec event of a decoded exec; `shell` may be NULL. */
+json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const char *sandbox,
+			    const struct sbt_shell_class *shell);
+
+/*
+ * Write one event and drop the reference. JSON: one line. Text: ProcessExec
+ * as an aligned row (shells marked), other events as a '#' line.
+ * Returns 0 or -errno (also remembered in sink->error).
+ */
+int sbt_sink_write(struct sbt_sink *sink, json_object *event);
+
+/* Flush buffered output (after each ring-buffer batch). 0 or -errno. */
+int sbt_sink_flush(struct sbt_sink *sink);
+
+/* Wall-clock ns since the epoch for a bpf_ktime_get_boot_ns() value. */
+uint64_t sbt_boot_to_epoch_ns(uint64_t boot_ns, int64_t offset_ns);
+/* realtime - boottime now, for sbt_boot_to_epoch_ns(). */
+int64_t sbt_boot_epoch_offset_ns(void);
+uint64_t sbt_now_epoch_ns(void);
+
+#endif
