@@ -4,7 +4,9 @@
  * preferred one that loads and attaches, fall back otherwise, report all.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
@@ -96,6 +98,27 @@ static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 	return 0;
 }
 
+/*
+ * SBTRACE_DISABLE_HOOKS=mode[,mode...] takes modes out of the automatic
+ * choice: for an operator avoiding a hook, and for tests of the fallback path
+ * on kernels where every mode works.
+ */
+static bool mode_disabled(enum sbt_exec_mode m)
+{
+	const char *env = getenv("SBTRACE_DISABLE_HOOKS");
+	size_t len = strlen(mode_names[m]);
+
+	for (const char *p = env; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n == len && strncmp(p, mode_names[m], len) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
 int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
 		    struct bpf_link **link, struct sbt_hook_result *res)
 {
@@ -106,6 +129,10 @@ int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
 	if (opts->forced_mode >= 0)
 		return try_mode(opts, (enum sbt_exec_mode)opts->forced_mode, skel, link, res);
 	for (int m = 0; m < SBT_EXEC_NR_MODES; m++) {
+		if (mode_disabled((enum sbt_exec_mode)m)) {
+			record_try(res, (enum sbt_exec_mode)m, "disabled", -EPERM);
+			continue;
+		}
 		err = try_mode(opts, (enum sbt_exec_mode)m, skel, link, res);
 		if (!err)
 			return 0;

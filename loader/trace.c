@@ -150,6 +150,13 @@ static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
 	report_drops(ctx);
 }
 
+static const char *try_error(const struct sbt_hook_result *res, unsigned int i)
+{
+	if (strcmp(res->tries[i].stage, "disabled") == 0)
+		return "disabled by SBTRACE_DISABLE_HOOKS";
+	return res->tries[i].err ? strerror(-res->tries[i].err) : NULL;
+}
+
 static json_object *hooks_json(const struct sbt_hook_result *res)
 {
 	json_object *hooks = json_object_new_object();
@@ -162,9 +169,8 @@ static json_object *hooks_json(const struct sbt_hook_result *res)
 		json_object_object_add(t, "mode", json_object_new_string(res->tries[i].mode));
 		json_object_object_add(t, "stage", json_object_new_string(res->tries[i].stage));
 		json_object_object_add(t, "error",
-				       res->tries[i].err
-					       ? json_object_new_string(strerror(-res->tries[i].err))
-					       : NULL);
+				       try_error(res, i) ? json_object_new_string(try_error(res, i))
+							 : NULL);
 		json_object_array_add(tried, t);
 	}
 	json_object_object_add(h, "tried", tried);
@@ -389,9 +395,8 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		goto cleanup;
 	}
 	if (res.nr_tries > 1)
-		fprintf(stderr, "sbtrace: exec hook: fell back to %s (%s %s failed: %s)\n",
-			res.mode, res.tries[0].mode, res.tries[0].stage,
-			strerror(-res.tries[0].err));
+		fprintf(stderr, "sbtrace: exec hook: fell back to %s (%s %s: %s)\n", res.mode,
+			res.tries[0].mode, res.tries[0].stage, try_error(&res, 0));
 	ctx->map_stats_fd = bpf_map__fd(skel->maps.sandbox_stats);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_record, ctx, NULL);
 	if (!rb) {

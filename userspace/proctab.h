@@ -14,6 +14,8 @@
 #include "sbtrace.h"
 
 #define SBT_MAX_ANCESTORS 16
+/* At this many entries the table is cleared, not trimmed: lookups fall back to /proc. */
+#define SBT_PROCTAB_MAX_ENTRIES (1u << 16)
 
 enum sbt_ancestor_source {
 	SBT_ANC_EXEC = 1, /* from an exec event seen by the trace */

@@ -306,8 +306,35 @@ static bool classify(const char *filename, const char *interp, const char *const
 		return false;
 	if (!argv)
 		argc = 0;
-	if (interp && interp[0] && strcmp(interp, filename) != 0)
-		return classify_shebang(filename, interp, argv, argc, out);
+	if (interp && interp[0] && strcmp(interp, filename) != 0) {
+		struct name_view iv = base_view(interp);
+
+		if (classify_shebang(filename, interp, argv, argc, out))
+			return true;
+		/*
+		 * binfmt_misc: qemu-user running a foreign shell binary (multi-arch
+		 * builds). The kernel made argv [emulator, filename, args...].
+		 */
+		if (iv.len < 5 || memcmp(iv.s, "qemu-", 5) != 0)
+			return false;
+		memset(out, 0, sizeof(*out));
+		fv = base_view(filename);
+		sd = find_shell(fv);
+		if (!sd || argc < 2)
+			return false;
+		set_shell_name(out, NULL, fv);
+		classify_args(sd, argv, argc, 2, out);
+		return true;
+	} else if ((!interp || !interp[0]) && argc >= 2 && argv[1] &&
+		   !find_shell(base_view(filename)) &&
+		   (strcmp(argv[1], filename) == 0 ||
+		    (argc >= 3 && argv[2] && strcmp(argv[2], filename) == 0))) {
+		/*
+		 * The hook could not see bprm->interp, but the kernel's #! handler
+		 * left its mark: argv = [interp, (optional arg), script, ...].
+		 */
+		return classify_shebang(filename, argv[0], argv, argc, out);
+	}
 
 	fv = base_view(filename);
 	multicall = multicall_name(fv);

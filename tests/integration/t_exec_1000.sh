@@ -1,0 +1,18 @@
+#!/bin/sh
+# 1,000 execs inside the sandbox -> exactly 1,000 ProcessExec, complete: true.
+. "$(dirname "$0")/lib.sh"
+
+A=$(mk_cgroup storm)
+SA=$(sb_name "$A")
+OUT="$WORK/trace.jsonl"
+start_trace "$OUT" --cgroup "$A" || exit 1
+"$SPAWN" "$A" -n 1000 -- /bin/true || fail "spawn"
+stop_trace TERM
+check "exit code on SIGTERM" 0 "$TRACE_RC"
+check "exactly 1000 ProcessExec" 1000 "$(nevents "$OUT" ProcessExec "$SA")"
+check "sequence numbers 1..1000 without a gap" "1 1000 1000" \
+	"$(jq -s -r '[.[] | select(.event == "ProcessExec") | .seq] | "\(min) \(max) \(unique | length)"' "$OUT")"
+check "complete" true "$(jq -r 'select(.event == "ShellInvocationObserved") | .complete' "$OUT")"
+check "no shell" 0 "$(jq -r 'select(.event == "ShellInvocationObserved") | .count' "$OUT")"
+check "no EventsLost" 0 "$(nevents "$OUT" EventsLost)"
+finish

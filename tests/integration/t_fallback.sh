@@ -1,0 +1,58 @@
+#!/bin/sh
+# The exec hook's runtime choice: tp_btf here; with tp_btf taken away the
+# loader falls back to raw_tp (still sees interp), then to the tracepoint
+# (reports interp as unavailable); the choice and the failed tries are reported.
+. "$(dirname "$0")/lib.sh"
+
+A=$(mk_cgroup fb)
+SA=$(sb_name "$A")
+cat > "$WORK/s.sh" <<'S'
+#!/bin/sh
+exec /bin/true
+S
+chmod +x "$WORK/s.sh"
+
+check "features: preferred mode here" tp_btf "$("$SBTRACE" features | jq -r .hooks.exec.mode)"
+
+# run_mode LABEL EXPECTED_MODE EXPECTED_INTERP [env/args...]
+run_mode() {
+	label=$1 want=$2 interp=$3; shift 3
+	out="$WORK/$label.jsonl"
+	start_trace "$out" --cgroup "$A" "$@" || { fail "$label: start"; return; }
+	"$SPAWN" "$A" -- "$WORK/s.sh" || fail "$label: spawn"
+	"$SPAWN" "$A" -- /bin/echo 'x y' > /dev/null || fail "$label: spawn echo"
+	stop_trace INT
+	check "$label: exit" 0 "$TRACE_RC"
+	check "$label: mode" "$want" "$(head -n 1 "$out" | jq -r .hooks.exec.mode)"
+	check "$label: 3 execs" 3 "$(nevents "$out" ProcessExec "$SA")"
+	check "$label: script interp" "$interp" \
+		"$(jq -r --arg f "$WORK/s.sh" 'select(.event == "ProcessExec" and .filename == $f) | .interp' "$out")"
+	check "$label: argv" '["/bin/echo","x y"]' \
+		"$(jq -c 'select(.event == "ProcessExec" and .filename == "/bin/echo") | .argv' "$out")"
+	check "$label: script is a shell" 1 \
+		"$(jq -r 'select(.event == "ShellInvocationObserved") | .count' "$out")"
+}
+
+run_mode auto tp_btf /bin/sh
+check "auto: no fallback" false "$(head -n 1 "$WORK/auto.jsonl" | jq -r .hooks.exec.fallback)"
+
+SBTRACE_DISABLE_HOOKS=tp_btf run_mode no_tp_btf raw_tp /bin/sh
+check "raw_tp fallback reported" "true tp_btf:disabled" \
+	"$(head -n 1 "$WORK/no_tp_btf.jsonl" | jq -r '.hooks.exec | "\(.fallback) \(.tried[0].mode):\(.tried[0].stage)"')"
+check_true "fallback announced on stderr" grep -q 'fell back to raw_tp' "$WORK/no_tp_btf.jsonl.err"
+
+# Without bprm the tracepoint cannot see interp; the script still counts as a
+# shell only through its argv[0] (/bin/sh), which the kernel puts there.
+SBTRACE_DISABLE_HOOKS=tp_btf,raw_tp run_mode tracepoint_only tracepoint null
+
+run_mode forced_raw_tp raw_tp /bin/sh --exec-hook raw_tp
+check "forced mode tries only itself" 1 \
+	"$(head -n 1 "$WORK/forced_raw_tp.jsonl" | jq -r '.hooks.exec.tried | length')"
+
+# Every mode taken away: exit 3, one line naming the problem, nothing attached.
+SBTRACE_DISABLE_HOOKS=tp_btf,raw_tp,tracepoint "$SBTRACE" trace --cgroup "$A" --duration 1 \
+	> "$WORK/none.out" 2> "$WORK/none.err"
+check "no usable mode: exit 3" 3 $?
+check_true "no usable mode: message" grep -q 'cannot attach the exec hook' "$WORK/none.err"
+check "nothing left loaded" 0 "$(nr_our_progs)"
+finish
