@@ -315,7 +315,7 @@ static void test_exit_removes(void **state)
 
 static void test_many_entries(void **state)
 {
-	const uint32_t nr = 100000;
+	const uint32_t nr = SBT_PROCTAB_MAX_ENTRIES - 1;
 	struct sbt_proctab *tab = sbt_proctab_new(NULL, NULL);
 	char comm[SBT_COMM_LEN], want[SBT_COMM_LEN];
 	uint32_t i, pid;
