@@ -38,7 +38,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror 
 	      -Ibpf -Ibpf/vmlinux/$(ARCH)
 
 # One word per BPF program: bpf/<name>.bpf.c -> skel/<name>.skel.h
-BPF_PROGS := exec
+BPF_PROGS := exec bench_empty
 BPF_OBJS := $(patsubst %,$(BPFOBJ)/%.bpf.o,$(BPF_PROGS))
 SKELS := $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
@@ -57,10 +57,14 @@ UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/asan/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(TESTBIN)/%,$(HELPER_SRCS))
 
+# Benchmark helpers that load BPF (e.g. the empty-program floor): tests/bench/*.c
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
 .PHONY: all deps test unit unit-asan integration bench format lint clean install \
 	vmlinux help fuzz check-format
 
-all: $(BIN)/sbtrace $(HELPER_BINS)
+all: $(BIN)/sbtrace $(HELPER_BINS) $(BENCH_BINS)
 
 help:
 	@echo 'targets: all (default) deps test unit unit-asan integration bench fuzz'
@@ -109,6 +113,11 @@ $(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 $(TESTBIN)/%: tests/helpers/%.c | $(TESTBIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+$(BUILD)/bench/%: tests/bench/%.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS_BPF)
 
 $(TESTBIN)/test_%: tests/unit/test_%.c $(OBJ)/libsbtrace.a | $(TESTBIN)
 	$(call msg,CC,$@)
