@@ -76,6 +76,8 @@ static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 	for (int i = 0; i < SBT_EXEC_NR_MODES; i++)
 		bpf_program__set_autoload(mode_prog(skel, (enum sbt_exec_mode)i), i == (int)m);
 	skel->rodata->argv_max = opts->argv_max;
+	skel->rodata->wakeup_each = opts->poll_ms == 0;
+	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
 	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
 	if (!err)
 		err = exec_bpf__load(skel);

@@ -66,6 +66,7 @@ struct sbt_exec_opts {
 	int forced_mode; /* -1: auto */
 	uint32_t argv_max;
 	uint32_t ringbuf_bytes;
+	uint32_t poll_ms; /* 0: a wake-up per record; else drain every poll_ms */
 };
 
 /*

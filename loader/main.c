@@ -59,6 +59,11 @@ static void usage_trace(FILE *f)
 		"                         (default 4194304)\n"
 		"      --exec-hook MODE   force tp_btf, raw_tp or tracepoint instead of\n"
 		"                         choosing at run time (no fallback then)\n"
+		"      --poll-ms MS       drain the ring buffer every MS ms (default 50): events\n"
+		"                         reach the output within about MS ms; a wake-up is\n"
+		"                         forced when a quarter of the buffer fills. 0 wakes\n"
+		"                         the reader on every exec: lowest latency, but each\n"
+		"                         wake-up costs the traced exec ~18 us in a VM\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Stops on SIGINT, SIGTERM or --duration: detaches, drains the ring buffer,\n"
@@ -113,6 +118,7 @@ static int cmd_trace(int argc, char **argv)
 		{ "argv-max", required_argument, NULL, 1 },
 		{ "ringbuf-size", required_argument, NULL, 2 },
 		{ "exec-hook", required_argument, NULL, 3 },
+		{ "poll-ms", required_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -126,6 +132,7 @@ static int cmd_trace(int argc, char **argv)
 	opts.exec.forced_mode = -1;
 	opts.exec.argv_max = SBT_ARGV_DEFAULT;
 	opts.exec.ringbuf_bytes = 4u << 20;
+	opts.exec.poll_ms = 50;
 	opts.format = SBT_FORMAT_JSON;
 	opts.out = stdout;
 
@@ -199,6 +206,11 @@ static int cmd_trace(int argc, char **argv)
 						   "--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
 						   optarg);
 			opts.exec.forced_mode = (int)mode;
+			break;
+		case 4:
+			if (parse_u64(optarg, 0, 10000, &v))
+				return usage_error("trace", "--poll-ms '%s': give 0..10000", optarg);
+			opts.exec.poll_ms = (uint32_t)v;
 			break;
 		case 'h':
 			usage_trace(stdout);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* `sbtrace trace`: attach, register sandboxes, drain the ring buffer, report. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +217,7 @@ static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *re
 	json_object_object_add(ev, "argv_max", json_object_new_int64(ctx->opts->exec.argv_max));
 	json_object_object_add(ev, "ringbuf_bytes",
 			       json_object_new_int64(ctx->opts->exec.ringbuf_bytes));
+	json_object_object_add(ev, "poll_ms", json_object_new_int64(ctx->opts->exec.poll_ms));
 	json_object_object_add(ev, "attach_ms", json_object_new_uint64(attach_ms));
 	sbt_sink_write(&ctx->sink, ev);
 	sbt_sink_flush(&ctx->sink);
@@ -285,6 +288,68 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			       json_object_new_uint64(ctx->decode_errors));
 	sbt_sink_write(&ctx->sink, stopped);
 	sbt_sink_flush(&ctx->sink);
+}
+
+/* Record one cgroup's processes, then recurse into its children. */
+static void snapshot_cgroup(struct trace_ctx *ctx, int dirfd, int depth)
+{
+	char buf[4096];
+	FILE *f;
+	DIR *d;
+	int fd;
+
+	fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (f) {
+		while (fgets(buf, sizeof(buf), f)) {
+			struct sbt_proc_info info;
+			uint32_t pid = (uint32_t)strtoul(buf, NULL, 10);
+
+			if (pid && sbt_proc_lookup_procfs(pid, &info, &ctx->procfs))
+				sbt_proctab_seen(ctx->proc, pid, info.ppid, info.comm);
+		}
+		fclose(f);
+	} else if (fd >= 0) {
+		close(fd);
+	}
+	if (depth >= SBT_MAX_CGROUP_LEVEL)
+		return;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		int child;
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		child = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (child < 0)
+			continue;
+		snapshot_cgroup(ctx, child, depth + 1);
+		close(child);
+	}
+	closedir(d);
+}
+
+/*
+ * Processes already in the sandboxes at attach: their exec is in the past,
+ * so remember them now (ancestor chains must not depend on them still being
+ * alive when a descendant's exec is decoded).
+ */
+static void snapshot_sandboxes(struct trace_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+		int fd = open(ctx->opts->sandboxes[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue;
+		snapshot_cgroup(ctx, fd, 0);
+		close(fd);
+	}
 }
 
 /* Register sandboxes: levels first (deepest first, so the nearest sandbox wins), then keys. */
@@ -411,6 +476,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	ctx->boot_offset = sbt_boot_epoch_offset_ns();
 	start_ms = mono_ms();
 	emit_started(ctx, &res, start_ms - t0);
+	snapshot_sandboxes(ctx);
 
 	/* Test hook: hold off consuming so a small ring buffer overflows. */
 	env = getenv("SBTRACE_TEST_CONSUMER_DELAY_MS");
@@ -422,7 +488,10 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	while (!stop_signal) {
 		uint64_t now;
 
-		err = ring_buffer__poll(rb, 100);
+		/* Records come without wake-ups (see exec.bpf.c): drain on the tick too. */
+		err = ring_buffer__poll(rb, opts->exec.poll_ms ? (int)opts->exec.poll_ms : 100);
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "sbtrace: reading the ring buffer failed: %s\n",
 				strerror(-err));

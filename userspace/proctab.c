@@ -20,6 +20,7 @@ struct proc_entry {
 	uint32_t pid;
 	uint32_t ppid;
 	char comm[SBT_COMM_LEN];
+	enum sbt_ancestor_source source;
 };
 
 struct sbt_proctab {
@@ -115,7 +116,8 @@ static int grow(struct sbt_proctab *tab)
 	return 0;
 }
 
-void sbt_proctab_exec(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm)
+static void put(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm,
+		enum sbt_ancestor_source source)
 {
 	struct proc_entry *e;
 
@@ -135,7 +137,18 @@ void sbt_proctab_exec(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, cons
 		tab->count++;
 	}
 	e->ppid = ppid;
+	e->source = source;
 	copy_comm(e->comm, comm);
+}
+
+void sbt_proctab_exec(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm)
+{
+	put(tab, pid, ppid, comm, SBT_ANC_EXEC);
+}
+
+void sbt_proctab_seen(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm)
+{
+	put(tab, pid, ppid, comm, SBT_ANC_PROC);
 }
 
 void sbt_proctab_exit(struct sbt_proctab *tab, uint32_t pid)
@@ -187,7 +200,7 @@ size_t sbt_proctab_ancestors(struct sbt_proctab *tab, uint32_t ppid, const char 
 		if (e) {
 			out[n].pid = pid;
 			copy_comm(out[n].comm, e->comm);
-			out[n].source = SBT_ANC_EXEC;
+			out[n].source = e->source;
 			next = e->ppid;
 		} else {
 			memset(&info, 0, sizeof(info));
@@ -199,6 +212,8 @@ size_t sbt_proctab_ancestors(struct sbt_proctab *tab, uint32_t ppid, const char 
 				copy_comm(out[n].comm, info.comm);
 				out[n].source = SBT_ANC_PROC;
 				next = info.ppid;
+				/* Remember it: the process may be gone at the next lookup. */
+				put(tab, pid, info.ppid, info.comm, SBT_ANC_PROC);
 			} else {
 				if (n == 0 && parent_comm && parent_comm[0]) {
 					out[n].pid = pid;

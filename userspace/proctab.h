@@ -60,13 +60,19 @@ void sbt_proctab_free(struct sbt_proctab *tab);
 /* Record an exec: `pid` now runs `comm`, its parent is `ppid`. */
 void sbt_proctab_exec(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm);
 
+/*
+ * Record a process found otherwise (a /proc snapshot at attach): like an exec,
+ * but reported with source SBT_ANC_PROC.
+ */
+void sbt_proctab_seen(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm);
+
 /* Forget a process (exit). */
 void sbt_proctab_exit(struct sbt_proctab *tab, uint32_t pid);
 
 /*
  * The ancestors of a process whose parent is `ppid`, nearest first, while
  * they are inside the sandbox: table entries first, then the lookup
- * callback; when nothing is known of the immediate parent, one SBT_ANC_EVENT
+ * callback (whose answers are remembered in the table); when nothing is known of the immediate parent, one SBT_ANC_EVENT
  * entry carrying `parent_comm`. Stops at pid 0/1, a cycle, or `max`.
  * Returns the number of entries written.
  */

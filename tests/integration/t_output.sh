@@ -20,26 +20,31 @@ check_true "text: TraceStopped line" grep -q '^# TraceStopped .*"reason":"durati
 
 # argv cut at --argv-max and flagged.
 OUT="$WORK/trace.jsonl"
-start_trace "$OUT" --cgroup "$A" --argv-max 16 || exit 1
-"$SPAWN" "$A" -- /bin/echo 0123456789 abcdefghij > /dev/null
-# Nested shells: sh -c -> bash -c -> sh script: the chain shows the ancestors.
 cat > "$WORK/inner.sh" <<'S'
 #!/bin/sh
 /bin/true
 S
 chmod +x "$WORK/inner.sh"
-"$SPAWN" "$A" -- /bin/sh -c "/bin/bash -c '$WORK/inner.sh; /bin/true'; /bin/true"
+# A shell already inside the sandbox before attach (its exec is not traced):
+# the snapshot at attach must still name it in its descendants' chains.
+"$SPAWN" "$A" --exec -- /bin/sh -c "sleep 1; /bin/bash -c '$WORK/inner.sh; /bin/true'; /bin/true" &
+PRE=$!
+sleep 0.3
+start_trace "$OUT" --cgroup "$A" --argv-max 16 || exit 1
+"$SPAWN" "$A" -- /bin/echo 0123456789 abcdefghij > /dev/null
+wait "$PRE"
 sleep 0.2
 stop_trace INT
 check "argv cut at 16 bytes" '["/bin/echo","012345"]' \
 	"$(jq -c 'select(.event == "ProcessExec" and .filename == "/bin/echo") | .argv' "$OUT")"
 check "argv_truncated" true \
 	"$(jq -c 'select(.event == "ProcessExec" and .filename == "/bin/echo") | .argv_truncated' "$OUT")"
-check "three shells" 3 "$(jq -r 'select(.event == "ShellInvocationObserved") | .count' "$OUT")"
-check "script's chain (sbt-spawn joined the sandbox, found via /proc)" "sbt-spawn>sh>bash" \
+check "two shells traced (bash -c, the script)" 2 \
+	"$(jq -r 'select(.event == "ShellInvocationObserved") | .count' "$OUT")"
+check "script's chain" "sh>bash" \
 	"$(jq -r 'select(.event == "ShellInvocationObserved") | .locations[] | select(.kind == "shebang") | .chain' "$OUT")"
-check "bash's chain" "sbt-spawn>sh" \
-	"$(jq -r 'select(.event == "ShellInvocationObserved") | .locations[] | select(.shell == "bash") | .chain' "$OUT")"
+check "bash's chain: the pre-attach shell, from the snapshot" "sh proc" \
+	"$(jq -r 'select(.event == "ShellInvocationObserved") | .locations[] | select(.shell == "bash") | "\(.chain) \(.ancestors[0].source)"' "$OUT")"
 check "script's nearest ancestor is bash, seen by exec" "bash exec" \
 	"$(jq -r 'select(.event == "ShellInvocationObserved") | .locations[] | select(.kind == "shebang") | .ancestors[0] | "\(.comm) \(.source)"' "$OUT")"
 finish
