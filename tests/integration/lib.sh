@@ -72,6 +72,7 @@ trap 'exit 130' INT TERM
 # start_trace OUTFILE ARGS... : start sbtrace in the background, wait for TraceStarted.
 start_trace() {
 	out=$1; shift
+	TRACE_OUT=$out
 	"$SBTRACE" trace --out "$out" "$@" 2> "$out.err" &
 	TRACE_PID=$!
 	i=0
@@ -93,11 +94,31 @@ start_trace() {
 	return 1
 }
 
-# stop_trace [SIGNAL]: stop sbtrace, return its exit code in TRACE_RC.
+# stop_trace [SIGNAL]: stop sbtrace, return its exit code in TRACE_RC; every
+# line it wrote must validate against the events JSON schema.
 stop_trace() {
 	kill -"${1:-INT}" "$TRACE_PID"
 	wait "$TRACE_PID"; TRACE_RC=$?
 	TRACE_PID=""
+	validate_schema "$TRACE_OUT"
+}
+
+SCHEMA="$TOP/userspace/schema/events.schema.json"
+# Debian's python3-jsonschema (make deps), not whatever python is first on PATH.
+JSONSCHEMA=/usr/bin/jsonschema
+
+# validate_schema FILE: every JSON line of FILE is a valid sbtrace event.
+validate_schema() {
+	T_CHECKS=$((T_CHECKS + 1))
+	jq -s . "$1" > "$1.array.json" || { fail "schema: $1 is not JSON Lines"; return; }
+	jq -n --slurpfile s "$SCHEMA" \
+		'{"$schema": $s[0]["$schema"], "$defs": $s[0]["$defs"], type: "array", items: {"$ref": "#/$defs/event"}}' \
+		> "$WORK/schema-array.json"
+	if "$JSONSCHEMA" -i "$1.array.json" "$WORK/schema-array.json" > "$WORK/schema.err" 2>&1; then
+		log "ok: $(basename "$1") valid against the events schema"
+	else
+		fail "schema: $(basename "$1"): $(head -c 600 "$WORK/schema.err")"
+	fi
 }
 
 # Count events of a type (optionally for a sandbox): nevents FILE EVENT [SANDBOX]
