@@ -141,10 +141,23 @@ static void text_argv(FILE *f, json_object *argv)
 
 		if (i)
 			fputc(' ', f);
-		if (*a == '\0' || strpbrk(a, " \t\n'\"\\"))
-			fprintf(f, "'%s'", a);
-		else
+		if (*a != '\0' && !strpbrk(a, " \t\n'\"\\$`;&|<>()*?[]#~")) {
 			fputs(a, f);
+			continue;
+		}
+		/* Shell quoting '...' (each ' as '\''); control bytes as \xNN, one row per exec */
+		fputc('\'', f);
+		for (; *a; a++) {
+			unsigned char c = (unsigned char)*a;
+
+			if (c == '\'')
+				fputs("'\\''", f);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\x%02x", c);
+			else
+				fputc(c, f);
+		}
+		fputc('\'', f);
 	}
 }
 
@@ -155,7 +168,8 @@ static void text_write(struct sbt_sink *sink, json_object *ev)
 
 	if (strcmp(name, "ProcessExec") != 0) {
 		fprintf(f, "# %s %s\n", name,
-			json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN));
+			json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
 		return;
 	}
 	if (!sink->text_header_done) {
