@@ -101,8 +101,8 @@ static __always_inline __u64 wakeup_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline __u32 read_kstr(void *dst, const char *src, __u32 *flags,
-				       __u32 trunc_flag, __u32 fault_flag)
+static __always_inline __u32 read_kstr(void *dst, const char *src, __u32 *flags, __u32 trunc_flag,
+				       __u32 fault_flag)
 {
 	long n = bpf_probe_read_kernel_str(dst, SBT_PATH_MAX, src);
 

@@ -90,8 +90,9 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb
 	}
 	if (!realpath(dir, real)) {
 		err = -errno;
-		fprintf(stderr, "sbtrace: cgroup '%s': %s; give an existing cgroup v2 directory "
-				"(under %s) or a path relative to it\n",
+		fprintf(stderr,
+			"sbtrace: cgroup '%s': %s; give an existing cgroup v2 directory "
+			"(under %s) or a path relative to it\n",
 			arg, strerror(errno), mnt);
 		return err;
 	}
@@ -191,8 +192,9 @@ int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb)
 		size_t rl = strlen(root);
 
 		if (strncmp(cg, root, rl) != 0) {
-			fprintf(stderr, "sbtrace: --pid %ld: cgroup %s is outside the mounted v2 "
-					"root %s\n",
+			fprintf(stderr,
+				"sbtrace: --pid %ld: cgroup %s is outside the mounted v2 "
+				"root %s\n",
 				pid, cg, root);
 			return -EINVAL;
 		}

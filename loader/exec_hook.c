@@ -60,8 +60,8 @@ static void record_try(struct sbt_hook_result *res, enum sbt_exec_mode m, const 
 }
 
 /* Open and load with only program `m` enabled. */
-static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
-		    struct exec_bpf **skelp, struct bpf_link **linkp, struct sbt_hook_result *res)
+static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, struct exec_bpf **skelp,
+		    struct bpf_link **linkp, struct sbt_hook_result *res)
 {
 	struct exec_bpf *skel;
 	struct bpf_link *link;

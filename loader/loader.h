@@ -19,13 +19,13 @@ enum sbt_exit {
 
 /* One traced sandbox. */
 struct sbt_sandbox {
-	char name[PATH_MAX];  /* cgroup path relative to the v2 root, e.g. "/sbtrace/x" */
-	char path[PATH_MAX];  /* absolute directory path */
+	char name[PATH_MAX]; /* cgroup path relative to the v2 root, e.g. "/sbtrace/x" */
+	char path[PATH_MAX]; /* absolute directory path */
 	uint64_t cgroup_id;
 	uint32_t level;
 	uint32_t slot;
-	const char *origin;   /* "cgroup" or "pid" */
-	uint32_t origin_pid;  /* for --pid */
+	const char *origin;  /* "cgroup" or "pid" */
+	uint32_t origin_pid; /* for --pid */
 };
 
 /* cgroup.c */
@@ -57,7 +57,7 @@ struct sbt_hook_result {
 	unsigned int nr_tries;
 	struct {
 		const char *mode;
-		int err; /* -errno */
+		int err;	   /* -errno */
 		const char *stage; /* "load" or "attach" */
 	} tries[SBT_MAX_TRIES];
 };

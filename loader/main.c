@@ -175,9 +175,10 @@ static int cmd_trace(int argc, char **argv)
 			errno = 0;
 			d = strtod(optarg, &end);
 			if (errno || *end || end == optarg || !(d > 0) || d > 31536000)
-				return usage_error("trace",
-						   "--duration '%s': give seconds > 0 (e.g. 5 or 0.5)",
-						   optarg);
+				return usage_error(
+					"trace",
+					"--duration '%s': give seconds > 0 (e.g. 5 or 0.5)",
+					optarg);
 			opts.duration_ms = (uint64_t)(d * 1000 + 0.5);
 			if (!opts.duration_ms)
 				opts.duration_ms = 1;
@@ -194,22 +195,24 @@ static int cmd_trace(int argc, char **argv)
 			break;
 		case 2:
 			if (parse_u64(optarg, 4096, 1u << 30, &v) || (v & (v - 1)))
-				return usage_error(
-					"trace",
-					"--ringbuf-size '%s': give a power of two from 4096 to 2^30",
-					optarg);
+				return usage_error("trace",
+						   "--ringbuf-size '%s': give a power of two from "
+						   "4096 to 2^30",
+						   optarg);
 			opts.exec.ringbuf_bytes = (uint32_t)v;
 			break;
 		case 3:
 			if (sbt_exec_mode_parse(optarg, &mode))
-				return usage_error("trace",
-						   "--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
-						   optarg);
+				return usage_error(
+					"trace",
+					"--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
+					optarg);
 			opts.exec.forced_mode = (int)mode;
 			break;
 		case 4:
 			if (parse_u64(optarg, 0, 10000, &v))
-				return usage_error("trace", "--poll-ms '%s': give 0..10000", optarg);
+				return usage_error("trace", "--poll-ms '%s': give 0..10000",
+						   optarg);
 			opts.exec.poll_ms = (uint32_t)v;
 			break;
 		case 'h':
@@ -261,9 +264,10 @@ static int cmd_features(int argc, char **argv)
 		switch (c) {
 		case 3:
 			if (sbt_exec_mode_parse(optarg, &mode))
-				return usage_error("features",
-						   "--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
-						   optarg);
+				return usage_error(
+					"features",
+					"--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
+					optarg);
 			eo.forced_mode = (int)mode;
 			break;
 		case 'v':

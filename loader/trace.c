@@ -32,9 +32,9 @@ static void on_signal(int sig)
 }
 
 struct sandbox_state {
-	uint64_t received;	 /* ProcessExec records decoded for this slot */
-	uint64_t lost_reported;	 /* lost records already reported in EventsLost */
-	uint64_t kernel_execs;	 /* last read of the kernel's counter */
+	uint64_t received;	/* ProcessExec records decoded for this slot */
+	uint64_t lost_reported; /* lost records already reported in EventsLost */
+	uint64_t kernel_execs;	/* last read of the kernel's counter */
 	uint64_t kernel_lost;
 	struct sbt_shellagg *agg;
 };
@@ -92,8 +92,8 @@ static int handle_record(void *vctx, void *data, size_t size)
 		size_t n = sbt_proctab_ancestors(ctx->proc, ev.ppid, ev.parent_comm, anc,
 						 SBT_MAX_ANCESTORS);
 
-		if (sbt_shellagg_add(st->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc,
-				     n) < 0)
+		if (sbt_shellagg_add(st->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc, n) <
+		    0)
 			fprintf(stderr, "sbtrace: out of memory aggregating shell invocations\n");
 	}
 	sbt_proctab_exec(ctx->proc, ev.pid, ev.ppid, ev.comm);
@@ -122,7 +122,8 @@ static void report_drops(struct trace_ctx *ctx)
 		if (s.lost <= st->lost_reported)
 			continue;
 		ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), ctx->opts->sandboxes[i].name);
-		json_object_object_add(ev, "lost", json_object_new_uint64(s.lost - st->lost_reported));
+		json_object_object_add(ev, "lost",
+				       json_object_new_uint64(s.lost - st->lost_reported));
 		json_object_object_add(ev, "lost_total", json_object_new_uint64(s.lost));
 		json_object_object_add(ev, "reason", json_object_new_string("ringbuf_full"));
 		sbt_sink_write(&ctx->sink, ev);
@@ -451,9 +452,10 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 
 	err = sbt_exec_attach(&opts->exec, &skel, &link, &res);
 	if (err) {
-		fprintf(stderr, "sbtrace: cannot attach the exec hook (%s, last tried: %s): %s; "
-				"is this a Linux >= 5.8 kernel with BPF ring buffers, and are you "
-				"root (CAP_BPF + CAP_PERFMON)? run 'sbtrace features' for details\n",
+		fprintf(stderr,
+			"sbtrace: cannot attach the exec hook (%s, last tried: %s): %s; "
+			"is this a Linux >= 5.8 kernel with BPF ring buffers, and are you "
+			"root (CAP_BPF + CAP_PERFMON)? run 'sbtrace features' for details\n",
 			res.nr_tries ? res.tries[res.nr_tries - 1].stage : "open",
 			res.nr_tries ? res.tries[res.nr_tries - 1].mode : "-", strerror(-err));
 		ret = SBT_EXIT_KERNEL;
@@ -557,8 +559,8 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 	json_object_object_add(o, "version", json_object_new_string(SBTRACE_VERSION));
 	if (uname(&u) == 0)
 		json_object_object_add(o, "kernel", json_object_new_string(u.release));
-	json_object_object_add(o, "btf",
-			       json_object_new_boolean(access("/sys/kernel/btf/vmlinux", R_OK) == 0));
+	json_object_object_add(
+		o, "btf", json_object_new_boolean(access("/sys/kernel/btf/vmlinux", R_OK) == 0));
 	if (sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
 		json_object_object_add(cg, "mount", json_object_new_string(mnt));
 		json_object_object_add(cg, "root", json_object_new_string(root));

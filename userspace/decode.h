@@ -14,12 +14,12 @@
 
 enum sbt_decode_err {
 	SBT_DECODE_OK = 0,
-	SBT_DECODE_SHORT,	  /* fewer bytes than the header or fixed part */
-	SBT_DECODE_BAD_TYPE,	  /* unknown record type */
-	SBT_DECODE_BAD_ABI,	  /* ABI version mismatch */
-	SBT_DECODE_BAD_SIZE,	  /* hdr.size disagrees with the bytes received */
-	SBT_DECODE_BAD_LENGTHS,	  /* string lengths overrun the record */
-	SBT_DECODE_BAD_STRING,	  /* a string is not NUL-terminated where it must be */
+	SBT_DECODE_SHORT,	/* fewer bytes than the header or fixed part */
+	SBT_DECODE_BAD_TYPE,	/* unknown record type */
+	SBT_DECODE_BAD_ABI,	/* ABI version mismatch */
+	SBT_DECODE_BAD_SIZE,	/* hdr.size disagrees with the bytes received */
+	SBT_DECODE_BAD_LENGTHS, /* string lengths overrun the record */
+	SBT_DECODE_BAD_STRING,	/* a string is not NUL-terminated where it must be */
 };
 
 /*
@@ -32,7 +32,7 @@ struct sbt_exec {
 	uint64_t seq;
 	uint32_t slot;
 	uint32_t pid, tid, ppid, uid, gid;
-	uint32_t flags; /* SBT_EXEC_* */
+	uint32_t flags;			/* SBT_EXEC_* */
 	char comm[SBT_COMM_LEN];	/* NUL-terminated copy */
 	char parent_comm[SBT_COMM_LEN]; /* NUL-terminated copy */
 	const char *filename;

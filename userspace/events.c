@@ -55,8 +55,7 @@ static json_object *shell_json(const struct sbt_shell_class *shell)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(shell->shell));
-	json_object_object_add(o, "kind",
-			       json_object_new_string(sbt_shell_kind_name(shell->kind)));
+	json_object_object_add(o, "kind", json_object_new_string(sbt_shell_kind_name(shell->kind)));
 	json_object_object_add(o, "command",
 			       shell->command ? json_object_new_string(shell->command) : NULL);
 	json_object_object_add(o, "script",
@@ -173,8 +172,8 @@ static void text_write(struct sbt_sink *sink, json_object *ev)
 		return;
 	}
 	if (!sink->text_header_done) {
-		fprintf(f, "%-16s %-16s %-7s %-7s %-6s %-18s %s\n", "SANDBOX", "COMM", "PID", "PPID",
-			"UID", "SHELL", "ARGS");
+		fprintf(f, "%-16s %-16s %-7s %-7s %-6s %-18s %s\n", "SANDBOX", "COMM", "PID",
+			"PPID", "UID", "SHELL", "ARGS");
 		sink->text_header_done = true;
 	}
 	{
@@ -203,8 +202,8 @@ int sbt_sink_write(struct sbt_sink *sink, json_object *event)
 		text_write(sink, event);
 	else
 		fprintf(sink->out, "%s\n",
-			json_object_to_json_string_ext(event, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_to_json_string_ext(
+				event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(event);
 	if (ferror(sink->out)) {
 		err = errno ? errno : EIO;

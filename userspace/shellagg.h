@@ -24,8 +24,8 @@ void sbt_shellagg_free(struct sbt_shellagg *agg);
  * Count one shell invocation. argv/argc and ancestors are copied.
  * Returns 0, or -ENOMEM.
  */
-int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls,
-		     uint32_t pid, const char *filename, const char *const *argv, size_t argc,
+int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls, uint32_t pid,
+		     const char *filename, const char *const *argv, size_t argc,
 		     const struct sbt_ancestor *anc, size_t nanc);
 
 /* Total invocations counted. */
