@@ -273,9 +273,9 @@ int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls
 	}
 	if (agg->nr_locs == agg->locs_cap) {
 		cap = agg->locs_cap ? agg->locs_cap * 2 : 16;
-		if (cap > SIZE_MAX / sizeof(*locs))
+		if (cap > SIZE_MAX / sizeof(struct shell_location *))
 			return -ENOMEM;
-		locs = realloc(agg->locs, cap * sizeof(*locs));
+		locs = realloc(agg->locs, cap * sizeof(struct shell_location *));
 		if (!locs)
 			return -ENOMEM;
 		agg->locs = locs;
