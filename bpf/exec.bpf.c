@@ -28,12 +28,19 @@ const volatile __u32 wakeup_each = 0;
 const volatile __u64 wakeup_watermark = 1 << 20;
 
 /*
- * Distinct cgroup levels at which sandboxes are registered. Written by the
- * loader (mmapped .bss) before any sandbox is registered in sandbox_cgroups.
+ * Sandbox membership, written by the loader (mmapped .bss) before any exec
+ * can match. The first SBT_FAST_SANDBOXES sandboxes, deepest level first,
+ * are compared in place: one ancestor-id helper per distinct level and a
+ * compare each, no map lookup (a hash lookup costs ~40 ns here). Sandboxes
+ * beyond those live in sandbox_cgroups, looked up once per distinct level in
+ * hash_levels; they are never deeper than the fast ones, so the nearest
+ * sandbox still wins.
  */
-#define SBT_MAX_LEVELS 8
-__u32 nr_levels;
-__u32 levels[SBT_MAX_LEVELS];
+struct sbt_fast_sandbox fast[SBT_FAST_SANDBOXES];
+__u32 nr_fast;
+
+__u32 hash_levels[SBT_MAX_HASH_LEVELS];
+__u32 nr_hash_levels;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -69,27 +76,35 @@ struct {
 
 /*
  * The hot path: a host-wide hook leaves here for every exec outside the
- * sandboxes, after one ancestor-id helper and one hash lookup per distinct
- * sandbox level (usually one).
+ * sandboxes. Returns the sandbox slot, or -1.
  */
-static __always_inline const struct sbt_sandbox_key_val *sandbox_of_current(void)
+static __always_inline int sandbox_of_current(void)
 {
-	__u32 n = nr_levels;
+	__u32 n = nr_fast, lv = (__u32)-1;
+	__u64 id = 0;
 
-	for (__u32 i = 0; i < SBT_MAX_LEVELS; i++) {
+	for (__u32 i = 0; i < SBT_FAST_SANDBOXES; i++) {
+		if (i >= n)
+			break;
+		if (fast[i].level != lv) {
+			lv = fast[i].level;
+			id = bpf_get_current_ancestor_cgroup_id(lv);
+		}
+		if (id == fast[i].cgroup_id)
+			return fast[i].slot;
+	}
+	n = nr_hash_levels;
+	for (__u32 i = 0; i < SBT_MAX_HASH_LEVELS; i++) {
 		const struct sbt_sandbox_key_val *sb;
-		__u64 id;
 
 		if (i >= n)
 			break;
-		id = bpf_get_current_ancestor_cgroup_id(levels[i]);
-		if (!id)
-			continue;
-		sb = bpf_map_lookup_elem(&sandbox_cgroups, &id);
+		id = bpf_get_current_ancestor_cgroup_id(hash_levels[i]);
+		sb = id ? bpf_map_lookup_elem(&sandbox_cgroups, &id) : NULL;
 		if (sb)
-			return sb;
+			return sb->slot;
 	}
-	return NULL;
+	return -1;
 }
 
 static __always_inline __u64 wakeup_flags(void)
@@ -146,19 +161,15 @@ static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
 	rec->argv_len = (__u32)len;
 }
 
-static __always_inline int handle_exec(struct task_struct *task, const char *filename,
+static __always_inline int handle_exec(__u32 slot, struct task_struct *task, const char *filename,
 				       const char *interp, bool have_interp)
 {
-	const struct sbt_sandbox_key_val *sb = sandbox_of_current();
 	struct sbt_sandbox_stats *st;
 	struct sbt_exec_record *rec;
 	struct scratch *s;
-	__u32 zero = 0, slot, off, size;
+	__u32 zero = 0, off, size;
 	__u64 uidgid;
 
-	if (!sb)
-		return 0;
-	slot = sb->slot;
 	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
 	if (!st)
 		return 0;
@@ -213,23 +224,37 @@ static __always_inline int handle_exec(struct task_struct *task, const char *fil
 	return 0;
 }
 
+/* Each twin checks membership before it touches bprm: the hot path is only that. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_tp_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	return handle_exec(p, bprm->filename, bprm->interp, true);
+	int slot = sandbox_of_current();
+
+	if (slot < 0)
+		return 0;
+	return handle_exec(slot, p, bprm->filename, bprm->interp, true);
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	return handle_exec(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp), true);
+	int slot = sandbox_of_current();
+
+	if (slot < 0)
+		return 0;
+	return handle_exec(slot, p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp),
+			   true);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
 int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
 {
-	unsigned short loc = ctx->__data_loc_filename & 0xffff;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	int slot = sandbox_of_current();
+	unsigned short loc;
 
-	return handle_exec(task, (const char *)ctx + loc, NULL, false);
+	if (slot < 0)
+		return 0;
+	loc = ctx->__data_loc_filename & 0xffff;
+	return handle_exec(slot, (struct task_struct *)bpf_get_current_task(),
+			   (const char *)ctx + loc, NULL, false);
 }

@@ -83,6 +83,17 @@ struct sbt_sandbox_stats {
 	__u64 lost;  /* records that could not be sent (ring buffer full) */
 };
 
+/* Sandboxes compared in place on the hot path (the rest go through a hash map). */
+#define SBT_FAST_SANDBOXES 8
+/* Distinct cgroup levels of the sandboxes beyond those. */
+#define SBT_MAX_HASH_LEVELS 8
+
+struct sbt_fast_sandbox {
+	__u64 cgroup_id;
+	__u32 level;
+	__u32 slot;
+};
+
 /* Value of the cgroup-id -> sandbox map. */
 struct sbt_sandbox_key_val {
 	__u32 slot;

@@ -11,6 +11,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "sbtrace.h"
 #include "exec.skel.h"
 #include "loader.h"
 

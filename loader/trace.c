@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "sbtrace.h"
 #include "exec.skel.h"
 #include "decode.h"
 #include "events.h"
@@ -353,48 +354,57 @@ static void snapshot_sandboxes(struct trace_ctx *ctx)
 	}
 }
 
-/* Register sandboxes: levels first (deepest first, so the nearest sandbox wins), then keys. */
+/*
+ * Register sandboxes, deepest first so that the nearest sandbox wins: the
+ * first SBT_FAST_SANDBOXES in the program's in-place table, the rest in the
+ * hash map with their distinct levels.
+ */
 static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts *opts)
 {
-	uint32_t levels[8], n = 0;
+	const struct sbt_sandbox *order[SBT_MAX_SANDBOXES];
 	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
+	uint32_t n = opts->nr_sandboxes, nr_fast = 0, nr_levels = 0;
 
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
-		uint32_t lv = opts->sandboxes[i].level, j;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = i;
 
-		for (j = 0; j < n && levels[j] != lv; j++)
-			;
-		if (j < n)
-			continue;
-		if (n == 8) {
-			fprintf(stderr, "sbtrace: sandboxes sit at more than 8 distinct cgroup "
-					"levels; trace fewer at once\n");
-			return -E2BIG;
-		}
-		levels[n++] = lv;
+		for (; j > 0 && order[j - 1]->level < opts->sandboxes[i].level; j--)
+			order[j] = order[j - 1];
+		order[j] = &opts->sandboxes[i];
 	}
-	for (uint32_t i = 1; i < n; i++)
-		for (uint32_t j = i; j > 0 && levels[j - 1] < levels[j]; j--) {
-			uint32_t t = levels[j];
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sbt_sandbox *sb = order[i];
+		struct sbt_sandbox_key_val v = { .slot = sb->slot, .level = sb->level };
+		uint32_t j;
 
-			levels[j] = levels[j - 1];
-			levels[j - 1] = t;
+		if (nr_fast < SBT_FAST_SANDBOXES) {
+			skel->bss->fast[nr_fast].cgroup_id = sb->cgroup_id;
+			skel->bss->fast[nr_fast].level = sb->level;
+			skel->bss->fast[nr_fast].slot = sb->slot;
+			nr_fast++;
+			continue;
 		}
-	for (uint32_t i = 0; i < n; i++)
-		skel->bss->levels[i] = levels[i];
-	__atomic_store_n(&skel->bss->nr_levels, n, __ATOMIC_RELEASE);
-
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
-		struct sbt_sandbox_key_val v = { .slot = i, .level = opts->sandboxes[i].level };
-
-		if (bpf_map_update_elem(fd, &opts->sandboxes[i].cgroup_id, &v, BPF_ANY)) {
+		for (j = 0; j < nr_levels && skel->bss->hash_levels[j] != sb->level; j++)
+			;
+		if (j == nr_levels) {
+			if (nr_levels == SBT_MAX_HASH_LEVELS) {
+				fprintf(stderr,
+					"sbtrace: sandboxes sit at too many distinct cgroup "
+					"levels; trace fewer at once\n");
+				return -E2BIG;
+			}
+			skel->bss->hash_levels[nr_levels++] = sb->level;
+		}
+		if (bpf_map_update_elem(fd, &sb->cgroup_id, &v, BPF_ANY)) {
 			int err = -errno;
 
-			fprintf(stderr, "sbtrace: cannot register sandbox %s: %s\n",
-				opts->sandboxes[i].name, strerror(errno));
+			fprintf(stderr, "sbtrace: cannot register sandbox %s: %s\n", sb->name,
+				strerror(errno));
 			return err;
 		}
 	}
+	__atomic_store_n(&skel->bss->nr_hash_levels, nr_levels, __ATOMIC_RELEASE);
+	__atomic_store_n(&skel->bss->nr_fast, nr_fast, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,6 +36,65 @@ uint64_t sbt_boot_to_epoch_ns(uint64_t boot_ns, int64_t offset_ns)
 	return boot_ns + (uint64_t)offset_ns;
 }
 
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid (RFC 3629). */
+static size_t utf8_seq(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
+			return 0;
+		if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f))
+			return 0; /* overlong, surrogate */
+		return 3;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
+			return 0;
+		if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+			return 0; /* overlong, > U+10FFFF */
+		return 4;
+	}
+	return 0;
+}
+
+json_object *sbt_json_string(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = 0, bad = 0, n;
+	json_object *o;
+	char *out, *w;
+
+	for (const unsigned char *p = s; *p; p += n ? n : 1) {
+		n = utf8_seq(p);
+		len += n ? n : 3;
+		bad += !n;
+	}
+	if (!bad)
+		return json_object_new_string(str);
+	/* Invalid bytes become U+FFFD: every line stays valid UTF-8 JSON. */
+	out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	w = out;
+	for (const unsigned char *p = s; *p; p += n ? n : 1) {
+		n = utf8_seq(p);
+		if (n) {
+			memcpy(w, p, n);
+			w += n;
+		} else {
+			memcpy(w, "\xef\xbf\xbd", 3);
+			w += 3;
+		}
+	}
+	*w = '\0';
+	o = json_object_new_string_len(out, (int)(w - out));
+	free(out);
+	return o;
+}
+
 json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox)
 {
 	json_object *o = json_object_new_object();
@@ -43,7 +103,7 @@ json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox
 		return NULL;
 	json_object_object_add(o, "event", json_object_new_string(name));
 	json_object_object_add(o, "ts", json_object_new_uint64(ts_ns));
-	json_object_object_add(o, "sandbox", sandbox ? json_object_new_string(sandbox) : NULL);
+	json_object_object_add(o, "sandbox", sandbox ? sbt_json_string(sandbox) : NULL);
 	return o;
 }
 
@@ -54,12 +114,11 @@ static json_object *shell_json(const struct sbt_shell_class *shell)
 	if (!shell || shell->kind == SBT_SHELL_NONE)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "name", json_object_new_string(shell->shell));
+	json_object_object_add(o, "name", sbt_json_string(shell->shell));
 	json_object_object_add(o, "kind", json_object_new_string(sbt_shell_kind_name(shell->kind)));
 	json_object_object_add(o, "command",
-			       shell->command ? json_object_new_string(shell->command) : NULL);
-	json_object_object_add(o, "script",
-			       shell->script ? json_object_new_string(shell->script) : NULL);
+			       shell->command ? sbt_json_string(shell->command) : NULL);
+	json_object_object_add(o, "script", shell->script ? sbt_json_string(shell->script) : NULL);
 	json_object_object_add(o, "multicall",
 			       shell->multicall ? json_object_new_string(shell->multicall) : NULL);
 	return o;
@@ -78,18 +137,17 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 	json_object_object_add(o, "ppid", json_object_new_int64(ev->ppid));
 	json_object_object_add(o, "uid", json_object_new_int64(ev->uid));
 	json_object_object_add(o, "gid", json_object_new_int64(ev->gid));
-	json_object_object_add(o, "comm", json_object_new_string(ev->comm));
-	json_object_object_add(o, "parent_comm", json_object_new_string(ev->parent_comm));
+	json_object_object_add(o, "comm", sbt_json_string(ev->comm));
+	json_object_object_add(o, "parent_comm", sbt_json_string(ev->parent_comm));
 	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->cgroup_id));
 	json_object_object_add(o, "seq", json_object_new_uint64(ev->seq));
-	json_object_object_add(o, "filename", json_object_new_string(ev->filename));
-	json_object_object_add(o, "interp",
-			       (ev->flags & SBT_EXEC_INTERP_UNAVAILABLE)
-				       ? NULL
-				       : json_object_new_string(ev->interp));
+	json_object_object_add(o, "filename", sbt_json_string(ev->filename));
+	json_object_object_add(
+		o, "interp",
+		(ev->flags & SBT_EXEC_INTERP_UNAVAILABLE) ? NULL : sbt_json_string(ev->interp));
 	argv = json_object_new_array_ext((int)ev->argc);
 	for (size_t i = 0; i < ev->argc; i++)
-		json_object_array_add(argv, json_object_new_string(ev->argv[i]));
+		json_object_array_add(argv, sbt_json_string(ev->argv[i]));
 	json_object_object_add(o, "argv", argv);
 	json_object_object_add(o, "argv_truncated", json_object_new_boolean(ev->argv_truncated));
 	if (ev->flags & (SBT_EXEC_ARGV_FAULT | SBT_EXEC_FILENAME_FAULT | SBT_EXEC_INTERP_FAULT |
@@ -130,6 +188,15 @@ static int64_t int_field(json_object *o, const char *key)
 	return json_object_get_int64(v);
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	}
+	return false;
+}
+
 /* Printable argv for the text format: arguments with blanks are quoted. */
 static void text_argv(FILE *f, json_object *argv)
 {
@@ -140,7 +207,7 @@ static void text_argv(FILE *f, json_object *argv)
 
 		if (i)
 			fputc(' ', f);
-		if (*a != '\0' && !strpbrk(a, " \t\n'\"\\$`;&|<>()*?[]#~")) {
+		if (*a != '\0' && !strpbrk(a, " \t\n'\"\\$`;&|<>()*?[]#~") && !has_control(a)) {
 			fputs(a, f);
 			continue;
 		}

@@ -30,6 +30,9 @@ struct sbt_sink {
 
 void sbt_sink_init(struct sbt_sink *sink, FILE *out, enum sbt_format format);
 
+/* A JSON string of `s`; bytes that are not valid UTF-8 become U+FFFD. */
+json_object *sbt_json_string(const char *s);
+
 /* New event object with "event", "ts" and "sandbox" (NULL -> JSON null). */
 json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox);
 

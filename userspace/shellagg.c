@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "events.h"
 #include "shellagg.h"
 
 #define SHELLAGG_INIT_BUCKETS 64
@@ -330,7 +331,7 @@ static json_object *string_or_null(const char *s, int *err)
 
 	if (!s)
 		return NULL;
-	o = json_object_new_string(s);
+	o = sbt_json_string(s);
 	if (!o)
 		*err = -ENOMEM;
 	return o;
@@ -356,7 +357,7 @@ static json_object *ancestor_to_json(const struct sbt_ancestor *a)
 	if (!o)
 		return NULL;
 	if (obj_add(o, "pid", json_object_new_int64(a->pid), false) ||
-	    obj_add(o, "comm", json_object_new_string(a->comm), false) ||
+	    obj_add(o, "comm", sbt_json_string(a->comm), false) ||
 	    obj_add(o, "source", json_object_new_string(source_name(a->source)), false)) {
 		json_object_put(o);
 		return NULL;
@@ -411,7 +412,7 @@ static json_object *location_to_json(const struct shell_location *loc)
 	}
 	anc = NULL;
 
-	if (obj_add(o, "chain", json_object_new_string(loc->chain), false) ||
+	if (obj_add(o, "chain", sbt_json_string(loc->chain), false) ||
 	    obj_add(o, "count", json_object_new_int64((int64_t)loc->count), false) ||
 	    obj_add(o, "first_pid", json_object_new_int64(loc->first_pid), false))
 		goto err;
