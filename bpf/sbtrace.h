@@ -90,6 +90,7 @@ struct sbt_sandbox_stats {
 
 struct sbt_fast_sandbox {
 	__u64 cgroup_id;
+	__u64 cgroup_ptr; /* kernel address of the cgroup, 0 if unknown (see cgptr.bpf.c) */
 	__u32 level;
 	__u32 slot;
 };

@@ -60,22 +60,20 @@ static void record_try(struct sbt_hook_result *res, enum sbt_exec_mode m, const 
 	res->nr_tries++;
 }
 
-/* Open and load with only program `m` enabled. */
-static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, struct exec_bpf **skelp,
-		    struct bpf_link **linkp, struct sbt_hook_result *res)
+/* Open and load with only program `m` enabled (plus the cgroup iterator if asked). */
+static struct exec_bpf *open_load(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
+				  bool with_iter, int *errp)
 {
-	struct exec_bpf *skel;
-	struct bpf_link *link;
+	struct exec_bpf *skel = exec_bpf__open();
 	int err;
 
-	skel = exec_bpf__open();
 	if (!skel) {
-		err = -errno;
-		record_try(res, m, "open", err);
-		return err;
+		*errp = -errno;
+		return NULL;
 	}
 	for (int i = 0; i < SBT_EXEC_NR_MODES; i++)
 		bpf_program__set_autoload(mode_prog(skel, (enum sbt_exec_mode)i), i == (int)m);
+	bpf_program__set_autoload(skel->progs.cgroup_ptr, with_iter);
 	skel->rodata->argv_max = opts->argv_max;
 	skel->rodata->wakeup_each = opts->poll_ms == 0;
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
@@ -83,8 +81,34 @@ static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, stru
 	if (!err)
 		err = exec_bpf__load(skel);
 	if (err) {
-		record_try(res, m, "load", err);
 		exec_bpf__destroy(skel);
+		*errp = err;
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * tp_btf can use the cgroup iterator (membership by address); on kernels
+ * without cgroup iterators the object loads without it. One object, one
+ * parse of the kernel's BTF: a second object would double the loader's peak
+ * memory.
+ */
+static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, struct exec_bpf **skelp,
+		    struct bpf_link **linkp, struct sbt_hook_result *res)
+{
+	bool with_iter = m == SBT_EXEC_TP_BTF && !sbt_hook_disabled("cgroup_ptr");
+	struct exec_bpf *skel;
+	struct bpf_link *link;
+	int err = 0;
+
+	skel = open_load(opts, m, with_iter, &err);
+	if (!skel && with_iter) {
+		res->iter_err = err;
+		skel = open_load(opts, m, false, &err);
+	}
+	if (!skel) {
+		record_try(res, m, "load", err);
 		return err;
 	}
 	link = bpf_program__attach(mode_prog(skel, m));
@@ -106,16 +130,16 @@ static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, stru
  * choice: for an operator avoiding a hook, and for tests of the fallback path
  * on kernels where every mode works.
  */
-static bool mode_disabled(enum sbt_exec_mode m)
+bool sbt_hook_disabled(const char *mode)
 {
 	const char *env = getenv("SBTRACE_DISABLE_HOOKS");
-	size_t len = strlen(mode_names[m]);
+	size_t len = strlen(mode);
 
 	for (const char *p = env; p && *p;) {
 		const char *end = strchr(p, ',');
 		size_t n = end ? (size_t)(end - p) : strlen(p);
 
-		if (n == len && strncmp(p, mode_names[m], len) == 0)
+		if (n == len && strncmp(p, mode, len) == 0)
 			return true;
 		p = end ? end + 1 : NULL;
 	}
@@ -132,7 +156,7 @@ int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
 	if (opts->forced_mode >= 0)
 		return try_mode(opts, (enum sbt_exec_mode)opts->forced_mode, skel, link, res);
 	for (int m = 0; m < SBT_EXEC_NR_MODES; m++) {
-		if (mode_disabled((enum sbt_exec_mode)m)) {
+		if (sbt_hook_disabled(mode_names[m])) {
 			record_try(res, (enum sbt_exec_mode)m, "disabled", -EPERM);
 			continue;
 		}

@@ -60,6 +60,7 @@ struct sbt_hook_result {
 		int err;	   /* -errno */
 		const char *stage; /* "load" or "attach" */
 	} tries[SBT_MAX_TRIES];
+	int iter_err; /* exec: -errno when the cgroup iterator did not load with tp_btf */
 };
 
 struct sbt_exec_opts {
@@ -75,5 +76,18 @@ struct sbt_exec_opts {
  */
 int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
 		    struct bpf_link **link, struct sbt_hook_result *res);
+
+/* True when SBTRACE_DISABLE_HOOKS names `mode`. */
+bool sbt_hook_disabled(const char *mode);
+
+/*
+ * The membership capability (membership.c): learn the kernel address of each
+ * of `nr` sandbox cgroups into ptrs[] with the skeleton's cgroup iterator
+ * when `exec` says tp_btf loaded with it; otherwise, or when that fails,
+ * ptrs[] stays 0 (ancestor-id helper). `res` says which mode and why.
+ */
+void sbt_membership_learn(struct exec_bpf *skel, const struct sbt_hook_result *exec,
+			  const struct sbt_sandbox *const *sandboxes, uint32_t nr, uint64_t *ptrs,
+			  struct sbt_hook_result *res);
 
 #endif

@@ -161,9 +161,8 @@ static const char *try_error(const struct sbt_hook_result *res, unsigned int i)
 	return res->tries[i].err ? strerror(-res->tries[i].err) : NULL;
 }
 
-static json_object *hooks_json(const struct sbt_hook_result *res)
+static void hook_json_add(json_object *hooks, const struct sbt_hook_result *res)
 {
-	json_object *hooks = json_object_new_object();
 	json_object *h = json_object_new_object(), *tried = json_object_new_array();
 
 	json_object_object_add(h, "mode", res->mode ? json_object_new_string(res->mode) : NULL);
@@ -181,6 +180,15 @@ static json_object *hooks_json(const struct sbt_hook_result *res)
 	json_object_object_add(h, "fallback",
 			       json_object_new_boolean(res->mode && res->nr_tries > 1));
 	json_object_object_add(hooks, res->capability, h);
+}
+
+/* {"capability": {"mode", "tried", "fallback"}, ...} for the NULL-terminated list. */
+static json_object *hooks_json(const struct sbt_hook_result *const *list)
+{
+	json_object *hooks = json_object_new_object();
+
+	for (; *list; list++)
+		hook_json_add(hooks, *list);
 	return hooks;
 }
 
@@ -199,7 +207,7 @@ static json_object *sandbox_json(const struct sbt_sandbox *sb)
 	return o;
 }
 
-static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *res,
+static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *const *hooks,
 			 uint64_t attach_ms)
 {
 	json_object *ev = sbt_event_new("TraceStarted", sbt_now_epoch_ns(), NULL);
@@ -212,7 +220,7 @@ static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *re
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
 		json_object_array_add(sbs, sandbox_json(&ctx->opts->sandboxes[i]));
 	json_object_object_add(ev, "sandboxes", sbs);
-	json_object_object_add(ev, "hooks", hooks_json(res));
+	json_object_object_add(ev, "hooks", hooks_json(hooks));
 	json_object_object_add(vis, "exec", json_object_new_string("host"));
 	json_object_object_add(vis, "network", json_object_new_string("none"));
 	json_object_object_add(ev, "visibility", vis);
@@ -359,9 +367,12 @@ static void snapshot_sandboxes(struct trace_ctx *ctx)
  * first SBT_FAST_SANDBOXES in the program's in-place table, the rest in the
  * hash map with their distinct levels.
  */
-static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts *opts)
+static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts *opts,
+			      const struct sbt_hook_result *exec,
+			      struct sbt_hook_result *membership)
 {
 	const struct sbt_sandbox *order[SBT_MAX_SANDBOXES];
+	uint64_t ptrs[SBT_FAST_SANDBOXES];
 	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
 	uint32_t n = opts->nr_sandboxes, nr_fast = 0, nr_levels = 0;
 
@@ -372,6 +383,8 @@ static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts
 			order[j] = order[j - 1];
 		order[j] = &opts->sandboxes[i];
 	}
+	sbt_membership_learn(skel, exec, order, n < SBT_FAST_SANDBOXES ? n : SBT_FAST_SANDBOXES,
+			     ptrs, membership);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sbt_sandbox *sb = order[i];
 		struct sbt_sandbox_key_val v = { .slot = sb->slot, .level = sb->level };
@@ -379,6 +392,7 @@ static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts
 
 		if (nr_fast < SBT_FAST_SANDBOXES) {
 			skel->bss->fast[nr_fast].cgroup_id = sb->cgroup_id;
+			skel->bss->fast[nr_fast].cgroup_ptr = ptrs[nr_fast];
 			skel->bss->fast[nr_fast].level = sb->level;
 			skel->bss->fast[nr_fast].slot = sb->slot;
 			nr_fast++;
@@ -428,7 +442,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	struct exec_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
 	struct ring_buffer *rb = NULL;
-	struct sbt_hook_result res;
+	struct sbt_hook_result res, membership;
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t t0 = mono_ms(), start_ms, pause_ms = 0;
 	const char *reason = "signal", *env;
@@ -481,13 +495,17 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		ret = SBT_EXIT_KERNEL;
 		goto cleanup;
 	}
-	if (register_sandboxes(skel, opts)) {
+	if (register_sandboxes(skel, opts, &res, &membership)) {
 		ret = SBT_EXIT_KERNEL;
 		goto cleanup;
 	}
+	if (membership.nr_tries > 1 && strcmp(membership.tries[0].stage, "unsupported") != 0)
+		fprintf(stderr, "sbtrace: membership: fell back to %s (cgroup_ptr %s: %s)\n",
+			membership.mode, membership.tries[0].stage, try_error(&membership, 0));
 	ctx->boot_offset = sbt_boot_epoch_offset_ns();
 	start_ms = mono_ms();
-	emit_started(ctx, &res, start_ms - t0);
+	emit_started(ctx, (const struct sbt_hook_result *const[]){ &res, &membership, NULL },
+		     start_ms - t0);
 	snapshot_sandboxes(ctx);
 
 	/* Test hook: hold off consuming so a small ring buffer overflows. */
@@ -556,27 +574,40 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 {
 	struct exec_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
-	struct sbt_hook_result res;
+	struct sbt_hook_result res, membership;
 	json_object *o = json_object_new_object(), *cg = json_object_new_object();
 	char mnt[PATH_MAX], root[PATH_MAX];
+	struct sbt_sandbox top;
 	struct utsname u;
+	uint64_t ptr;
 	int err;
 
 	err = sbt_exec_attach(exec_opts, &skel, &link, &res);
-	bpf_link__destroy(link);
-	exec_bpf__destroy(skel);
 
 	json_object_object_add(o, "version", json_object_new_string(SBTRACE_VERSION));
 	if (uname(&u) == 0)
 		json_object_object_add(o, "kernel", json_object_new_string(u.release));
 	json_object_object_add(
 		o, "btf", json_object_new_boolean(access("/sys/kernel/btf/vmlinux", R_OK) == 0));
+	memset(&membership, 0, sizeof(membership));
+	membership.capability = "membership";
 	if (sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
 		json_object_object_add(cg, "mount", json_object_new_string(mnt));
 		json_object_object_add(cg, "root", json_object_new_string(root));
+		/* Probe the membership modes on the hierarchy's own top cgroup. */
+		if (sbt_sandbox_from_cgroup(mnt, &top) == 0) {
+			const struct sbt_sandbox *one = &top;
+
+			if (skel)
+				sbt_membership_learn(skel, &res, &one, 1, &ptr, &membership);
+		}
 	}
+	bpf_link__destroy(link);
+	exec_bpf__destroy(skel);
 	json_object_object_add(o, "cgroup2", cg);
-	json_object_object_add(o, "hooks", hooks_json(&res));
+	json_object_object_add(
+		o, "hooks",
+		hooks_json((const struct sbt_hook_result *const[]){ &res, &membership, NULL }));
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							  JSON_C_TO_STRING_NOSLASHESCAPE));

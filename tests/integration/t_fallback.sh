@@ -35,11 +35,20 @@ run_mode() {
 
 run_mode auto tp_btf /bin/sh
 check "auto: no fallback" false "$(head -n 1 "$WORK/auto.jsonl" | jq -r .hooks.exec.fallback)"
+check "auto: membership by cgroup address" cgroup_ptr \
+	"$(head -n 1 "$WORK/auto.jsonl" | jq -r .hooks.membership.mode)"
+
+# Membership by the ancestor-id helper (kernels without cgroup iterators).
+SBTRACE_DISABLE_HOOKS=cgroup_ptr run_mode no_cgroup_ptr tp_btf /bin/sh
+check "membership fallback reported" "ancestor_id true" \
+	"$(head -n 1 "$WORK/no_cgroup_ptr.jsonl" | jq -r '.hooks.membership | "\(.mode) \(.fallback)"')"
 
 SBTRACE_DISABLE_HOOKS=tp_btf run_mode no_tp_btf raw_tp /bin/sh
 check "raw_tp fallback reported" "true tp_btf:disabled" \
 	"$(head -n 1 "$WORK/no_tp_btf.jsonl" | jq -r '.hooks.exec | "\(.fallback) \(.tried[0].mode):\(.tried[0].stage)"')"
 check_true "fallback announced on stderr" grep -q 'fell back to raw_tp' "$WORK/no_tp_btf.jsonl.err"
+check "raw_tp: membership by id (no BTF task pointer)" ancestor_id \
+	"$(head -n 1 "$WORK/no_tp_btf.jsonl" | jq -r .hooks.membership.mode)"
 
 # Without bprm the tracepoint cannot see interp; the script still counts as a
 # shell only through its argv[0] (/bin/sh), which the kernel puts there.

@@ -590,8 +590,20 @@ static void test_sink_text(void **state)
 static void test_sink_text_quoting(void **state)
 {
 	static const char *const argv[] = {
-		"plain-arg", "",    "two words", "it's", "a\x01 b\x7f", "new\nline",
-		"$HOME",     "x;y", "\\",	 "a\"b", "/bin/echo", "a\rb", "\x1b" "c",
+		"plain-arg",
+		"",
+		"two words",
+		"it's",
+		"a\x01 b\x7f",
+		"new\nline",
+		"$HOME",
+		"x;y",
+		"\\",
+		"a\"b",
+		"/bin/echo",
+		"a\rb",
+		"\x1b"
+		"c",
 	};
 	char *buf = NULL, *lines[4];
 	size_t size = 0, offs[7];
@@ -728,13 +740,13 @@ static void test_json_string_utf8(void **state)
 		{ "plain", "plain" },
 		{ "", "" },
 		{ "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" },
-		{ "\xc0\x80", FFFD FFFD },		  /* overlong NUL */
-		{ "\xe0\x80\xaf", FFFD FFFD FFFD },	  /* overlong '/' */
-		{ "\xed\xa0\x80", FFFD FFFD FFFD },	  /* surrogate */
+		{ "\xc0\x80", FFFD FFFD },		     /* overlong NUL */
+		{ "\xe0\x80\xaf", FFFD FFFD FFFD },	     /* overlong '/' */
+		{ "\xed\xa0\x80", FFFD FFFD FFFD },	     /* surrogate */
 		{ "\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD }, /* > U+10FFFF */
-		{ "a\xe2\x82", "a" FFFD FFFD },	  /* cut at the end */
-		{ "\x80x", FFFD "x" },		  /* lone continuation */
-		{ "\xf5\x80", FFFD FFFD },		  /* never valid lead */
+		{ "a\xe2\x82", "a" FFFD FFFD },		     /* cut at the end */
+		{ "\x80x", FFFD "x" },			     /* lone continuation */
+		{ "\xf5\x80", FFFD FFFD },		     /* never valid lead */
 	};
 
 	(void)state;
