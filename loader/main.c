@@ -289,6 +289,12 @@ static int cmd_features(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("Usage: sbtrace version\n\nPrint the version and the event ABI version.\n");
+		return SBT_EXIT_OK;
+	}
+	if (argc > 1)
+		return usage_error("version", "unexpected argument '%s'", argv[1]);
 	printf("sbtrace %s (event ABI %d)\n", SBTRACE_VERSION, SBT_ABI_VERSION);
 	return SBT_EXIT_OK;
 }
