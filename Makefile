@@ -37,10 +37,12 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
 	      -Ibpf -Ibpf/vmlinux/$(ARCH)
 
-# One word per BPF program: bpf/<name>.bpf.c -> skel/<name>.skel.h
-BPF_PROGS := exec bench_empty
-BPF_OBJS := $(patsubst %,$(BPFOBJ)/%.bpf.o,$(BPF_PROGS))
-SKELS := $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
+# The loader's BPF parts, one word each: bpf/<part>.bpf.c, linked into one
+# object (one load, one parse of the kernel BTF) -> skel/sbtrace.skel.h.
+BPF_PARTS := exec egress
+# Standalone BPF programs (benchmark helpers): bpf/<name>.bpf.c -> skel/<name>.skel.h
+BPF_PROGS := bench_empty
+SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
 # Pure userspace library: no libbpf in sight.
 LIB_SRCS := $(wildcard userspace/*.c)
@@ -77,11 +79,17 @@ vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
 
 # --- BPF ---------------------------------------------------------------
-$(BPFOBJ)/%.bpf.o: bpf/%.bpf.c bpf/sbtrace.h bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
+$(BPFOBJ)/%.part.o: bpf/%.bpf.c bpf/sbtrace.h bpf/common.bpf.h bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
-	$(Q)$(BPFTOOL) gen object $@ $@.tmp
-	$(Q)rm -f $@.tmp
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BPFOBJ)/sbtrace.bpf.o: $(patsubst %,$(BPFOBJ)/%.part.o,$(BPF_PARTS))
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(BPFOBJ)/%.bpf.o: $(BPFOBJ)/%.part.o
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
 
 skel/%.skel.h: $(BPFOBJ)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -5,62 +5,13 @@
  * Three twins share one handler; the loader keeps exactly one of them
  * (tp_btf preferred, raw_tp, then the classic tracepoint) and reports which.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_tracing.h>
-#include "sbtrace.h"
+#define SBT_COMMON_DEFINE /* this part owns the shared maps and globals */
+#include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Runtime knob: bytes of argv to copy, <= SBT_ARGV_CAP. Set before load. */
 const volatile __u32 argv_max = SBT_ARGV_DEFAULT;
-
-/*
- * Consumer wake-ups. A wake-up per record is an irq_work self-IPI, which in a
- * VM costs a VM exit (~18 us measured here, ten times the rest of the
- * program). By default records are sent without one and the loader drains
- * the buffer on a timer; a wake-up is forced only once wakeup_watermark bytes
- * wait, so a burst cannot overflow the buffer between two timer ticks.
- * wakeup_each = 1 restores one wake-up per record (lowest latency).
- */
-const volatile __u32 wakeup_each = 0;
-const volatile __u64 wakeup_watermark = 1 << 20;
-
-/*
- * Sandbox membership, written by the loader (mmapped .bss) before any exec
- * can match. The first SBT_FAST_SANDBOXES sandboxes, deepest level first,
- * are compared in place: one ancestor-id helper per distinct level and a
- * compare each, no map lookup (a hash lookup costs ~40 ns here). Sandboxes
- * beyond those live in sandbox_cgroups, looked up once per distinct level in
- * hash_levels; they are never deeper than the fast ones, so the nearest
- * sandbox still wins.
- */
-__u32 nr_fast __attribute__((aligned(64))); /* shares a cache line with fast[0..1] */
-struct sbt_fast_sandbox fast[SBT_FAST_SANDBOXES];
-
-__u32 hash_levels[SBT_MAX_HASH_LEVELS];
-__u32 nr_hash_levels;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
-} events SEC(".maps");
-
-/* sandbox cgroup id -> slot and level */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SBT_MAX_SANDBOXES);
-	__type(key, __u64);
-	__type(value, struct sbt_sandbox_key_val);
-} sandbox_cgroups SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SBT_MAX_SANDBOXES);
-	__type(key, __u32);
-	__type(value, struct sbt_sandbox_stats);
-} sandbox_stats SEC(".maps");
 
 /* One record under construction per CPU. */
 struct scratch {
@@ -73,76 +24,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
-
-/* The ancestor of `cg` at `level` as a plain address (0 when cg is shallower). */
-static __always_inline __u64 ancestor_ptr(struct cgroup *cg, int cg_level, __u32 level)
-{
-	__u64 anc = 0;
-
-	if (!bpf_core_field_exists(cg->ancestors) || (int)level > cg_level)
-		return 0;
-	if ((int)level == cg_level)
-		return (__u64)cg; /* no need to touch the ancestors' cache line */
-	/* variable index into a flexible array: the verifier wants a probe read */
-	bpf_probe_read_kernel(&anc, sizeof(anc),
-			      (void *)((__u64)&cg->ancestors[0] + (__u64)(level & 63) * 8));
-	return anc;
-}
-
-/*
- * The hot path: a host-wide hook leaves here for every exec outside the
- * sandboxes. Returns the sandbox slot, or -1. `cg` is the task's own cgroup
- * when the hook has it as a BTF pointer (tp_btf); then sandboxes whose
- * address is known are matched by address (confirmed by id), else by the
- * ancestor id helper.
- */
-static __always_inline int sandbox_of_current(struct cgroup *cg)
-{
-	__u32 n = nr_fast, lv = (__u32)-1;
-	int cg_level = cg ? cg->level : 0;
-	__u64 id = 0, ptr = 0;
-
-	for (__u32 i = 0; i < SBT_FAST_SANDBOXES; i++) {
-		if (i >= n)
-			break;
-		if (cg && fast[i].cgroup_ptr) {
-			if (fast[i].level != lv) {
-				lv = fast[i].level;
-				ptr = ancestor_ptr(cg, cg_level, lv);
-			}
-			if (ptr != fast[i].cgroup_ptr)
-				continue;
-			/* a freed sandbox cgroup's memory may hold another cgroup now */
-			if (BPF_CORE_READ((struct cgroup *)ptr, kn, id) == fast[i].cgroup_id)
-				return fast[i].slot;
-			continue;
-		}
-		id = bpf_get_current_ancestor_cgroup_id(fast[i].level);
-		if (id == fast[i].cgroup_id)
-			return fast[i].slot;
-	}
-	n = nr_hash_levels;
-	for (__u32 i = 0; i < SBT_MAX_HASH_LEVELS; i++) {
-		const struct sbt_sandbox_key_val *sb;
-
-		if (i >= n)
-			break;
-		id = bpf_get_current_ancestor_cgroup_id(hash_levels[i]);
-		sb = id ? bpf_map_lookup_elem(&sandbox_cgroups, &id) : NULL;
-		if (sb)
-			return sb->slot;
-	}
-	return -1;
-}
-
-static __always_inline __u64 wakeup_flags(void)
-{
-	if (wakeup_each)
-		return 0;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_watermark)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
-}
 
 static __always_inline __u32 read_kstr(void *dst, const char *src, __u32 *flags, __u32 trunc_flag,
 				       __u32 fault_flag)

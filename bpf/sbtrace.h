@@ -31,6 +31,7 @@
 
 enum sbt_record_type {
 	SBT_REC_EXEC = 1,
+	SBT_REC_EGRESS = 2,
 };
 
 /* Flags of struct sbt_exec_record */

@@ -12,7 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "sbtrace.h"
-#include "exec.skel.h"
+#include "sbtrace.skel.h"
 #include "loader.h"
 
 static const char *const mode_names[SBT_EXEC_NR_MODES] = {
@@ -37,7 +37,7 @@ int sbt_exec_mode_parse(const char *s, enum sbt_exec_mode *m)
 	return -EINVAL;
 }
 
-static struct bpf_program *mode_prog(struct exec_bpf *skel, enum sbt_exec_mode m)
+static struct bpf_program *mode_prog(struct sbtrace_bpf *skel, enum sbt_exec_mode m)
 {
 	switch (m) {
 	case SBT_EXEC_TP_BTF:
@@ -61,10 +61,10 @@ static void record_try(struct sbt_hook_result *res, enum sbt_exec_mode m, const 
 }
 
 /* Open and load with only program `m` enabled (plus the cgroup iterator if asked). */
-static struct exec_bpf *open_load(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
+static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 				  bool with_iter, int *errp)
 {
-	struct exec_bpf *skel = exec_bpf__open();
+	struct sbtrace_bpf *skel = sbtrace_bpf__open();
 	int err;
 
 	if (!skel) {
@@ -79,9 +79,9 @@ static struct exec_bpf *open_load(const struct sbt_exec_opts *opts, enum sbt_exe
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
 	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
 	if (!err)
-		err = exec_bpf__load(skel);
+		err = sbtrace_bpf__load(skel);
 	if (err) {
-		exec_bpf__destroy(skel);
+		sbtrace_bpf__destroy(skel);
 		*errp = err;
 		return NULL;
 	}
@@ -94,11 +94,11 @@ static struct exec_bpf *open_load(const struct sbt_exec_opts *opts, enum sbt_exe
  * parse of the kernel's BTF: a second object would double the loader's peak
  * memory.
  */
-static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, struct exec_bpf **skelp,
+static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, struct sbtrace_bpf **skelp,
 		    struct bpf_link **linkp, struct sbt_hook_result *res)
 {
 	bool with_iter = m == SBT_EXEC_TP_BTF && !sbt_hook_disabled("cgroup_ptr");
-	struct exec_bpf *skel;
+	struct sbtrace_bpf *skel;
 	struct bpf_link *link;
 	int err = 0;
 
@@ -115,7 +115,7 @@ static int try_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m, stru
 	if (!link) {
 		err = -errno;
 		record_try(res, m, "attach", err);
-		exec_bpf__destroy(skel);
+		sbtrace_bpf__destroy(skel);
 		return err;
 	}
 	record_try(res, m, "attached", 0);
@@ -146,7 +146,7 @@ bool sbt_hook_disabled(const char *mode)
 	return false;
 }
 
-int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
+int sbt_exec_attach(const struct sbt_exec_opts *opts, struct sbtrace_bpf **skel,
 		    struct bpf_link **link, struct sbt_hook_result *res)
 {
 	int err = -ENOENT;

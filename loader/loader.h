@@ -46,7 +46,7 @@ enum sbt_exec_mode {
 const char *sbt_exec_mode_name(enum sbt_exec_mode m);
 int sbt_exec_mode_parse(const char *s, enum sbt_exec_mode *m);
 
-struct exec_bpf;
+struct sbtrace_bpf;
 struct bpf_link;
 
 /* What the attach plan decided for one capability, and why. */
@@ -74,7 +74,7 @@ struct sbt_exec_opts {
  * Open, load and attach the exec program, falling back through the modes
  * (or only the forced one). On success *skel and *link are set.
  */
-int sbt_exec_attach(const struct sbt_exec_opts *opts, struct exec_bpf **skel,
+int sbt_exec_attach(const struct sbt_exec_opts *opts, struct sbtrace_bpf **skel,
 		    struct bpf_link **link, struct sbt_hook_result *res);
 
 /* True when SBTRACE_DISABLE_HOOKS names `mode`. */
@@ -86,7 +86,7 @@ bool sbt_hook_disabled(const char *mode);
  * when `exec` says tp_btf loaded with it; otherwise, or when that fails,
  * ptrs[] stays 0 (ancestor-id helper). `res` says which mode and why.
  */
-void sbt_membership_learn(struct exec_bpf *skel, const struct sbt_hook_result *exec,
+void sbt_membership_learn(struct sbtrace_bpf *skel, const struct sbt_hook_result *exec,
 			  const struct sbt_sandbox *const *sandboxes, uint32_t nr, uint64_t *ptrs,
 			  struct sbt_hook_result *res);
 

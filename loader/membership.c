@@ -17,7 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "sbtrace.h"
-#include "exec.skel.h"
+#include "sbtrace.skel.h"
 #include "loader.h"
 
 static void record(struct sbt_hook_result *res, const char *mode, const char *stage, int err)
@@ -31,7 +31,7 @@ static void record(struct sbt_hook_result *res, const char *mode, const char *st
 }
 
 /* Run the iterator over one cgroup; 0 and *ptr set, or -errno. */
-static int learn_one(struct exec_bpf *skel, const struct sbt_sandbox *sb, uint64_t *ptr)
+static int learn_one(struct sbtrace_bpf *skel, const struct sbt_sandbox *sb, uint64_t *ptr)
 {
 	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info linfo;
@@ -77,7 +77,7 @@ static int learn_one(struct exec_bpf *skel, const struct sbt_sandbox *sb, uint64
 	return 0;
 }
 
-void sbt_membership_learn(struct exec_bpf *skel, const struct sbt_hook_result *exec,
+void sbt_membership_learn(struct sbtrace_bpf *skel, const struct sbt_hook_result *exec,
 			  const struct sbt_sandbox *const *sandboxes, uint32_t nr, uint64_t *ptrs,
 			  struct sbt_hook_result *res)
 {

@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "sbtrace.h"
-#include "exec.skel.h"
+#include "sbtrace.skel.h"
 #include "decode.h"
 #include "events.h"
 #include "loader.h"
@@ -367,7 +367,7 @@ static void snapshot_sandboxes(struct trace_ctx *ctx)
  * first SBT_FAST_SANDBOXES in the program's in-place table, the rest in the
  * hash map with their distinct levels.
  */
-static int register_sandboxes(struct exec_bpf *skel, const struct sbt_trace_opts *opts,
+static int register_sandboxes(struct sbtrace_bpf *skel, const struct sbt_trace_opts *opts,
 			      const struct sbt_hook_result *exec,
 			      struct sbt_hook_result *membership)
 {
@@ -439,7 +439,7 @@ void sbt_setup_libbpf(void)
 int sbt_trace_run(const struct sbt_trace_opts *opts)
 {
 	struct trace_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct exec_bpf *skel = NULL;
+	struct sbtrace_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
 	struct ring_buffer *rb = NULL;
 	struct sbt_hook_result res, membership;
@@ -560,7 +560,7 @@ oom:
 cleanup:
 	ring_buffer__free(rb);
 	bpf_link__destroy(link);
-	exec_bpf__destroy(skel);
+	sbtrace_bpf__destroy(skel);
 	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
 		sbt_shellagg_free(ctx->st[i].agg);
 	sbt_proctab_free(ctx->proc);
@@ -572,7 +572,7 @@ cleanup:
 
 int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 {
-	struct exec_bpf *skel = NULL;
+	struct sbtrace_bpf *skel = NULL;
 	struct bpf_link *link = NULL;
 	struct sbt_hook_result res, membership;
 	json_object *o = json_object_new_object(), *cg = json_object_new_object();
@@ -603,7 +603,7 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 		}
 	}
 	bpf_link__destroy(link);
-	exec_bpf__destroy(skel);
+	sbtrace_bpf__destroy(skel);
 	json_object_object_add(o, "cgroup2", cg);
 	json_object_object_add(
 		o, "hooks",
