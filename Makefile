@@ -186,7 +186,8 @@ check-format:
 
 lint: $(SKELS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr --suppress=missingIncludeSystem -I bpf -I userspace -I skel \
+		--inline-suppr --suppress=missingIncludeSystem --suppress=unknownMacro \
+		-I bpf -I userspace -I skel \
 		-D__linux__ loader userspace tests/unit
 	$(Q)clang-tidy --quiet $(LIB_SRCS) -- $(CFLAGS)
 	@# bpftool 7.1's generated skeletons leak on calloc failure (unix.Malloc

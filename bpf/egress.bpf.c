@@ -1,9 +1,501 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Egress: observation, policy verdicts and enforcement for sandbox sockets. */
+/*
+ * Egress: policy verdicts and enforcement for sandbox sockets, and the
+ * observation of TCP connects and packet sockets.
+ *
+ * Enforcement (attached to each sandbox cgroup): cgroup/connect4/6 and
+ * sendmsg4/6 decide on every destination a socket names; cgroup/sock_create
+ * refuses raw IP sockets; cgroup_skb/egress is the backstop for packets the
+ * sock_addr hooks never see (ICMP, TCP Fast Open, ...). Every destination is
+ * normalized to IPv4-mapped IPv6 before the lookup, so the mapped-address
+ * bypass cannot exist. A denial returns 0: the caller gets EPERM at once.
+ *
+ * Observation (host-wide, keyed like execs): TCP connects through one of the
+ * tcp_connect twins (the loader keeps the first that works: fentry, kprobe,
+ * tp_btf or tracepoint inet_sock_set_state -> SYN_SENT), and socket(AF_PACKET)
+ * through the syscall tracepoint.
+ */
 #include "common.bpf.h"
+
+#define AF_INET	       2
+#define AF_INET6       10
+#define AF_PACKET      17
+#define SOCK_STREAM    1
+#define SOCK_DGRAM     2
+#define SOCK_RAW       3
+#define IPPROTO_ICMP   1
+#define IPPROTO_TCP    6
+#define IPPROTO_UDP    17
+#define IPPROTO_ICMPV6 58
+#define ETH_P_IP       0x0800
+#define ETH_P_IPV6     0x86DD
+#define TCP_SYN_SENT   2
+
+/* The loader's own network namespace: loopback there is the host's. */
+const volatile __u64 host_netns_cookie = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sbt_policy_key);
+	__type(value, struct sbt_policy_val);
+} egress_policy SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sbt_fold_key);
+	__type(value, struct sbt_fold_val);
+} egress_fold SEC(".maps");
+
+struct verdict {
+	__u32 rule_id;
+	__u32 floor_idx;
+	__u8 reason;
+	bool allowed;
+};
+
+static __always_inline void v4_mapped(__u8 addr[16], __u32 ip4_be)
+{
+	__builtin_memset(addr, 0, 10);
+	addr[10] = 0xff;
+	addr[11] = 0xff;
+	__builtin_memcpy(addr + 12, &ip4_be, 4);
+}
+
+/* Longest-prefix match, then the first port alternative that matches. */
+static __always_inline void policy_check(__u32 slot, const __u8 addr[16], __u16 port, __u8 proto,
+					 bool own_netns, struct verdict *v)
+{
+	struct sbt_policy_key key = { .prefixlen = 32 + 128, .slot = slot };
+	const struct sbt_policy_val *val;
+
+	__builtin_memcpy(key.addr, addr, 16);
+	v->rule_id = 0;
+	v->floor_idx = 0;
+	v->allowed = false;
+	v->reason = SBT_REASON_NOT_IN_ALLOWLIST;
+	val = bpf_map_lookup_elem(&egress_policy, &key);
+	if (!val)
+		return;
+	for (__u32 i = 0; i < SBT_POLICY_PORTS_MAX; i++) {
+		const struct sbt_policy_val_port *p = &val->ports[i];
+
+		if (i >= val->nr_ports)
+			break;
+		if (p->proto && p->proto != proto)
+			continue;
+		if (port < p->lo || port > p->hi)
+			continue;
+		v->allowed = true;
+		v->rule_id = p->rule_id;
+		v->reason = SBT_REASON_RULE;
+		return;
+	}
+	if (!(val->flags & SBT_POLICY_FLOOR))
+		return;
+	/* Inside its own network namespace, loopback is the sandbox's own. */
+	if (val->floor_kind == SBT_FLOOR_LOOPBACK && own_netns) {
+		v->allowed = true;
+		v->reason = SBT_REASON_OWN_LOOPBACK;
+		return;
+	}
+	v->reason = SBT_REASON_FLOOR;
+	v->floor_idx = val->floor_idx;
+}
+
+/* True when an identical event was sent less than a second ago: count it there instead. */
+static __always_inline bool folded(struct sbt_egress_record *r, __u64 now)
+{
+	struct sbt_fold_key k = {
+		.slot = r->slot,
+		.pid = r->pid,
+		.dport = r->dport,
+		.proto = r->proto,
+		.hook = r->hook,
+		.verdict = r->verdict,
+		.reason = r->reason,
+	};
+	struct sbt_fold_val *f, init = { .window_start_ns = now };
+
+	__builtin_memcpy(k.daddr, r->daddr, 16);
+	f = bpf_map_lookup_elem(&egress_fold, &k);
+	if (!f) {
+		bpf_map_update_elem(&egress_fold, &k, &init, BPF_ANY);
+		r->count = 1;
+		return false;
+	}
+	if (now - f->window_start_ns < SBT_FOLD_WINDOW_NS) {
+		__sync_fetch_and_add(&f->folded, 1);
+		return true;
+	}
+	/* A new window: this record also stands for those folded in the last one. */
+	r->count = 1 + __sync_fetch_and_and(&f->folded, 0);
+	f->window_start_ns = now;
+	return false;
+}
+
+static __always_inline void emit(struct sbt_egress_record *r)
+{
+	struct sbt_sandbox_stats *st;
+	__u32 slot = r->slot;
+	__u64 now = bpf_ktime_get_boot_ns(), id;
+
+	if (folded(r, now))
+		return;
+	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
+	if (!st)
+		return;
+	r->hdr.type = SBT_REC_EGRESS;
+	r->hdr.abi = SBT_ABI_VERSION;
+	r->hdr.size = sizeof(*r);
+	r->ts_boot_ns = now;
+	r->cgroup_id = bpf_get_current_cgroup_id();
+	id = bpf_get_current_pid_tgid();
+	r->tid = (__u32)id;
+	r->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), wakeup_flags()) < 0)
+		__sync_fetch_and_add(&st->egress_lost, 1);
+	else
+		__sync_fetch_and_add(&st->egress, 1);
+}
+
+/* Fill the fields every egress record has. */
+static __always_inline void record_init(struct sbt_egress_record *r, int slot, __u8 hook)
+{
+	__builtin_memset(r, 0, sizeof(*r));
+	r->slot = (__u32)slot;
+	r->pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	r->hook = hook;
+}
+
+/* Verdict, event and return value of a policy hook (1 lets the call through, 0 denies). */
+static __always_inline int decide(struct sbt_egress_record *r, bool own_netns)
+{
+	__u8 mode = egress_mode[r->slot & (SBT_MAX_SANDBOXES - 1)];
+	struct verdict v;
+
+	policy_check(r->slot, r->daddr, r->dport, r->proto, own_netns, &v);
+	r->rule_id = v.rule_id;
+	r->floor_idx = v.floor_idx;
+	r->reason = v.reason;
+	if (mode == SBT_EGRESS_ENFORCE) {
+		r->verdict = v.allowed ? SBT_VERDICT_ALLOWED : SBT_VERDICT_DENIED;
+		emit(r);
+		return v.allowed ? 1 : 0;
+	}
+	r->verdict = SBT_VERDICT_OBSERVED;
+	r->would_deny = !v.allowed;
+	emit(r);
+	return 1;
+}
+
+static __always_inline bool own_netns_sock(struct bpf_sock_addr *ctx)
+{
+	return bpf_get_netns_cookie(ctx) != host_netns_cookie;
+}
+
+static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u8 hook)
+{
+	struct sbt_egress_record r;
+	int slot = sandbox_of_current(NULL);
+
+	if (slot < 0)
+		return 1; /* a socket of the sandbox used by an outside task: see README */
+	record_init(&r, slot, hook);
+	r.family = AF_INET;
+	r.sock_type = (__u8)ctx->type;
+	r.proto = (__u8)ctx->protocol;
+	r.dport = bpf_ntohs((__u16)ctx->user_port);
+	v4_mapped(r.daddr, ctx->user_ip4);
+	return decide(&r, own_netns_sock(ctx));
+}
+
+static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u8 hook)
+{
+	struct sbt_egress_record r;
+	int slot = sandbox_of_current(NULL);
+
+	if (slot < 0)
+		return 1;
+	record_init(&r, slot, hook);
+	r.family = AF_INET6;
+	r.sock_type = (__u8)ctx->type;
+	r.proto = (__u8)ctx->protocol;
+	r.dport = bpf_ntohs((__u16)ctx->user_port);
+	/* ctx->user_ip6 is read a word at a time: the verifier allows 4-byte loads */
+	{
+		__u32 w0 = ctx->user_ip6[0], w1 = ctx->user_ip6[1];
+		__u32 w2 = ctx->user_ip6[2], w3 = ctx->user_ip6[3];
+
+		__builtin_memcpy(r.daddr, &w0, 4);
+		__builtin_memcpy(r.daddr + 4, &w1, 4);
+		__builtin_memcpy(r.daddr + 8, &w2, 4);
+		__builtin_memcpy(r.daddr + 12, &w3, 4);
+	}
+	return decide(&r, own_netns_sock(ctx));
+}
 
 SEC("cgroup/connect4")
 int egress_connect4(struct bpf_sock_addr *ctx)
 {
+	return sock_addr4(ctx, SBT_HOOK_CONNECT4);
+}
+
+SEC("cgroup/connect6")
+int egress_connect6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr6(ctx, SBT_HOOK_CONNECT6);
+}
+
+SEC("cgroup/sendmsg4")
+int egress_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr4(ctx, SBT_HOOK_SENDMSG4);
+}
+
+SEC("cgroup/sendmsg6")
+int egress_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr6(ctx, SBT_HOOK_SENDMSG6);
+}
+
+/* Raw IP sockets can send anything to anyone: refused in enforce mode. */
+SEC("cgroup/sock_create")
+int egress_sock_create(struct bpf_sock *ctx)
+{
+	struct sbt_egress_record r;
+	int slot;
+	__u8 mode;
+
+	if (ctx->type != SOCK_RAW || (ctx->family != AF_INET && ctx->family != AF_INET6))
+		return 1;
+	slot = sandbox_of_current(NULL);
+	if (slot < 0)
+		return 1;
+	record_init(&r, slot, SBT_HOOK_SOCK_CREATE);
+	r.family = (__u8)ctx->family;
+	r.sock_type = SOCK_RAW;
+	r.proto = (__u8)ctx->protocol;
+	r.reason = SBT_REASON_RAW_SOCKET;
+	mode = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)];
+	if (mode == SBT_EGRESS_ENFORCE) {
+		r.verdict = SBT_VERDICT_DENIED;
+		emit(&r);
+		return 0;
+	}
+	r.verdict = SBT_VERDICT_OBSERVED;
+	r.would_deny = 1;
+	emit(&r);
 	return 1;
+}
+
+/*
+ * The backstop: IP packets of sandbox sockets whose destination the sock_addr
+ * hooks did not decide on (ICMP, TCP Fast Open, protocols without a hook).
+ * For TCP only a bare SYN is judged: segments of accepted connections go
+ * back to whoever connected in. Loopback floor entries are not enforced here
+ * (the hooks decide those with the socket's network namespace in hand).
+ */
+SEC("cgroup_skb/egress")
+int egress_skb(struct __sk_buff *skb)
+{
+	struct sbt_egress_record r;
+	struct verdict v;
+	__u8 mode, l4[14];
+	__u32 l4off = 0;
+	int slot;
+
+	slot = sandbox_of(NULL, skb);
+	if (slot < 0)
+		return 1;
+	record_init(&r, slot, SBT_HOOK_CGROUP_SKB);
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) < 0)
+			return 1;
+		r.family = AF_INET;
+		r.proto = ip.protocol;
+		v4_mapped(r.daddr, ip.daddr);
+		/* a non-first fragment carries no ports: judge the address alone */
+		if (ip.frag_off & bpf_htons(0x1fff))
+			l4off = 0;
+		else
+			l4off = (__u32)ip.ihl * 4;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) < 0)
+			return 1;
+		r.family = AF_INET6;
+		r.proto = ip6.nexthdr;
+		__builtin_memcpy(r.daddr, &ip6.daddr, 16);
+		l4off = sizeof(ip6); /* extension headers: ports unknown, address judged */
+		if (r.proto != IPPROTO_TCP && r.proto != IPPROTO_UDP && r.proto != IPPROTO_ICMPV6)
+			l4off = 0;
+	} else {
+		return 1;
+	}
+	if (l4off && bpf_skb_load_bytes(skb, l4off, l4, sizeof(l4)) == 0) {
+		if (r.proto == IPPROTO_TCP) {
+			__u8 flags = l4[13];
+
+			if (!(flags & 0x02) || (flags & 0x10))
+				return 1; /* only a SYN without ACK opens a connection */
+			r.dport = ((__u16)l4[2] << 8) | l4[3];
+		} else if (r.proto == IPPROTO_UDP) {
+			r.dport = ((__u16)l4[2] << 8) | l4[3];
+		} else if (r.proto == IPPROTO_ICMPV6 && l4[0] >= 133 && l4[0] <= 137) {
+			return 1; /* neighbour discovery */
+		}
+	} else if (r.proto == IPPROTO_TCP) {
+		return 1;
+	}
+	mode = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)];
+	if (mode == SBT_EGRESS_OBSERVE)
+		return 1;
+	policy_check(r.slot, r.daddr, r.dport, r.proto, true, &v);
+	if (v.allowed)
+		return 1; /* allowed packets need no event: their socket call had one */
+	r.rule_id = v.rule_id;
+	r.floor_idx = v.floor_idx;
+	r.reason = v.reason;
+	if (mode == SBT_EGRESS_ENFORCE) {
+		r.verdict = SBT_VERDICT_DENIED;
+		emit(&r);
+		return 0;
+	}
+	r.verdict = SBT_VERDICT_OBSERVED;
+	r.would_deny = 1;
+	emit(&r);
+	return 1;
+}
+
+/* --- observation: TCP connects (observe-only mode) ---------------------- */
+
+static __always_inline void observe_connect(int slot, __u16 family, const __u8 daddr[16],
+					    __u16 dport_be)
+{
+	struct sbt_egress_record r;
+
+	if (egress_mode[slot & (SBT_MAX_SANDBOXES - 1)] != SBT_EGRESS_OBSERVE)
+		return; /* with a policy the sock_addr hooks give the verdict */
+	record_init(&r, slot, SBT_HOOK_TCP_CONNECT);
+	r.family = (__u8)family;
+	r.proto = IPPROTO_TCP;
+	r.sock_type = SOCK_STREAM;
+	r.dport = bpf_ntohs(dport_be);
+	__builtin_memcpy(r.daddr, daddr, 16);
+	r.verdict = SBT_VERDICT_OBSERVED;
+	r.reason = SBT_REASON_NO_POLICY;
+	emit(&r);
+}
+
+static __always_inline void observe_sock(int slot, struct sock *sk)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 dport = BPF_CORE_READ(sk, __sk_common.skc_dport);
+	__u8 daddr[16];
+
+	if (family == AF_INET) {
+		v4_mapped(daddr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+	} else if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(&daddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		return;
+	}
+	observe_connect(slot, family, daddr, dport);
+}
+
+SEC("fentry/tcp_connect")
+int BPF_PROG(connect_fentry, struct sock *sk)
+{
+	int slot = sandbox_of_current(NULL);
+
+	if (slot >= 0)
+		observe_sock(slot, sk);
+	return 0;
+}
+
+SEC("kprobe/tcp_connect")
+int BPF_KPROBE(connect_kprobe, struct sock *sk)
+{
+	int slot = sandbox_of_current(NULL);
+
+	if (slot >= 0)
+		observe_sock(slot, sk);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(connect_tp_btf, struct sock *sk, int oldstate, int newstate)
+{
+	int slot;
+
+	if (newstate != TCP_SYN_SENT)
+		return 0;
+	slot = sandbox_of_current(bpf_get_current_task_btf()->cgroups->dfl_cgrp);
+	if (slot >= 0)
+		observe_sock(slot, sk);
+	return 0;
+}
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int connect_tracepoint(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	__u8 daddr[16];
+	int slot;
+
+	if (ctx->newstate != TCP_SYN_SENT || ctx->protocol != IPPROTO_TCP)
+		return 0;
+	slot = sandbox_of_current(NULL);
+	if (slot < 0)
+		return 0;
+	/* ctx bytes through a probe read: the verifier refuses offsets into ctx */
+	if (ctx->family == AF_INET) {
+		__u32 a = 0;
+
+		bpf_probe_read_kernel(&a, 4, ctx->daddr);
+		v4_mapped(daddr, a);
+	} else {
+		bpf_probe_read_kernel(daddr, 16, ctx->daddr_v6);
+	}
+	observe_connect(slot, ctx->family, daddr, bpf_htons(ctx->dport));
+	return 0;
+}
+
+/* --- observation: packet sockets (no cgroup hook sees them) -------------- */
+
+struct socket_args {
+	__u64 pad;
+	__s32 syscall_nr;
+	__u32 pad2;
+	__u64 family;
+	__u64 type;
+	__u64 protocol;
+};
+
+SEC("tracepoint/syscalls/sys_enter_socket")
+int packet_socket(struct socket_args *ctx)
+{
+	struct sbt_egress_record r;
+	int slot;
+
+	if (ctx->family != AF_PACKET)
+		return 0;
+	slot = sandbox_of_current(NULL);
+	if (slot < 0)
+		return 0;
+	record_init(&r, slot, SBT_HOOK_SOCKET_SYSCALL);
+	r.family = AF_PACKET;
+	r.sock_type = (__u8)ctx->type;
+	r.proto = 0;
+	r.verdict = SBT_VERDICT_OBSERVED;
+	r.reason = SBT_REASON_PACKET_SOCKET;
+	r.would_deny = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)] != SBT_EGRESS_OBSERVE;
+	emit(&r);
+	return 0;
 }

@@ -80,9 +80,128 @@ struct sbt_exec_record {
 
 /* Per-sandbox counters (an array indexed by slot, updated atomically). */
 struct sbt_sandbox_stats {
-	__u64 execs; /* execs seen in this sandbox; also the last seq */
-	__u64 lost;  /* records that could not be sent (ring buffer full) */
+	__u64 execs;	   /* execs seen in this sandbox; also the last seq */
+	__u64 lost;	   /* exec records that could not be sent (ring buffer full) */
+	__u64 egress;	   /* egress records sent */
+	__u64 egress_lost; /* egress records that could not be sent */
 };
+
+/* --- egress ---------------------------------------------------------- */
+
+/* Per-sandbox egress mode (the loader writes egress_mode[slot]). */
+enum sbt_egress_mode {
+	SBT_EGRESS_OBSERVE = 0, /* no policy: TCP connects observed, nothing enforced */
+	SBT_EGRESS_AUDIT = 1,	/* policy evaluated, never enforced: EgressObserved + would_deny */
+	SBT_EGRESS_ENFORCE = 2, /* policy enforced: EgressAllowed / EgressDenied */
+};
+
+/* Which hook saw the event. */
+enum sbt_egress_hook {
+	SBT_HOOK_CONNECT4 = 1,
+	SBT_HOOK_CONNECT6,
+	SBT_HOOK_SENDMSG4,
+	SBT_HOOK_SENDMSG6,
+	SBT_HOOK_SOCK_CREATE,
+	SBT_HOOK_CGROUP_SKB,
+	SBT_HOOK_TCP_CONNECT,	 /* observation: fentry/kprobe tcp_connect, inet_sock_set_state */
+	SBT_HOOK_SOCKET_SYSCALL, /* observation: syscalls/sys_enter_socket */
+};
+
+enum sbt_verdict {
+	SBT_VERDICT_ALLOWED = 1,
+	SBT_VERDICT_DENIED,
+	SBT_VERDICT_OBSERVED,
+};
+
+enum sbt_reason {
+	SBT_REASON_RULE = 1,	     /* allowed by rule_id */
+	SBT_REASON_NOT_IN_ALLOWLIST, /* no rule covers the destination, port or protocol */
+	SBT_REASON_FLOOR,	     /* link-local, metadata or host loopback (floor_idx) */
+	SBT_REASON_RAW_SOCKET,	     /* SOCK_RAW IPv4/IPv6 socket */
+	SBT_REASON_PACKET_SOCKET,    /* AF_PACKET socket: no cgroup hook can stop its frames */
+	SBT_REASON_OWN_LOOPBACK,     /* loopback inside the sandbox's own network namespace */
+	SBT_REASON_NO_POLICY,	     /* observe-only: no policy given */
+};
+
+#define SBT_POLICY_PORTS_MAX 8
+#define SBT_POLICY_FLOOR     (1u << 0)
+/* floor kinds */
+#define SBT_FLOOR_LINK_LOCAL 1
+#define SBT_FLOOR_METADATA   2
+#define SBT_FLOOR_LOOPBACK   3
+
+/* Key of the policy LPM trie: prefixlen counts the 32 slot bits plus the address prefix. */
+struct sbt_policy_key {
+	__u32 prefixlen;
+	__u32 slot;
+	__u8 addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+};
+
+struct sbt_policy_val_port {
+	__u16 lo;
+	__u16 hi;
+	__u8 proto; /* 0 any, 6 tcp, 17 udp */
+	__u8 pad[3];
+	__u32 rule_id;
+};
+
+struct sbt_policy_val {
+	__u32 flags; /* SBT_POLICY_FLOOR */
+	__u32 floor_idx;
+	__u32 floor_kind; /* SBT_FLOOR_* */
+	__u32 nr_ports;
+	struct sbt_policy_val_port ports[SBT_POLICY_PORTS_MAX];
+};
+
+/*
+ * One egress verdict or observation. Identical ones (slot, pid, destination,
+ * protocol, hook, verdict, reason) within a second are folded in the kernel:
+ * `count` is how many this record stands for (itself plus those folded since
+ * the previous record of the same key).
+ */
+struct sbt_egress_record {
+	struct sbt_record_hdr hdr;
+	__u64 ts_boot_ns;
+	__u64 cgroup_id;
+	__u64 count;
+	__u32 slot;
+	__u32 pid;
+	__u32 tid;
+	__u32 uid;
+	__u32 rule_id;	 /* allowing rule, 0 if none */
+	__u32 floor_idx; /* when reason is FLOOR */
+	__u16 dport;	 /* host byte order, 0 when none */
+	__u8 family;	 /* AF_INET, AF_INET6, AF_PACKET */
+	__u8 proto;	 /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP ... */
+	__u8 hook;	 /* enum sbt_egress_hook */
+	__u8 verdict;	 /* enum sbt_verdict */
+	__u8 reason;	 /* enum sbt_reason */
+	__u8 would_deny; /* audit/observe: the policy would deny it */
+	__u8 sock_type;	 /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW ... when known */
+	__u8 pad[7];
+	__u8 daddr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	char comm[SBT_COMM_LEN];
+};
+
+/* Key of the fold table (an LRU hash). */
+struct sbt_fold_key {
+	__u32 slot;
+	__u32 pid;
+	__u8 daddr[16];
+	__u16 dport;
+	__u8 proto;
+	__u8 hook;
+	__u8 verdict;
+	__u8 reason;
+	__u8 pad[2];
+};
+
+struct sbt_fold_val {
+	__u64 window_start_ns; /* when the last record of this key was sent */
+	__u64 folded;	       /* identical events since then, not sent */
+};
+
+#define SBT_FOLD_WINDOW_NS 1000000000ull
 
 /* Sandboxes compared in place on the hot path (the rest go through a hash map). */
 #define SBT_FAST_SANDBOXES 8

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -207,4 +208,22 @@ int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb)
 	sb->origin = "pid";
 	sb->origin_pid = (uint32_t)pid;
 	return err;
+}
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+uint64_t sbt_netns_cookie(void)
+{
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) < 0)
+		cookie = 0;
+	close(fd);
+	return cookie;
 }

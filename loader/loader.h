@@ -50,7 +50,7 @@ struct sbtrace_bpf;
 struct bpf_link;
 
 /* What the attach plan decided for one capability, and why. */
-#define SBT_MAX_TRIES 4
+#define SBT_MAX_TRIES 6
 struct sbt_hook_result {
 	const char *capability;
 	const char *mode; /* chosen mode, NULL when none worked */
@@ -60,34 +60,52 @@ struct sbt_hook_result {
 		int err;	   /* -errno */
 		const char *stage; /* "load" or "attach" */
 	} tries[SBT_MAX_TRIES];
-	int iter_err; /* exec: -errno when the cgroup iterator did not load with tp_btf */
 };
 
 struct sbt_exec_opts {
 	int forced_mode; /* -1: auto */
 	uint32_t argv_max;
 	uint32_t ringbuf_bytes;
-	uint32_t poll_ms; /* 0: a wake-up per record; else drain every poll_ms */
+	uint32_t poll_ms;	    /* 0: a wake-up per record; else drain every poll_ms */
+	bool observe;		    /* load the connect / packet-socket observation */
+	bool policy;		    /* load the egress policy programs */
+	uint64_t host_netns_cookie; /* the loader's network namespace */
+};
+
+/* What plan.c attached, and why each capability got its mode. */
+struct sbt_plan {
+	struct sbtrace_bpf *skel;
+	struct bpf_link *exec_link, *connect_link, *packet_link;
+	struct sbt_hook_result exec, connect, packet;
+	int iter_err;	/* the cgroup iterator did not load (-errno), 0 if it did */
+	int fentry_err; /* the fentry twin did not load (-errno) */
+	bool fentry_loaded;
+	bool fentry_probed;
 };
 
 /*
- * Open, load and attach the exec program, falling back through the modes
- * (or only the forced one). On success *skel and *link are set.
+ * Open and load the object, attach the exec hook (falling back through the
+ * modes, or only the forced one) and, with opts->observe, the connect and
+ * packet-socket observation. 0, or -errno when no exec mode works.
  */
-int sbt_exec_attach(const struct sbt_exec_opts *opts, struct sbtrace_bpf **skel,
-		    struct bpf_link **link, struct sbt_hook_result *res);
+int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan);
+void sbt_plan_detach(struct sbt_plan *plan);
+void sbt_plan_destroy(struct sbt_plan *plan);
 
-/* True when SBTRACE_DISABLE_HOOKS names `mode`. */
-bool sbt_hook_disabled(const char *mode);
+/* The cookie of the caller's network namespace (SO_NETNS_COOKIE), 0 if unknown. */
+uint64_t sbt_netns_cookie(void);
+
+/* True when SBTRACE_DISABLE_HOOKS names "capability:mode" or the bare mode. */
+bool sbt_hook_disabled(const char *capability, const char *mode);
+void sbt_hook_record(struct sbt_hook_result *res, const char *mode, const char *stage, int err);
 
 /*
  * The membership capability (membership.c): learn the kernel address of each
- * of `nr` sandbox cgroups into ptrs[] with the skeleton's cgroup iterator
- * when `exec` says tp_btf loaded with it; otherwise, or when that fails,
- * ptrs[] stays 0 (ancestor-id helper). `res` says which mode and why.
+ * of `nr` sandbox cgroups into ptrs[] with the object's cgroup iterator when
+ * the exec hook is tp_btf and the iterator loaded; otherwise, or when that
+ * fails, ptrs[] stays 0 (ancestor-id helper). `res` says which mode and why.
  */
-void sbt_membership_learn(struct sbtrace_bpf *skel, const struct sbt_hook_result *exec,
-			  const struct sbt_sandbox *const *sandboxes, uint32_t nr, uint64_t *ptrs,
-			  struct sbt_hook_result *res);
+void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox *const *sandboxes,
+			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
 
 #endif

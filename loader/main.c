@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "loader.h"
+#include "policy.h"
 #include "trace.h"
 
 static const char exit_codes_help[] =
@@ -64,6 +65,19 @@ static void usage_trace(FILE *f)
 		"                         forced when a quarter of the buffer fills. 0 wakes\n"
 		"                         the reader on every exec: lowest latency, but each\n"
 		"                         wake-up costs the traced exec ~18 us in a VM\n"
+		"\n"
+		"Egress (see the README's \"Egress\"; rules: cidr ADDR[/LEN] | host NAME,\n"
+		"each with optional port N[-M] and proto tcp|udp):\n"
+		"      --allow-cidr CIDR  allow a destination range, e.g. 192.0.2.0/24 or\n"
+		"                         '2001:db8::/32 port 443 proto tcp' (repeatable)\n"
+		"      --allow-host NAME  allow what NAME resolves to, as the sandbox resolves\n"
+		"                         it, re-resolved when the TTL expires (repeatable)\n"
+		"      --allowlist FILE   rules from FILE, one a line, # comments\n"
+		"      --egress MODE      enforce (deny = EPERM at once), audit (allow, report\n"
+		"                         would_deny) or off; default: enforce when any rule\n"
+		"                         is given, else observe TCP connects only\n"
+		"      --resolver ADDR    the resolver host rules are resolved with (default:\n"
+		"                         the sandbox's own resolv.conf, in its netns)\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Stops on SIGINT, SIGTERM or --duration: detaches, drains the ring buffer,\n"
@@ -106,6 +120,92 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 	return SBT_EXIT_USAGE;
 }
 
+static int add_rule(struct sbt_egress_cfg *cfg, const struct sbt_rule *r)
+{
+	struct sbt_rule *n;
+
+	if (cfg->nr_rules >= 100000) {
+		fprintf(stderr, "sbtrace trace: more than 100000 allow rules\n");
+		return -E2BIG;
+	}
+	n = realloc(cfg->rules, (cfg->nr_rules + 1) * sizeof(*n));
+	if (!n) {
+		fprintf(stderr, "sbtrace trace: out of memory\n");
+		return -ENOMEM;
+	}
+	cfg->rules = n;
+	n[cfg->nr_rules] = *r;
+	n[cfg->nr_rules].id = (uint32_t)cfg->nr_rules + 1;
+	cfg->nr_rules++;
+	return 0;
+}
+
+static int add_arg_rule(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const char *opt,
+			const char *arg)
+{
+	struct sbt_parse_error err;
+	struct sbt_rule r;
+	int n = sbt_rule_parse_arg(kind, arg, &r, &err);
+
+	if (n < 0) {
+		fprintf(stderr, "sbtrace trace: %s '%s':%u: %s\n", opt, arg, err.col, err.msg);
+		return -EINVAL;
+	}
+	if (n == 0) {
+		fprintf(stderr, "sbtrace trace: %s needs a value\n", opt);
+		return -EINVAL;
+	}
+	return add_rule(cfg, &r);
+}
+
+/* --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong. */
+static int load_allowlist(struct sbt_egress_cfg *cfg, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	ssize_t len;
+	int ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "sbtrace trace: --allowlist '%s': %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		struct sbt_parse_error err;
+		struct sbt_rule r;
+		int n;
+
+		lineno++;
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if ((size_t)len != strlen(line)) {
+			fprintf(stderr, "%s:%u:%zu: NUL byte in the line; allowlists are text\n",
+				path, lineno, strlen(line) + 1);
+			ret = -EINVAL;
+			break;
+		}
+		n = sbt_rule_parse(line, &r, &err);
+		if (n < 0) {
+			fprintf(stderr, "%s:%u:%u: %s\n", path, lineno, err.col, err.msg);
+			ret = -EINVAL;
+			break;
+		}
+		if (n > 0 && add_rule(cfg, &r)) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (!ret && ferror(f)) {
+		fprintf(stderr, "sbtrace trace: --allowlist '%s': read error\n", path);
+		ret = -EIO;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -119,6 +219,11 @@ static int cmd_trace(int argc, char **argv)
 		{ "ringbuf-size", required_argument, NULL, 2 },
 		{ "exec-hook", required_argument, NULL, 3 },
 		{ "poll-ms", required_argument, NULL, 4 },
+		{ "allow-cidr", required_argument, NULL, 5 },
+		{ "allow-host", required_argument, NULL, 6 },
+		{ "allowlist", required_argument, NULL, 7 },
+		{ "egress", required_argument, NULL, 8 },
+		{ "resolver", required_argument, NULL, 9 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -126,13 +231,16 @@ static int cmd_trace(int argc, char **argv)
 	const char *out_path = NULL;
 	unsigned long long v;
 	enum sbt_exec_mode mode;
-	int c, ret;
+	int c, ret, egress_mode = -2;
 
+	free(opts.egress.rules);
 	memset(&opts, 0, sizeof(opts));
 	opts.exec.forced_mode = -1;
 	opts.exec.argv_max = SBT_ARGV_DEFAULT;
 	opts.exec.ringbuf_bytes = 4u << 20;
 	opts.exec.poll_ms = 50;
+	opts.exec.observe = true;
+	opts.exec.host_netns_cookie = sbt_netns_cookie();
 	opts.format = SBT_FORMAT_JSON;
 	opts.out = stdout;
 
@@ -215,6 +323,38 @@ static int cmd_trace(int argc, char **argv)
 						   optarg);
 			opts.exec.poll_ms = (uint32_t)v;
 			break;
+		case 5:
+		case 6:
+			if (add_arg_rule(&opts.egress, c == 5 ? SBT_RULE_CIDR : SBT_RULE_HOST,
+					 c == 5 ? "--allow-cidr" : "--allow-host", optarg))
+				return SBT_EXIT_USAGE;
+			break;
+		case 7:
+			if (load_allowlist(&opts.egress, optarg))
+				return SBT_EXIT_USAGE;
+			break;
+		case 8:
+			if (strcmp(optarg, "enforce") == 0)
+				egress_mode = SBT_EGRESS_ENFORCE;
+			else if (strcmp(optarg, "audit") == 0)
+				egress_mode = SBT_EGRESS_AUDIT;
+			else if (strcmp(optarg, "off") == 0)
+				egress_mode = SBT_EGRESS_OFF;
+			else
+				return usage_error("trace",
+						   "--egress '%s': use enforce, audit or off",
+						   optarg);
+			break;
+		case 9: {
+			bool v4;
+
+			if (sbt_addr_parse(optarg, opts.egress.resolver, &v4))
+				return usage_error("trace",
+						   "--resolver '%s': give an IPv4 or IPv6 address",
+						   optarg);
+			opts.egress.has_resolver = true;
+			break;
+		}
 		case 'h':
 			usage_trace(stdout);
 			return SBT_EXIT_OK;
@@ -228,6 +368,18 @@ static int cmd_trace(int argc, char **argv)
 	if (opts.nr_sandboxes == 0)
 		return usage_error("trace", "%sno sandbox given: use --cgroup PATH or --pid PID",
 				   "");
+	/* Default: enforce when any rule is given, else observe only. */
+	if (egress_mode == -2)
+		egress_mode = opts.egress.nr_rules ? SBT_EGRESS_ENFORCE : SBT_EGRESS_OBSERVE;
+	if (egress_mode == SBT_EGRESS_OFF && opts.egress.nr_rules)
+		return usage_error("trace",
+				   "%s--egress off with allow rules: drop the rules or "
+				   "use audit",
+				   "");
+	opts.egress.mode = egress_mode;
+	opts.egress.resolver_rule_id = (uint32_t)opts.egress.nr_rules + 1;
+	opts.exec.observe = egress_mode != SBT_EGRESS_OFF;
+	opts.exec.policy = egress_mode == SBT_EGRESS_AUDIT || egress_mode == SBT_EGRESS_ENFORCE;
 	if (out_path) {
 		opts.out = fopen(out_path, "we");
 		if (!opts.out) {
@@ -255,7 +407,10 @@ static int cmd_features(int argc, char **argv)
 	};
 	struct sbt_exec_opts eo = { .forced_mode = -1,
 				    .argv_max = SBT_ARGV_DEFAULT,
-				    .ringbuf_bytes = 4096 };
+				    .ringbuf_bytes = 4096,
+				    .observe = true,
+				    .policy = true,
+				    .host_netns_cookie = sbt_netns_cookie() };
 	enum sbt_exec_mode mode;
 	int c;
 

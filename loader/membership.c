@@ -20,16 +20,6 @@
 #include "sbtrace.skel.h"
 #include "loader.h"
 
-static void record(struct sbt_hook_result *res, const char *mode, const char *stage, int err)
-{
-	if (res->nr_tries >= SBT_MAX_TRIES)
-		return;
-	res->tries[res->nr_tries].mode = mode;
-	res->tries[res->nr_tries].stage = stage;
-	res->tries[res->nr_tries].err = err;
-	res->nr_tries++;
-}
-
 /* Run the iterator over one cgroup; 0 and *ptr set, or -errno. */
 static int learn_one(struct sbtrace_bpf *skel, const struct sbt_sandbox *sb, uint64_t *ptr)
 {
@@ -77,32 +67,32 @@ static int learn_one(struct sbtrace_bpf *skel, const struct sbt_sandbox *sb, uin
 	return 0;
 }
 
-void sbt_membership_learn(struct sbtrace_bpf *skel, const struct sbt_hook_result *exec,
-			  const struct sbt_sandbox *const *sandboxes, uint32_t nr, uint64_t *ptrs,
-			  struct sbt_hook_result *res)
+void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox *const *sandboxes,
+			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->capability = "membership";
 	memset(ptrs, 0, nr * sizeof(*ptrs));
-	if (!exec->mode || strcmp(exec->mode, "tp_btf") != 0) {
-		record(res, "cgroup_ptr", "unsupported", -EOPNOTSUPP);
-	} else if (sbt_hook_disabled("cgroup_ptr")) {
-		record(res, "cgroup_ptr", "disabled", -EPERM);
-	} else if (exec->iter_err || bpf_program__fd(skel->progs.cgroup_ptr) < 0) {
-		record(res, "cgroup_ptr", "load", exec->iter_err ? exec->iter_err : -ENOENT);
+	if (!plan->exec.mode || strcmp(plan->exec.mode, "tp_btf") != 0) {
+		sbt_hook_record(res, "cgroup_ptr", "unsupported", -EOPNOTSUPP);
+	} else if (sbt_hook_disabled("membership", "cgroup_ptr")) {
+		sbt_hook_record(res, "cgroup_ptr", "disabled", -EPERM);
+	} else if (plan->iter_err || bpf_program__fd(plan->skel->progs.cgroup_ptr) < 0) {
+		sbt_hook_record(res, "cgroup_ptr", "load",
+				plan->iter_err ? plan->iter_err : -ENOENT);
 	} else {
 		int err = 0;
 
 		for (uint32_t i = 0; i < nr && !err; i++)
-			err = learn_one(skel, sandboxes[i], &ptrs[i]);
+			err = learn_one(plan->skel, sandboxes[i], &ptrs[i]);
 		if (!err) {
-			record(res, "cgroup_ptr", "attached", 0);
+			sbt_hook_record(res, "cgroup_ptr", "attached", 0);
 			res->mode = "cgroup_ptr";
 			return;
 		}
-		record(res, "cgroup_ptr", "attach", err);
+		sbt_hook_record(res, "cgroup_ptr", "attach", err);
 		memset(ptrs, 0, nr * sizeof(*ptrs));
 	}
-	record(res, "ancestor_id", "attached", 0);
+	sbt_hook_record(res, "ancestor_id", "attached", 0);
 	res->mode = "ancestor_id";
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 
 #include <bpf/bpf.h>
@@ -17,6 +18,8 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "decode.h"
+#include "egress.h"
+#include "policy.h"
 #include "events.h"
 #include "loader.h"
 #include "proctab.h"
@@ -38,6 +41,19 @@ struct sandbox_state {
 	uint64_t kernel_execs;	/* last read of the kernel's counter */
 	uint64_t kernel_lost;
 	struct sbt_shellagg *agg;
+	/* egress */
+	uint64_t eg_received; /* egress records decoded */
+	uint64_t eg_events;   /* verdicts they stand for (sum of counts) */
+	uint64_t eg_denied;   /* of which denied */
+	uint64_t eg_lost_reported;
+	uint64_t kernel_eg, kernel_eg_lost;
+};
+
+/* The last record of each fold key, to report the folded tail at stop. */
+struct fold_entry {
+	struct sbt_fold_key key;
+	struct sbt_egress ev;
+	bool used;
 };
 
 struct trace_ctx {
@@ -53,7 +69,41 @@ struct trace_ctx {
 	uint64_t decode_errors;
 	enum sbt_decode_err first_decode_err;
 	int map_stats_fd;
+	struct sbt_plan *plan;
+	struct sbt_egress_state *egress;
+	struct fold_entry *folds; /* open addressing, FOLD_SLOTS entries */
 };
+
+#define FOLD_SLOTS (1u << 15)
+
+static void fold_key_of(const struct sbt_egress *ev, struct sbt_fold_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->slot = ev->slot;
+	k->pid = ev->pid;
+	memcpy(k->daddr, ev->daddr, 16);
+	k->dport = ev->dport;
+	k->proto = ev->proto;
+	k->hook = ev->hook;
+	k->verdict = ev->verdict;
+	k->reason = ev->reason;
+}
+
+static struct fold_entry *fold_slot(struct trace_ctx *ctx, const struct sbt_fold_key *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	for (uint32_t i = 0; i < FOLD_SLOTS; i++) {
+		struct fold_entry *e = &ctx->folds[(h + i) & (FOLD_SLOTS - 1)];
+
+		if (!e->used || memcmp(&e->key, k, sizeof(*k)) == 0)
+			return e;
+	}
+	return NULL; /* full: the tail of this key is reported without its details */
+}
 
 static uint64_t mono_ms(void)
 {
@@ -61,6 +111,85 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void handle_egress(struct trace_ctx *ctx, const void *data, size_t size)
+{
+	const struct sbt_egress_cfg *cfg = &ctx->opts->egress;
+	enum sbt_decode_err derr;
+	struct sandbox_state *st;
+	struct sbt_fold_key k;
+	struct fold_entry *fe;
+	struct sbt_egress ev;
+
+	derr = sbt_decode_egress(data, size, &ev);
+	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_sandboxes)
+		derr = SBT_DECODE_BAD_FIELD;
+	if (derr != SBT_DECODE_OK) {
+		if (!ctx->decode_errors++)
+			ctx->first_decode_err = derr;
+		return;
+	}
+	st = &ctx->st[ev.slot];
+	st->eg_received++;
+	st->eg_events += ev.count;
+	if (ev.verdict == SBT_VERDICT_DENIED)
+		st->eg_denied += ev.count;
+	fold_key_of(&ev, &k);
+	fe = ctx->folds ? fold_slot(ctx, &k) : NULL;
+	if (fe) {
+		fe->used = true;
+		fe->key = k;
+		fe->ev = ev;
+	}
+	sbt_sink_write(&ctx->sink,
+		       sbt_event_egress(&ev, sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset),
+					ctx->opts->sandboxes[ev.slot].name,
+					sbt_egress_rule_text(cfg, ev.rule_id),
+					sbt_egress_floor_text(ev.floor_idx)));
+}
+
+/* At stop: events folded since the last record of their key. */
+static void flush_folds(struct trace_ctx *ctx)
+{
+	int fd = bpf_map__fd(ctx->plan->skel->maps.egress_fold);
+	struct sbt_fold_key key, next, *prev = NULL;
+	const struct sbt_egress_cfg *cfg = &ctx->opts->egress;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sbt_fold_val val;
+		struct fold_entry *fe;
+		struct sbt_egress ev;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &val) || val.folded == 0 ||
+		    key.slot >= ctx->opts->nr_sandboxes)
+			continue;
+		fe = fold_slot(ctx, &key);
+		if (fe && fe->used) {
+			ev = fe->ev;
+		} else {
+			memset(&ev, 0, sizeof(ev));
+			ev.slot = key.slot;
+			ev.pid = key.pid;
+			memcpy(ev.daddr, key.daddr, 16);
+			ev.dport = key.dport;
+			ev.proto = key.proto;
+			ev.hook = key.hook;
+			ev.verdict = key.verdict;
+			ev.reason = key.reason;
+			ev.family = AF_INET6;
+		}
+		ev.count = val.folded;
+		ctx->st[key.slot].eg_events += val.folded;
+		if (ev.verdict == SBT_VERDICT_DENIED)
+			ctx->st[key.slot].eg_denied += val.folded;
+		sbt_sink_write(&ctx->sink, sbt_event_egress(&ev, sbt_now_epoch_ns(),
+							    ctx->opts->sandboxes[key.slot].name,
+							    sbt_egress_rule_text(cfg, ev.rule_id),
+							    sbt_egress_floor_text(ev.floor_idx)));
+	}
 }
 
 static int handle_record(void *vctx, void *data, size_t size)
@@ -74,6 +203,10 @@ static int handle_record(void *vctx, void *data, size_t size)
 	bool is_shell;
 	uint64_t ts;
 
+	if (sbt_record_type(data, size) == SBT_REC_EGRESS) {
+		handle_egress(ctx, data, size);
+		return 0;
+	}
 	derr = sbt_decode_exec(data, size, &ev, ctx->argv_store, ctx->tail);
 	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_sandboxes)
 		derr = SBT_DECODE_BAD_LENGTHS;
@@ -120,6 +253,22 @@ static void report_drops(struct trace_ctx *ctx)
 			continue;
 		st->kernel_execs = s.execs;
 		st->kernel_lost = s.lost;
+		st->kernel_eg = s.egress;
+		st->kernel_eg_lost = s.egress_lost;
+		if (s.egress_lost > st->eg_lost_reported) {
+			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(),
+					   ctx->opts->sandboxes[i].name);
+			json_object_object_add(
+				ev, "lost",
+				json_object_new_uint64(s.egress_lost - st->eg_lost_reported));
+			json_object_object_add(ev, "lost_total",
+					       json_object_new_uint64(s.egress_lost));
+			json_object_object_add(ev, "reason",
+					       json_object_new_string("ringbuf_full"));
+			json_object_object_add(ev, "kind", json_object_new_string("egress"));
+			sbt_sink_write(&ctx->sink, ev);
+			st->eg_lost_reported = s.egress_lost;
+		}
 		if (s.lost <= st->lost_reported)
 			continue;
 		ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), ctx->opts->sandboxes[i].name);
@@ -127,6 +276,7 @@ static void report_drops(struct trace_ctx *ctx)
 				       json_object_new_uint64(s.lost - st->lost_reported));
 		json_object_object_add(ev, "lost_total", json_object_new_uint64(s.lost));
 		json_object_object_add(ev, "reason", json_object_new_string("ringbuf_full"));
+		json_object_object_add(ev, "kind", json_object_new_string("exec"));
 		sbt_sink_write(&ctx->sink, ev);
 		st->lost_reported = s.lost;
 	}
@@ -144,7 +294,9 @@ static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
 		for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
 			struct sbt_sandbox_stats s;
 
-			if (read_stats(ctx, i, &s) == 0 && ctx->st[i].received + s.lost < s.execs)
+			if (read_stats(ctx, i, &s) == 0 &&
+			    (ctx->st[i].received + s.lost < s.execs ||
+			     ctx->st[i].eg_received < s.egress))
 				pending = true;
 		}
 		if (!pending || mono_ms() >= deadline)
@@ -159,6 +311,27 @@ static const char *try_error(const struct sbt_hook_result *res, unsigned int i)
 	if (strcmp(res->tries[i].stage, "disabled") == 0)
 		return "disabled by SBTRACE_DISABLE_HOOKS";
 	return res->tries[i].err ? strerror(-res->tries[i].err) : NULL;
+}
+
+/* A fallback taken is never silent: one line on stderr (and hooks.* in TraceStarted). */
+static void report_fallback(const struct sbt_hook_result *res)
+{
+	unsigned int i;
+
+	if (res->nr_tries < 2 && res->mode)
+		return;
+	for (i = 0; i < res->nr_tries; i++)
+		if (strcmp(res->tries[i].stage, "unsupported") != 0)
+			break;
+	if (i == res->nr_tries || (res->mode && strcmp(res->tries[i].stage, "attached") == 0))
+		return;
+	if (res->mode)
+		fprintf(stderr, "sbtrace: %s hook: fell back to %s (%s %s: %s)\n", res->capability,
+			res->mode, res->tries[i].mode, res->tries[i].stage, try_error(res, i));
+	else
+		fprintf(stderr, "sbtrace: %s hook: not available (%s %s: %s); not observed\n",
+			res->capability, res->tries[i].mode, res->tries[i].stage,
+			try_error(res, i));
 }
 
 static void hook_json_add(json_object *hooks, const struct sbt_hook_result *res)
@@ -207,6 +380,91 @@ static json_object *sandbox_json(const struct sbt_sandbox *sb)
 	return o;
 }
 
+static json_object *addr_json(const uint8_t addr[16])
+{
+	char buf[64];
+
+	sbt_addr_str(addr, buf, sizeof(buf));
+	return json_object_new_string(buf);
+}
+
+/* The policy as loaded: mode, rules, floor, and per sandbox its resolver and hosts. */
+static json_object *egress_json(struct trace_ctx *ctx)
+{
+	const struct sbt_egress_cfg *cfg = &ctx->opts->egress;
+	json_object *o = json_object_new_object(), *rules = json_object_new_array();
+	json_object *floor = json_object_new_array(), *sbs = json_object_new_array();
+	size_t nfloor;
+	const struct sbt_floor *fl = sbt_policy_floor(&nfloor);
+
+	json_object_object_add(o, "mode", json_object_new_string(sbt_egress_mode_name(cfg->mode)));
+	for (size_t i = 0; i < cfg->nr_rules; i++) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "id", json_object_new_int64(cfg->rules[i].id));
+		json_object_object_add(r, "text", sbt_json_string(cfg->rules[i].text));
+		json_object_array_add(rules, r);
+	}
+	json_object_object_add(o, "rules", rules);
+	for (size_t i = 0; i < nfloor; i++) {
+		json_object *f = json_object_new_object();
+		char buf[64];
+		uint8_t prefix = fl[i].prefix;
+		bool v4 =
+			memcmp(fl[i].addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 && prefix >= 96;
+
+		sbt_addr_str(fl[i].addr, buf, sizeof(buf));
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u",
+			 v4 ? prefix - 96u : prefix);
+		json_object_object_add(f, "cidr", json_object_new_string(buf));
+		json_object_object_add(f, "what", json_object_new_string(fl[i].what));
+		json_object_array_add(floor, f);
+	}
+	json_object_object_add(o, "floor", floor);
+	for (uint32_t i = 0; ctx->egress && i < ctx->opts->nr_sandboxes; i++) {
+		const struct sbt_egress_sandbox *es = &ctx->egress->sb[i];
+		json_object *sb = json_object_new_object(), *hosts = json_object_new_array();
+
+		json_object_object_add(sb, "name",
+				       json_object_new_string(ctx->opts->sandboxes[i].name));
+		if (es->has_resolver) {
+			json_object *r = json_object_new_object();
+
+			json_object_object_add(r, "addr", addr_json(es->resolver));
+			json_object_object_add(r, "source",
+					       json_object_new_string(es->resolver_source));
+			json_object_object_add(
+				r, "netns",
+				json_object_new_string(es->nsfd >= 0 ? "sandbox" : "host"));
+			json_object_object_add(sb, "resolver", r);
+		} else {
+			json_object_object_add(sb, "resolver", NULL);
+		}
+		for (size_t h = 0; h < es->nr_hosts; h++) {
+			json_object *ho = json_object_new_object(),
+				    *addrs = json_object_new_array();
+
+			json_object_object_add(ho, "name",
+					       json_object_new_string(es->hosts[h].name));
+			for (size_t a = 0; a < es->hosts[h].nr_addrs; a++)
+				json_object_array_add(addrs, addr_json(es->hosts[h].addrs[a]));
+			json_object_object_add(ho, "addrs", addrs);
+			json_object_object_add(ho, "ttl", json_object_new_int64(es->hosts[h].ttl));
+			json_object_object_add(ho, "error",
+					       es->hosts[h].error[0]
+						       ? json_object_new_string(es->hosts[h].error)
+						       : NULL);
+			json_object_array_add(hosts, ho);
+		}
+		json_object_object_add(sb, "hosts", hosts);
+		json_object_object_add(sb, "entries",
+				       json_object_new_int64((int64_t)es->nr_entries));
+		json_object_array_add(sbs, sb);
+	}
+	json_object_object_add(o, "sandboxes", sbs);
+	return o;
+}
+
 static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *const *hooks,
 			 uint64_t attach_ms)
 {
@@ -222,8 +480,12 @@ static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *co
 	json_object_object_add(ev, "sandboxes", sbs);
 	json_object_object_add(ev, "hooks", hooks_json(hooks));
 	json_object_object_add(vis, "exec", json_object_new_string("host"));
-	json_object_object_add(vis, "network", json_object_new_string("none"));
+	json_object_object_add(vis, "network",
+			       json_object_new_string(ctx->opts->egress.mode == SBT_EGRESS_OFF
+							      ? "none"
+							      : "cgroup"));
 	json_object_object_add(ev, "visibility", vis);
+	json_object_object_add(ev, "egress", egress_json(ctx));
 	json_object_object_add(ev, "argv_max", json_object_new_int64(ctx->opts->exec.argv_max));
 	json_object_object_add(ev, "ringbuf_bytes",
 			       json_object_new_int64(ctx->opts->exec.ringbuf_bytes));
@@ -256,9 +518,22 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 					       json_object_new_string(ctx->decode_errors
 									      ? "decode_error"
 									      : "not_received"));
+			json_object_object_add(ev, "kind", json_object_new_string("exec"));
 			sbt_sink_write(&ctx->sink, ev);
 		}
 		complete = missing == 0 && st->kernel_lost == 0 && ctx->decode_errors == 0;
+		if (st->kernel_eg > st->eg_received) {
+			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), name);
+			json_object_object_add(
+				ev, "lost",
+				json_object_new_uint64(st->kernel_eg - st->eg_received));
+			json_object_object_add(ev, "reason",
+					       json_object_new_string(ctx->decode_errors
+									      ? "decode_error"
+									      : "not_received"));
+			json_object_object_add(ev, "kind", json_object_new_string("egress"));
+			sbt_sink_write(&ctx->sink, ev);
+		}
 
 		ev = sbt_event_new("ShellInvocationObserved", sbt_now_epoch_ns(), name);
 		s = sbt_shellagg_to_json(st->agg);
@@ -278,6 +553,20 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 		json_object_object_add(s, "received", json_object_new_uint64(st->received));
 		json_object_object_add(s, "lost", json_object_new_uint64(missing));
 		json_object_object_add(s, "complete", json_object_new_boolean(complete));
+		{
+			json_object *eg = json_object_new_object();
+			uint64_t eg_lost =
+				st->kernel_eg_lost + (st->kernel_eg > st->eg_received
+							      ? st->kernel_eg - st->eg_received
+							      : 0);
+
+			json_object_object_add(eg, "records",
+					       json_object_new_uint64(st->eg_received));
+			json_object_object_add(eg, "events", json_object_new_uint64(st->eg_events));
+			json_object_object_add(eg, "denied", json_object_new_uint64(st->eg_denied));
+			json_object_object_add(eg, "lost", json_object_new_uint64(eg_lost));
+			json_object_object_add(s, "egress", eg);
+		}
 		json_object_array_add(sbs, s);
 	}
 	if (ctx->decode_errors) {
@@ -367,12 +656,12 @@ static void snapshot_sandboxes(struct trace_ctx *ctx)
  * first SBT_FAST_SANDBOXES in the program's in-place table, the rest in the
  * hash map with their distinct levels.
  */
-static int register_sandboxes(struct sbtrace_bpf *skel, const struct sbt_trace_opts *opts,
-			      const struct sbt_hook_result *exec,
+static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trace_opts *opts,
 			      struct sbt_hook_result *membership)
 {
 	const struct sbt_sandbox *order[SBT_MAX_SANDBOXES];
 	uint64_t ptrs[SBT_FAST_SANDBOXES];
+	struct sbtrace_bpf *skel = plan->skel;
 	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
 	uint32_t n = opts->nr_sandboxes, nr_fast = 0, nr_levels = 0;
 
@@ -383,8 +672,8 @@ static int register_sandboxes(struct sbtrace_bpf *skel, const struct sbt_trace_o
 			order[j] = order[j - 1];
 		order[j] = &opts->sandboxes[i];
 	}
-	sbt_membership_learn(skel, exec, order, n < SBT_FAST_SANDBOXES ? n : SBT_FAST_SANDBOXES,
-			     ptrs, membership);
+	sbt_membership_learn(plan, order, n < SBT_FAST_SANDBOXES ? n : SBT_FAST_SANDBOXES, ptrs,
+			     membership);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sbt_sandbox *sb = order[i];
 		struct sbt_sandbox_key_val v = { .slot = sb->slot, .level = sb->level };
@@ -422,11 +711,14 @@ static int register_sandboxes(struct sbtrace_bpf *skel, const struct sbt_trace_o
 	return 0;
 }
 
+/*
+ * libbpf's own messages only with -v: the attach plan expects some tries to
+ * fail (fentry where the kernel has no trampolines ...) and reports every
+ * failure itself, in TraceStarted and on stderr.
+ */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !sbt_verbose)
-		return 0;
-	if (level == LIBBPF_INFO && !sbt_verbose)
+	if (!sbt_verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
 }
@@ -439,10 +731,9 @@ void sbt_setup_libbpf(void)
 int sbt_trace_run(const struct sbt_trace_opts *opts)
 {
 	struct trace_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct sbtrace_bpf *skel = NULL;
-	struct bpf_link *link = NULL;
+	struct sbt_plan plan = { 0 };
 	struct ring_buffer *rb = NULL;
-	struct sbt_hook_result res, membership;
+	struct sbt_hook_result membership;
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t t0 = mono_ms(), start_ms, pause_ms = 0;
 	const char *reason = "signal", *env;
@@ -474,37 +765,52 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	err = sbt_exec_attach(&opts->exec, &skel, &link, &res);
+	err = sbt_plan_attach(&opts->exec, &plan);
 	if (err) {
+		const struct sbt_hook_result *res = &plan.exec;
+
 		fprintf(stderr,
 			"sbtrace: cannot attach the exec hook (%s, last tried: %s): %s; "
 			"is this a Linux >= 5.8 kernel with BPF ring buffers, and are you "
 			"root (CAP_BPF + CAP_PERFMON)? run 'sbtrace features' for details\n",
-			res.nr_tries ? res.tries[res.nr_tries - 1].stage : "open",
-			res.nr_tries ? res.tries[res.nr_tries - 1].mode : "-", strerror(-err));
+			res->nr_tries ? res->tries[res->nr_tries - 1].stage : "open",
+			res->nr_tries ? res->tries[res->nr_tries - 1].mode : "-", strerror(-err));
 		ret = SBT_EXIT_KERNEL;
 		goto cleanup;
 	}
-	if (res.nr_tries > 1)
-		fprintf(stderr, "sbtrace: exec hook: fell back to %s (%s %s: %s)\n", res.mode,
-			res.tries[0].mode, res.tries[0].stage, try_error(&res, 0));
-	ctx->map_stats_fd = bpf_map__fd(skel->maps.sandbox_stats);
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_record, ctx, NULL);
+	report_fallback(&plan.exec);
+	if (opts->exec.observe) {
+		report_fallback(&plan.connect);
+		report_fallback(&plan.packet);
+	}
+	ctx->plan = &plan;
+	ctx->map_stats_fd = bpf_map__fd(plan.skel->maps.sandbox_stats);
+	rb = ring_buffer__new(bpf_map__fd(plan.skel->maps.events), handle_record, ctx, NULL);
 	if (!rb) {
 		fprintf(stderr, "sbtrace: cannot set up the ring buffer: %s\n", strerror(errno));
 		ret = SBT_EXIT_KERNEL;
 		goto cleanup;
 	}
-	if (register_sandboxes(skel, opts, &res, &membership)) {
+	if (register_sandboxes(&plan, opts, &membership)) {
 		ret = SBT_EXIT_KERNEL;
 		goto cleanup;
 	}
-	if (membership.nr_tries > 1 && strcmp(membership.tries[0].stage, "unsupported") != 0)
-		fprintf(stderr, "sbtrace: membership: fell back to %s (cgroup_ptr %s: %s)\n",
-			membership.mode, membership.tries[0].stage, try_error(&membership, 0));
+	report_fallback(&membership);
+	ctx->egress = calloc(1, sizeof(*ctx->egress));
+	ctx->folds = calloc(FOLD_SLOTS, sizeof(*ctx->folds));
+	if (!ctx->egress || !ctx->folds)
+		goto oom;
+	err = sbt_egress_setup(ctx->egress, &plan, &opts->egress, opts->sandboxes,
+			       opts->nr_sandboxes);
+	if (err) {
+		ret = err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
+		goto cleanup;
+	}
 	ctx->boot_offset = sbt_boot_epoch_offset_ns();
 	start_ms = mono_ms();
-	emit_started(ctx, (const struct sbt_hook_result *const[]){ &res, &membership, NULL },
+	emit_started(ctx,
+		     (const struct sbt_hook_result *const[]){ &plan.exec, &membership,
+							      &plan.connect, &plan.packet, NULL },
 		     start_ms - t0);
 	snapshot_sandboxes(ctx);
 
@@ -530,6 +836,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 			break;
 		}
 		report_drops(ctx);
+		sbt_egress_tick(ctx->egress);
 		if (sbt_sink_flush(&ctx->sink) || ctx->sink.error) {
 			fprintf(stderr, "sbtrace: writing output failed: %s\n",
 				strerror(ctx->sink.error));
@@ -544,9 +851,10 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		}
 	}
 	/* Detach first so no new events arrive, then drain what is in flight. */
-	bpf_link__destroy(link);
-	link = NULL;
+	sbt_egress_detach(ctx->egress);
+	sbt_plan_detach(&plan);
 	drain(ctx, rb);
+	flush_folds(ctx);
 	emit_final(ctx, reason, mono_ms() - start_ms);
 	if (ctx->sink.error && ret == SBT_EXIT_OK) {
 		fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(ctx->sink.error));
@@ -559,8 +867,11 @@ oom:
 	ret = SBT_EXIT_RUNTIME;
 cleanup:
 	ring_buffer__free(rb);
-	bpf_link__destroy(link);
-	sbtrace_bpf__destroy(skel);
+	if (ctx->egress)
+		sbt_egress_teardown(ctx->egress);
+	sbt_plan_destroy(&plan);
+	free(ctx->egress);
+	free(ctx->folds);
 	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
 		sbt_shellagg_free(ctx->st[i].agg);
 	sbt_proctab_free(ctx->proc);
@@ -572,9 +883,8 @@ cleanup:
 
 int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 {
-	struct sbtrace_bpf *skel = NULL;
-	struct bpf_link *link = NULL;
-	struct sbt_hook_result res, membership;
+	struct sbt_plan plan = { 0 };
+	struct sbt_hook_result membership;
 	json_object *o = json_object_new_object(), *cg = json_object_new_object();
 	char mnt[PATH_MAX], root[PATH_MAX];
 	struct sbt_sandbox top;
@@ -582,7 +892,7 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 	uint64_t ptr;
 	int err;
 
-	err = sbt_exec_attach(exec_opts, &skel, &link, &res);
+	err = sbt_plan_attach(exec_opts, &plan);
 
 	json_object_object_add(o, "version", json_object_new_string(SBTRACE_VERSION));
 	if (uname(&u) == 0)
@@ -595,19 +905,18 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 		json_object_object_add(cg, "mount", json_object_new_string(mnt));
 		json_object_object_add(cg, "root", json_object_new_string(root));
 		/* Probe the membership modes on the hierarchy's own top cgroup. */
-		if (sbt_sandbox_from_cgroup(mnt, &top) == 0) {
+		if (!err && sbt_sandbox_from_cgroup(mnt, &top) == 0) {
 			const struct sbt_sandbox *one = &top;
 
-			if (skel)
-				sbt_membership_learn(skel, &res, &one, 1, &ptr, &membership);
+			sbt_membership_learn(&plan, &one, 1, &ptr, &membership);
 		}
 	}
-	bpf_link__destroy(link);
-	sbtrace_bpf__destroy(skel);
+	sbt_plan_destroy(&plan);
 	json_object_object_add(o, "cgroup2", cg);
 	json_object_object_add(
 		o, "hooks",
-		hooks_json((const struct sbt_hook_result *const[]){ &res, &membership, NULL }));
+		hooks_json((const struct sbt_hook_result *const[]){
+			&plan.exec, &membership, &plan.connect, &plan.packet, NULL }));
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							  JSON_C_TO_STRING_NOSLASHESCAPE));

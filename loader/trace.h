@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "events.h"
+#include "egress.h"
 #include "loader.h"
 
 struct sbt_trace_opts {
@@ -14,6 +15,7 @@ struct sbt_trace_opts {
 	enum sbt_format format;
 	FILE *out;
 	uint64_t duration_ms; /* 0: until SIGINT/SIGTERM */
+	struct sbt_egress_cfg egress;
 };
 
 extern int sbt_verbose;

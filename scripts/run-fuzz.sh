@@ -45,6 +45,20 @@ seed() {
 		printf '%s\n' '11:memory:/user.slice' '0::/user.slice/session-2.scope' \
 			>"$2/seed-proc-cgroup"
 		;;
+	fuzz_policy)
+		printf '%s\n' 'cidr 169.254.169.254/32 port 80' 'cidr 0.0.0.0/0 port 443 proto tcp' \
+			'cidr ::/0 proto udp' 'cidr 2001:db8::/32 port 53-54' \
+			'cidr ::ffff:192.0.2.0/120 # mapped' 'host Example.test. port 443' \
+			'cidr fe80::/16 port 22' >"$2/seed-rules"
+		printf '%s\n' 'cidr 192.0.2.1/24' 'cidr 10.0.0.0/8 port 443-80' 'CIDR ::1' \
+			>"$2/seed-errors"
+		;;
+	fuzz_dns)
+		# a response: id 0x1234, QR RD RA, one question allowed.test A, one A answer
+		printf '\022\064\201\200\000\001\000\001\000\000\000\000\007allowed\004test\000\000\001\000\001\300\014\000\001\000\001\000\000\000\002\000\004\300\000\002\001' \
+			>"$2/seed-a"
+		printf 'nameserver 192.0.2.53\noptions timeout:1\n' >"$2/seed-resolv"
+		;;
 	esac
 }
 

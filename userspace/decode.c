@@ -20,6 +20,8 @@ const char *sbt_decode_strerror(enum sbt_decode_err err)
 		return "string lengths overrun the record";
 	case SBT_DECODE_BAD_STRING:
 		return "string not NUL-terminated";
+	case SBT_DECODE_BAD_FIELD:
+		return "field out of range";
 	}
 	return "unknown decode error";
 }
@@ -112,5 +114,48 @@ enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exe
 	out->argv_truncated = rec.flags & SBT_EXEC_ARGV_TRUNCATED;
 	out->argv = argv_store;
 	out->argc = split_argv(payload + fl + il, al, argv_store, tail);
+	return SBT_DECODE_OK;
+}
+
+enum sbt_decode_err sbt_decode_egress(const void *data, size_t len, struct sbt_egress *out)
+{
+	struct sbt_egress_record rec;
+
+	if (!data || len < sizeof(rec.hdr))
+		return SBT_DECODE_SHORT;
+	memcpy(&rec.hdr, data, sizeof(rec.hdr));
+	if (rec.hdr.type != SBT_REC_EGRESS)
+		return SBT_DECODE_BAD_TYPE;
+	if (rec.hdr.abi != SBT_ABI_VERSION)
+		return SBT_DECODE_BAD_ABI;
+	if (len < sizeof(rec))
+		return SBT_DECODE_SHORT;
+	if (rec.hdr.size != len || len != sizeof(rec))
+		return SBT_DECODE_BAD_SIZE;
+	memcpy(&rec, data, sizeof(rec));
+	if (rec.hook < SBT_HOOK_CONNECT4 || rec.hook > SBT_HOOK_SOCKET_SYSCALL ||
+	    rec.verdict < SBT_VERDICT_ALLOWED || rec.verdict > SBT_VERDICT_OBSERVED ||
+	    rec.reason < SBT_REASON_RULE || rec.reason > SBT_REASON_NO_POLICY || rec.count == 0)
+		return SBT_DECODE_BAD_FIELD;
+	memset(out, 0, sizeof(*out));
+	out->ts_boot_ns = rec.ts_boot_ns;
+	out->cgroup_id = rec.cgroup_id;
+	out->count = rec.count;
+	out->slot = rec.slot;
+	out->pid = rec.pid;
+	out->tid = rec.tid;
+	out->uid = rec.uid;
+	out->rule_id = rec.rule_id;
+	out->floor_idx = rec.floor_idx;
+	out->dport = rec.dport;
+	out->family = rec.family;
+	out->proto = rec.proto;
+	out->hook = rec.hook;
+	out->verdict = rec.verdict;
+	out->reason = rec.reason;
+	out->would_deny = rec.would_deny;
+	out->sock_type = rec.sock_type;
+	memcpy(out->daddr, rec.daddr, sizeof(out->daddr));
+	copy_comm(out->comm, rec.comm);
 	return SBT_DECODE_OK;
 }

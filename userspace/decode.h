@@ -20,6 +20,7 @@ enum sbt_decode_err {
 	SBT_DECODE_BAD_SIZE,	/* hdr.size disagrees with the bytes received */
 	SBT_DECODE_BAD_LENGTHS, /* string lengths overrun the record */
 	SBT_DECODE_BAD_STRING,	/* a string is not NUL-terminated where it must be */
+	SBT_DECODE_BAD_FIELD,	/* an enum field out of range */
 };
 
 /*
@@ -54,5 +55,22 @@ int sbt_record_type(const void *data, size_t len);
  */
 enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exec *out,
 				    const char **argv_store, char *tail);
+
+/* A decoded egress record: a plain copy (the record has no variable part). */
+struct sbt_egress {
+	uint64_t ts_boot_ns;
+	uint64_t cgroup_id;
+	uint64_t count;
+	uint32_t slot, pid, tid, uid;
+	uint32_t rule_id;
+	uint32_t floor_idx;
+	uint16_t dport;
+	uint8_t family, proto, hook, verdict, reason, would_deny, sock_type;
+	uint8_t daddr[16];
+	char comm[SBT_COMM_LEN]; /* NUL-terminated */
+};
+
+/* Decode an egress record of `len` bytes; checks size, type, ABI and enum ranges. */
+enum sbt_decode_err sbt_decode_egress(const void *data, size_t len, struct sbt_egress *out);
 
 #endif

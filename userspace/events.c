@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "policy.h"
 
 #include "events.h"
 
@@ -167,6 +171,147 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 		json_object_object_add(o, "capture_issues", w);
 	}
 	json_object_object_add(o, "shell", shell_json(shell));
+	return o;
+}
+
+const char *sbt_egress_hook_name(unsigned int hook)
+{
+	static const char *const names[] = {
+		[SBT_HOOK_CONNECT4] = "connect4",
+		[SBT_HOOK_CONNECT6] = "connect6",
+		[SBT_HOOK_SENDMSG4] = "sendmsg4",
+		[SBT_HOOK_SENDMSG6] = "sendmsg6",
+		[SBT_HOOK_SOCK_CREATE] = "sock_create",
+		[SBT_HOOK_CGROUP_SKB] = "cgroup_skb",
+		[SBT_HOOK_TCP_CONNECT] = "tcp_connect",
+		[SBT_HOOK_SOCKET_SYSCALL] = "socket_syscall",
+	};
+
+	return hook < sizeof(names) / sizeof(names[0]) && names[hook] ? names[hook] : "unknown";
+}
+
+const char *sbt_egress_reason_name(unsigned int reason)
+{
+	static const char *const names[] = {
+		[SBT_REASON_RULE] = "rule",
+		[SBT_REASON_NOT_IN_ALLOWLIST] = "not_in_allowlist",
+		[SBT_REASON_FLOOR] = "floor",
+		[SBT_REASON_RAW_SOCKET] = "raw_socket",
+		[SBT_REASON_PACKET_SOCKET] = "packet_socket",
+		[SBT_REASON_OWN_LOOPBACK] = "own_loopback",
+		[SBT_REASON_NO_POLICY] = "no_policy",
+	};
+
+	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
+									  : "unknown";
+}
+
+const char *sbt_egress_event_name(unsigned int verdict)
+{
+	switch (verdict) {
+	case SBT_VERDICT_ALLOWED:
+		return "EgressAllowed";
+	case SBT_VERDICT_DENIED:
+		return "EgressDenied";
+	default:
+		return "EgressObserved";
+	}
+}
+
+static const char *proto_name(uint8_t proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case 6:
+		return "tcp";
+	case 17:
+		return "udp";
+	case 1:
+		return "icmp";
+	case 58:
+		return "icmpv6";
+	default:
+		snprintf(buf, len, "%u", proto);
+		return buf;
+	}
+}
+
+static const char *family_name(uint8_t family)
+{
+	switch (family) {
+	case AF_INET:
+		return "ipv4";
+	case AF_INET6:
+		return "ipv6";
+	case AF_PACKET:
+		return "packet";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *sock_type_name(uint8_t type)
+{
+	switch (type) {
+	case SOCK_STREAM:
+		return "stream";
+	case SOCK_DGRAM:
+		return "dgram";
+	case SOCK_RAW:
+		return "raw";
+	case 0:
+		return NULL;
+	default:
+		return "other";
+	}
+}
+
+json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const char *sandbox,
+			      const char *rule, const char *floor)
+{
+	json_object *o = sbt_event_new(sbt_egress_event_name(ev->verdict), ts_ns, sandbox);
+	bool has_addr = ev->family == AF_INET || ev->family == AF_INET6;
+	const char *type = sock_type_name(ev->sock_type);
+	char addr[64], pbuf[8];
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "pid", json_object_new_int64(ev->pid));
+	json_object_object_add(o, "tid", json_object_new_int64(ev->tid));
+	json_object_object_add(o, "uid", json_object_new_int64(ev->uid));
+	json_object_object_add(o, "comm", sbt_json_string(ev->comm));
+	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->cgroup_id));
+	json_object_object_add(o, "hook", json_object_new_string(sbt_egress_hook_name(ev->hook)));
+	json_object_object_add(o, "family", json_object_new_string(family_name(ev->family)));
+	json_object_object_add(o, "sock_type", type ? json_object_new_string(type) : NULL);
+	json_object_object_add(o, "proto",
+			       ev->family == AF_PACKET ? NULL
+						       : json_object_new_string(proto_name(
+								 ev->proto, pbuf, sizeof(pbuf))));
+	if (has_addr && ev->hook != SBT_HOOK_SOCK_CREATE) {
+		sbt_addr_str(ev->daddr, addr, sizeof(addr));
+		json_object_object_add(o, "daddr", json_object_new_string(addr));
+		json_object_object_add(o, "dport", json_object_new_int64(ev->dport));
+	} else {
+		json_object_object_add(o, "daddr", NULL);
+		json_object_object_add(o, "dport", NULL);
+	}
+	json_object_object_add(o, "reason",
+			       json_object_new_string(sbt_egress_reason_name(ev->reason)));
+	if (ev->rule_id) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "id", json_object_new_int64(ev->rule_id));
+		json_object_object_add(r, "text", rule ? sbt_json_string(rule) : NULL);
+		json_object_object_add(o, "rule", r);
+	} else {
+		json_object_object_add(o, "rule", NULL);
+	}
+	json_object_object_add(
+		o, "floor",
+		ev->reason == SBT_REASON_FLOOR && floor ? json_object_new_string(floor) : NULL);
+	if (ev->verdict == SBT_VERDICT_OBSERVED)
+		json_object_object_add(o, "would_deny", json_object_new_boolean(ev->would_deny));
+	json_object_object_add(o, "count", json_object_new_uint64(ev->count));
 	return o;
 }
 

@@ -41,6 +41,20 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 			    const struct sbt_shell_class *shell);
 
 /*
+ * The EgressAllowed / EgressDenied / EgressObserved event of a decoded egress
+ * record. `rule` is the text of ev->rule_id's rule (NULL if none), `floor`
+ * what the floor entry is ("link-local", "metadata", "loopback") when the
+ * reason is the floor.
+ */
+json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const char *sandbox,
+			      const char *rule, const char *floor);
+
+/* Names of the egress enums as they appear in JSON. */
+const char *sbt_egress_hook_name(unsigned int hook);
+const char *sbt_egress_reason_name(unsigned int reason);
+const char *sbt_egress_event_name(unsigned int verdict);
+
+/*
  * Write one event and drop the reference. JSON: one line. Text: ProcessExec
  * as an aligned row (shells marked), other events as a '#' line.
  * Returns 0 or -errno (also remembered in sink->error).

@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Egress set-up: per-sandbox mode, the policy written into the LPM trie
+ * (CIDR rules, host rules resolved as the sandbox resolves them, the floor),
+ * the cgroup programs attached to each sandbox, re-resolution when TTLs
+ * expire, and the fold table's tail at stop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <limits.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sbtrace.h"
+#include "sbtrace.skel.h"
+#include "dns.h"
+#include "egress.h"
+#include "loader.h"
+#include "policy.h"
+
+#define DNS_TIMEOUT_MS 1000
+#define TTL_MIN_S      1
+#define TTL_MAX_S      3600
+#define TTL_NEGATIVE_S 30 /* retry an unresolvable name after this long */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+const char *sbt_egress_mode_name(int mode)
+{
+	switch (mode) {
+	case SBT_EGRESS_OFF:
+		return "off";
+	case SBT_EGRESS_OBSERVE:
+		return "observe";
+	case SBT_EGRESS_AUDIT:
+		return "audit";
+	case SBT_EGRESS_ENFORCE:
+		return "enforce";
+	}
+	return "?";
+}
+
+/* --- sockets in the sandbox's network namespace -------------------------- */
+
+struct ns_socket_req {
+	int nsfd, domain, type, fd, err;
+};
+
+static void *ns_socket_thread(void *arg)
+{
+	struct ns_socket_req *r = arg;
+
+	/* setns() changes only this thread; the socket keeps the namespace */
+	if (setns(r->nsfd, CLONE_NEWNET) < 0) {
+		r->err = -errno;
+		return NULL;
+	}
+	r->fd = socket(r->domain, r->type | SOCK_CLOEXEC, 0);
+	if (r->fd < 0)
+		r->err = -errno;
+	return NULL;
+}
+
+static int socket_in_netns(int nsfd, int domain, int type)
+{
+	struct ns_socket_req r = { .nsfd = nsfd, .domain = domain, .type = type, .fd = -1 };
+	pthread_t t;
+	int fd;
+
+	if (nsfd < 0) {
+		fd = socket(domain, type | SOCK_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	if (pthread_create(&t, NULL, ns_socket_thread, &r) != 0)
+		return -EAGAIN;
+	pthread_join(t, NULL);
+	return r.fd >= 0 ? r.fd : r.err;
+}
+
+/* One query over UDP; returns the status, fills addrs. */
+static enum sbt_dns_status query(int nsfd, const uint8_t resolver[16], const char *name,
+				 uint16_t qtype, struct sbt_dns_addr *out, size_t max, size_t *n,
+				 uint32_t *ttl, int *err)
+{
+	uint8_t q[512], resp[SBT_DNS_MAX_MSG];
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	uint16_t id = (uint16_t)(random() & 0xffff);
+	int qlen, fd, domain;
+	uint64_t deadline;
+	bool v4 = memcmp(resolver, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0;
+
+	*n = 0;
+	*err = 0;
+	qlen = sbt_dns_build_query(id, name, qtype, q, sizeof(q));
+	if (qlen < 0) {
+		*err = qlen;
+		return SBT_DNS_MALFORMED;
+	}
+	memset(&ss, 0, sizeof(ss));
+	if (v4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(53);
+		memcpy(&sin->sin_addr, resolver + 12, 4);
+		sl = sizeof(*sin);
+		domain = AF_INET;
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(53);
+		memcpy(&sin6->sin6_addr, resolver, 16);
+		sl = sizeof(*sin6);
+		domain = AF_INET6;
+	}
+	fd = socket_in_netns(nsfd, domain, SOCK_DGRAM);
+	if (fd < 0) {
+		*err = fd;
+		return SBT_DNS_SERVFAIL;
+	}
+	/* connect: only the resolver's answers are read */
+	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 || send(fd, q, (size_t)qlen, 0) < 0) {
+		*err = -errno;
+		close(fd);
+		return SBT_DNS_SERVFAIL;
+	}
+	deadline = now_ms() + DNS_TIMEOUT_MS;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = now_ms();
+		enum sbt_dns_status st;
+		ssize_t r;
+
+		if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) <= 0) {
+			*err = -ETIMEDOUT;
+			close(fd);
+			return SBT_DNS_SERVFAIL;
+		}
+		r = recv(fd, resp, sizeof(resp), 0);
+		if (r < 0) {
+			*err = -errno;
+			close(fd);
+			return SBT_DNS_SERVFAIL;
+		}
+		st = sbt_dns_parse_response(resp, (size_t)r, id, name, qtype, out, max, n, ttl);
+		if (st == SBT_DNS_MISMATCH)
+			continue; /* a stray or spoofed answer: keep waiting for ours */
+		close(fd);
+		return st;
+	}
+}
+
+/* --- per-sandbox policy ------------------------------------------------ */
+
+static int find_sandbox_pid(const char *cgdir, int depth)
+{
+	char path[PATH_MAX + 32], buf[64];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			pid = atoi(buf);
+		fclose(f);
+	}
+	if (pid > 0 || depth > 8)
+		return pid;
+	/* an empty sandbox cgroup may have busy children */
+	{
+		char cmd_dir[PATH_MAX + 2];
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(cmd_dir, sizeof(cmd_dir), "%s", cgdir);
+		d = opendir(cmd_dir);
+		if (!d)
+			return 0;
+		while (!pid && (e = readdir(d))) {
+			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", cgdir, e->d_name);
+			pid = find_sandbox_pid(path, depth + 1);
+		}
+		closedir(d);
+	}
+	return pid;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Where and how this sandbox resolves names (design: as the sandbox would). */
+static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbox *sb,
+			  const struct sbt_egress_cfg *cfg)
+{
+	char path[64], text[8192];
+	int pid = find_sandbox_pid(sb->path, 0);
+
+	es->nsfd = -1;
+	es->resolver_pid = pid;
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (cfg->has_resolver) {
+		memcpy(es->resolver, cfg->resolver, 16);
+		snprintf(es->resolver_source, sizeof(es->resolver_source), "--resolver");
+		es->has_resolver = true;
+		return;
+	}
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root/etc/resolv.conf", pid);
+		if (read_file(path, text, sizeof(text)) == 0 &&
+		    sbt_resolv_conf_nameserver(text, es->resolver) == 0) {
+			snprintf(es->resolver_source, sizeof(es->resolver_source), "%s", path);
+			es->has_resolver = true;
+			return;
+		}
+	}
+	if (read_file("/etc/resolv.conf", text, sizeof(text)) == 0 &&
+	    sbt_resolv_conf_nameserver(text, es->resolver) == 0) {
+		snprintf(es->resolver_source, sizeof(es->resolver_source), "/etc/resolv.conf");
+		es->has_resolver = true;
+		if (es->nsfd >= 0) {
+			close(es->nsfd); /* the host's resolver is reached from the host */
+			es->nsfd = -1;
+		}
+	}
+}
+
+/* Resolve one host rule for a sandbox (A and AAAA). */
+static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h)
+{
+	struct sbt_dns_addr a[SBT_HOST_ADDRS];
+	size_t n4 = 0, n6 = 0;
+	uint32_t ttl4 = 0, ttl6 = 0, ttl;
+	enum sbt_dns_status s4, s6;
+	int e4 = 0, e6 = 0;
+
+	h->error[0] = '\0';
+	if (!es->has_resolver) {
+		snprintf(h->error, sizeof(h->error), "no resolver: give --resolver ADDR");
+		h->nr_addrs = 0;
+		h->expires_ms = now_ms() + TTL_NEGATIVE_S * 1000ull;
+		return;
+	}
+	s4 = query(es->nsfd, es->resolver, h->name, SBT_DNS_TYPE_A, a, SBT_HOST_ADDRS, &n4, &ttl4,
+		   &e4);
+	s6 = query(es->nsfd, es->resolver, h->name, SBT_DNS_TYPE_AAAA, a + n4, SBT_HOST_ADDRS - n4,
+		   &n6, &ttl6, &e6);
+	h->nr_addrs = 0;
+	for (size_t i = 0; i < n4 + n6; i++)
+		memcpy(h->addrs[h->nr_addrs++], a[i].addr, 16);
+	if (s4 != SBT_DNS_OK && s6 != SBT_DNS_OK) {
+		snprintf(h->error, sizeof(h->error), "%s%s%s", sbt_dns_status_str(s4),
+			 e4 ? ": " : "", e4 ? strerror(-e4) : "");
+		h->expires_ms = now_ms() + TTL_NEGATIVE_S * 1000ull;
+		return;
+	}
+	ttl = n4 && n6 ? (ttl4 < ttl6 ? ttl4 : ttl6) : (n4 ? ttl4 : ttl6);
+	if (!n4 && !n6)
+		ttl = TTL_NEGATIVE_S;
+	if (ttl < TTL_MIN_S)
+		ttl = TTL_MIN_S;
+	if (ttl > TTL_MAX_S)
+		ttl = TTL_MAX_S;
+	h->ttl = ttl;
+	h->expires_ms = now_ms() + ttl * 1000ull;
+}
+
+/* The rules a sandbox's trie is compiled from: CIDR rules, resolved hosts, the resolver. */
+static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egress_sandbox *es,
+			 struct sbt_rule **out, size_t *n)
+{
+	size_t max = cfg->nr_rules + 2, k = 0;
+	struct sbt_rule *r;
+
+	for (size_t i = 0; i < es->nr_hosts; i++)
+		max += es->hosts[i].nr_addrs;
+	r = calloc(max, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->nr_rules; i++)
+		if (cfg->rules[i].kind == SBT_RULE_CIDR)
+			r[k++] = cfg->rules[i];
+	for (size_t i = 0; i < es->nr_hosts; i++) {
+		const struct sbt_rule *hr = &cfg->rules[es->hosts[i].rule_idx];
+
+		for (size_t j = 0; j < es->hosts[i].nr_addrs; j++) {
+			struct sbt_rule *c = &r[k++];
+
+			*c = *hr;
+			c->kind = SBT_RULE_CIDR;
+			memcpy(c->addr, es->hosts[i].addrs[j], 16);
+			c->prefix = 128;
+		}
+	}
+	/* Host rules need the sandbox's own resolver reachable: port 53, rule "resolver". */
+	if (es->nr_hosts && es->has_resolver) {
+		struct sbt_rule *c = &r[k++];
+
+		memset(c, 0, sizeof(*c));
+		c->kind = SBT_RULE_CIDR;
+		memcpy(c->addr, es->resolver, 16);
+		c->prefix = 128;
+		c->port_lo = c->port_hi = 53;
+		c->id = cfg->resolver_rule_id;
+	}
+	*out = r;
+	*n = k;
+	return 0;
+}
+
+static void policy_key(struct sbt_policy_key *key, uint32_t slot, const uint8_t addr[16],
+		       uint8_t prefix)
+{
+	memset(key, 0, sizeof(*key));
+	key->prefixlen = 32 + prefix;
+	key->slot = slot;
+	memcpy(key->addr, addr, 16);
+}
+
+/* The longest floor prefix covering an entry, or -1. */
+static int covering_floor(const struct sbt_floor *floor, size_t nfloor,
+			  const struct sbt_policy_entry *e)
+{
+	int best = -1;
+
+	for (size_t f = 0; f < nfloor; f++) {
+		uint8_t p = floor[f].prefix;
+		size_t bytes = p / 8;
+		uint8_t mask = (uint8_t)(0xff << (8 - p % 8));
+
+		if (e->prefix < p || memcmp(e->addr, floor[f].addr, bytes) != 0)
+			continue;
+		if (p % 8 && (e->addr[bytes] & mask) != (floor[f].addr[bytes] & mask))
+			continue;
+		if (best < 0 || floor[f].prefix > floor[best].prefix)
+			best = (int)f;
+	}
+	return best;
+}
+
+/* Compile a sandbox's rules and make the trie hold exactly those entries. */
+static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf, size_t errlen)
+{
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	struct sbt_policy_entry *entries;
+	struct sbt_parse_error perr;
+	struct sbt_rule *rules;
+	size_t nr_rules, cap;
+	int n, fd = bpf_map__fd(st->plan->skel->maps.egress_policy);
+	size_t nfloor;
+	const struct sbt_floor *floor = sbt_policy_floor(&nfloor);
+
+	if (sandbox_rules(st->cfg, es, &rules, &nr_rules))
+		return -ENOMEM;
+	cap = nr_rules + nfloor + 1;
+	entries = calloc(cap, sizeof(*entries));
+	if (!entries) {
+		free(rules);
+		return -ENOMEM;
+	}
+	n = sbt_policy_compile(rules, nr_rules, entries, cap, &perr);
+	free(rules);
+	if (n < 0) {
+		snprintf(errbuf, errlen, "%s", perr.msg);
+		free(entries);
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		struct sbt_policy_key key;
+		struct sbt_policy_val val;
+		int fidx;
+
+		memset(&val, 0, sizeof(val));
+		/*
+		 * An entry under a floor prefix (a rule naming 127.0.0.1/32 port 80)
+		 * is a floor entry too: its other ports are denied as the floor, and
+		 * loopback in the sandbox's own netns stays allowed.
+		 */
+		fidx = entries[i].floor ? (int)entries[i].floor_idx
+					: covering_floor(floor, nfloor, &entries[i]);
+		if (fidx >= 0) {
+			val.flags = SBT_POLICY_FLOOR;
+			val.floor_idx = (uint32_t)fidx;
+			val.floor_kind =
+				strcmp(floor[fidx].what, "loopback") == 0   ? SBT_FLOOR_LOOPBACK
+				: strcmp(floor[fidx].what, "metadata") == 0 ? SBT_FLOOR_METADATA
+									    : SBT_FLOOR_LINK_LOCAL;
+		}
+		val.nr_ports = (uint32_t)entries[i].nr_ports;
+		for (size_t j = 0; j < entries[i].nr_ports && j < SBT_POLICY_PORTS_MAX; j++) {
+			val.ports[j].lo = entries[i].ports[j].lo;
+			val.ports[j].hi = entries[i].ports[j].hi;
+			val.ports[j].proto = entries[i].ports[j].proto;
+			val.ports[j].rule_id = entries[i].ports[j].rule_id;
+		}
+		policy_key(&key, slot, entries[i].addr, entries[i].prefix);
+		if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
+			snprintf(errbuf, errlen, "policy map update: %s", strerror(errno));
+			free(entries);
+			return -errno;
+		}
+	}
+	/* Remove entries of the previous compilation that are gone now. */
+	for (size_t i = 0; i < es->nr_entries; i++) {
+		bool keep = false;
+
+		for (int j = 0; j < n && !keep; j++)
+			keep = es->entries[i].prefix == entries[j].prefix &&
+			       memcmp(es->entries[i].addr, entries[j].addr, 16) == 0;
+		if (!keep) {
+			struct sbt_policy_key key;
+
+			policy_key(&key, slot, es->entries[i].addr, es->entries[i].prefix);
+			bpf_map_delete_elem(fd, &key);
+		}
+	}
+	free(es->entries);
+	es->entries = entries;
+	es->nr_entries = (size_t)n;
+	return 0;
+}
+
+static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
+			       const struct sbt_sandbox *sb)
+{
+	struct sbtrace_bpf *skel = st->plan->skel;
+	struct bpf_program *progs[] = { skel->progs.egress_connect4,	skel->progs.egress_connect6,
+					skel->progs.egress_sendmsg4,	skel->progs.egress_sendmsg6,
+					skel->progs.egress_sock_create, skel->progs.egress_skb };
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (cgfd < 0) {
+		fprintf(stderr, "sbtrace: egress: cannot open cgroup %s: %s\n", sb->path,
+			strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cgfd);
+
+		if (!l) {
+			int err = -errno;
+
+			fprintf(stderr,
+				"sbtrace: egress: cannot attach %s to %s: %s; the kernel "
+				"needs cgroup BPF (CONFIG_CGROUP_BPF)\n",
+				bpf_program__name(progs[i]), sb->name, strerror(-err));
+			close(cgfd);
+			return err;
+		}
+		es->links[es->nr_links++] = l;
+	}
+	close(cgfd);
+	return 0;
+}
+
+int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
+		     const struct sbt_egress_cfg *cfg, const struct sbt_sandbox *sandboxes,
+		     uint32_t nr)
+{
+	bool policy = cfg->mode == SBT_EGRESS_AUDIT || cfg->mode == SBT_EGRESS_ENFORCE;
+
+	memset(st, 0, sizeof(*st));
+	st->plan = plan;
+	st->cfg = cfg;
+	st->nr = nr;
+	srandom((unsigned int)(time(NULL) ^ getpid()));
+	for (uint32_t i = 0; i < nr; i++) {
+		struct sbt_egress_sandbox *es = &st->sb[i];
+		char err[200];
+
+		es->nsfd = -1;
+		plan->skel->bss->egress_mode[i] =
+			cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE : (uint8_t)cfg->mode;
+		if (!policy)
+			continue;
+		for (size_t r = 0; r < cfg->nr_rules; r++) {
+			if (cfg->rules[r].kind != SBT_RULE_HOST || es->nr_hosts >= SBT_MAX_HOSTS)
+				continue;
+			es->hosts[es->nr_hosts].rule_idx = r;
+			snprintf(es->hosts[es->nr_hosts].name, sizeof(es->hosts[0].name), "%s",
+				 cfg->rules[r].host);
+			es->nr_hosts++;
+		}
+		if (es->nr_hosts)
+			find_resolver(es, &sandboxes[i], cfg);
+		for (size_t h = 0; h < es->nr_hosts; h++) {
+			resolve_host(es, &es->hosts[h]);
+			if (es->hosts[h].error[0])
+				fprintf(stderr,
+					"sbtrace: egress: host %s for sandbox %s: %s; "
+					"denied until it resolves\n",
+					es->hosts[h].name, sandboxes[i].name, es->hosts[h].error);
+		}
+		if (write_policy(st, i, err, sizeof(err))) {
+			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", sandboxes[i].name,
+				err);
+			return -EINVAL;
+		}
+		if (attach_cgroup_progs(st, i, &sandboxes[i]))
+			return -EPERM;
+	}
+	return 0;
+}
+
+void sbt_egress_tick(struct sbt_egress_state *st)
+{
+	uint64_t now = now_ms();
+
+	for (uint32_t i = 0; i < st->nr; i++) {
+		struct sbt_egress_sandbox *es = &st->sb[i];
+		bool changed = false;
+		char err[200];
+
+		for (size_t h = 0; h < es->nr_hosts; h++) {
+			struct sbt_host_state *hs = &es->hosts[h];
+			uint8_t before[SBT_HOST_ADDRS][16];
+			size_t nb = hs->nr_addrs;
+
+			if (now < hs->expires_ms)
+				continue;
+			memcpy(before, hs->addrs, sizeof(before));
+			resolve_host(es, hs);
+			hs->refreshes++;
+			if (nb != hs->nr_addrs || memcmp(before, hs->addrs, nb * 16) != 0)
+				changed = true;
+		}
+		if (changed && write_policy(st, i, err, sizeof(err)))
+			fprintf(stderr, "sbtrace: egress: policy refresh: %s\n", err);
+	}
+}
+
+void sbt_egress_teardown(struct sbt_egress_state *st)
+{
+	for (uint32_t i = 0; i < st->nr; i++) {
+		struct sbt_egress_sandbox *es = &st->sb[i];
+
+		for (size_t l = 0; l < es->nr_links; l++)
+			bpf_link__destroy(es->links[l]);
+		es->nr_links = 0;
+		if (es->nsfd >= 0)
+			close(es->nsfd);
+		es->nsfd = -1;
+		free(es->entries);
+		es->entries = NULL;
+	}
+}
+
+/* Detach the cgroup programs first on stop: nothing new is decided after that. */
+void sbt_egress_detach(struct sbt_egress_state *st)
+{
+	for (uint32_t i = 0; i < st->nr; i++) {
+		for (size_t l = 0; l < st->sb[i].nr_links; l++)
+			bpf_link__destroy(st->sb[i].links[l]);
+		st->sb[i].nr_links = 0;
+	}
+}
+
+const char *sbt_egress_rule_text(const struct sbt_egress_cfg *cfg, uint32_t id)
+{
+	if (id == cfg->resolver_rule_id)
+		return "resolver port 53";
+	for (size_t i = 0; i < cfg->nr_rules; i++)
+		if (cfg->rules[i].id == id)
+			return cfg->rules[i].text;
+	return NULL;
+}
+
+const char *sbt_egress_floor_text(uint32_t idx)
+{
+	size_t n;
+	const struct sbt_floor *f = sbt_policy_floor(&n);
+
+	return idx < n ? f[idx].what : NULL;
+}

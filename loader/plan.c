@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The attach plan: one BPF object, loaded once, holding for each capability
+ * the program twins that may work on this kernel; the preferred twin that
+ * loads and attaches wins, and every failed try is reported.
+ *
+ *   exec        tp_btf, raw_tp, tracepoint             (required)
+ *   connect     fentry, kprobe, tp_btf, tracepoint     (observation; optional)
+ *   packet      tracepoint syscalls/sys_enter_socket   (observation; optional)
+ *   egress      cgroup sock_addr/sock_create/skb       (with a policy; attached per sandbox)
+ *
+ * A load failure cannot be traced to one program, so the optional parts that
+ * can fail at load (fentry; the cgroup iterator) are tried first and dropped
+ * on a retry; each retry is a full load (~20 ms here).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "sbtrace.h"
+#include "sbtrace.skel.h"
+#include "loader.h"
+
+static const char *const exec_modes[SBT_EXEC_NR_MODES] = {
+	[SBT_EXEC_TP_BTF] = "tp_btf",
+	[SBT_EXEC_RAW_TP] = "raw_tp",
+	[SBT_EXEC_TRACEPOINT] = "tracepoint",
+};
+
+const char *sbt_exec_mode_name(enum sbt_exec_mode m)
+{
+	return m < SBT_EXEC_NR_MODES ? exec_modes[m] : "?";
+}
+
+int sbt_exec_mode_parse(const char *s, enum sbt_exec_mode *m)
+{
+	for (int i = 0; i < SBT_EXEC_NR_MODES; i++) {
+		if (strcmp(s, exec_modes[i]) == 0) {
+			*m = (enum sbt_exec_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/*
+ * SBTRACE_DISABLE_HOOKS=item[,item...] takes modes out of the automatic
+ * choice: "capability:mode" (connect:kprobe) or a bare mode, which applies to
+ * every capability (tp_btf). For an operator avoiding a hook, and for tests
+ * of the fallback paths on kernels where every mode works.
+ */
+bool sbt_hook_disabled(const char *capability, const char *mode)
+{
+	const char *env = getenv("SBTRACE_DISABLE_HOOKS");
+	char qualified[64];
+
+	snprintf(qualified, sizeof(qualified), "%s:%s", capability, mode);
+	for (const char *p = env; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if ((n == strlen(mode) && strncmp(p, mode, n) == 0) ||
+		    (n == strlen(qualified) && strncmp(p, qualified, n) == 0))
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+void sbt_hook_record(struct sbt_hook_result *res, const char *mode, const char *stage, int err)
+{
+	if (res->nr_tries >= SBT_MAX_TRIES)
+		return;
+	res->tries[res->nr_tries].mode = mode;
+	res->tries[res->nr_tries].stage = stage;
+	res->tries[res->nr_tries].err = err;
+	res->nr_tries++;
+}
+
+static struct bpf_program *exec_prog(struct sbtrace_bpf *skel, enum sbt_exec_mode m)
+{
+	switch (m) {
+	case SBT_EXEC_TP_BTF:
+		return skel->progs.exec_tp_btf;
+	case SBT_EXEC_RAW_TP:
+		return skel->progs.exec_raw_tp;
+	default:
+		return skel->progs.exec_tracepoint;
+	}
+}
+
+/* The connect twins in order of preference. */
+enum { CONNECT_FENTRY, CONNECT_KPROBE, CONNECT_TP_BTF, CONNECT_TRACEPOINT, NR_CONNECT };
+static const char *const connect_modes[NR_CONNECT] = { "fentry", "kprobe", "tp_btf", "tracepoint" };
+
+static struct bpf_program *connect_prog(struct sbtrace_bpf *skel, int i)
+{
+	switch (i) {
+	case CONNECT_FENTRY:
+		return skel->progs.connect_fentry;
+	case CONNECT_KPROBE:
+		return skel->progs.connect_kprobe;
+	case CONNECT_TP_BTF:
+		return skel->progs.connect_tp_btf;
+	default:
+		return skel->progs.connect_tracepoint;
+	}
+}
+
+static struct bpf_program *const *egress_progs(struct sbtrace_bpf *skel, size_t *n)
+{
+	static struct bpf_program *progs[6];
+
+	progs[0] = skel->progs.egress_connect4;
+	progs[1] = skel->progs.egress_connect6;
+	progs[2] = skel->progs.egress_sendmsg4;
+	progs[3] = skel->progs.egress_sendmsg6;
+	progs[4] = skel->progs.egress_sock_create;
+	progs[5] = skel->progs.egress_skb;
+	*n = 6;
+	return progs;
+}
+
+/*
+ * Can a fentry program attach to `func` here? Loads a two-instruction
+ * program with the function's BTF id; the verdict of BPF_PROG_LOAD is the
+ * same the real twin would get (no trampolines, lockdown, no BTF ...).
+ */
+static int probe_fentry(const char *func)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY);
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int id, fd, err;
+
+	if (!vmlinux)
+		return -errno ? -errno : -ENOENT;
+	id = btf__find_by_name_kind(vmlinux, func, BTF_KIND_FUNC);
+	btf__free(vmlinux);
+	if (id <= 0)
+		return -ENOENT;
+	o.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "sbt_fentry_probe", "GPL", insns, 2, &o);
+	if (fd < 0) {
+		err = -errno;
+		return err ? err : -EINVAL;
+	}
+	close(fd);
+	return 0;
+}
+
+struct load_set {
+	enum sbt_exec_mode exec;
+	bool fentry;
+	bool iter;
+};
+
+static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const struct load_set *ls,
+				     int *errp)
+{
+	struct sbtrace_bpf *skel = sbtrace_bpf__open();
+	struct bpf_program *prog;
+	struct bpf_program *const *eg;
+	size_t neg;
+	int err;
+
+	if (!skel) {
+		*errp = -errno;
+		return NULL;
+	}
+	bpf_object__for_each_program(prog, skel->obj) bpf_program__set_autoload(prog, false);
+	bpf_program__set_autoload(exec_prog(skel, ls->exec), true);
+	bpf_program__set_autoload(skel->progs.cgroup_ptr, ls->iter);
+	if (opts->observe) {
+		/* the BTF-typed twins only where the kernel has BTF for tp_btf */
+		bpf_program__set_autoload(skel->progs.connect_fentry, ls->fentry);
+		bpf_program__set_autoload(skel->progs.connect_kprobe, true);
+		bpf_program__set_autoload(skel->progs.connect_tp_btf, ls->exec == SBT_EXEC_TP_BTF);
+		bpf_program__set_autoload(skel->progs.connect_tracepoint, true);
+		bpf_program__set_autoload(skel->progs.packet_socket, true);
+	}
+	eg = egress_progs(skel, &neg);
+	for (size_t i = 0; i < neg; i++)
+		bpf_program__set_autoload(eg[i], opts->policy);
+	skel->rodata->argv_max = opts->argv_max;
+	skel->rodata->wakeup_each = opts->poll_ms == 0;
+	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
+	skel->rodata->host_netns_cookie = opts->host_netns_cookie;
+	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
+	if (!err)
+		err = sbtrace_bpf__load(skel);
+	if (err) {
+		sbtrace_bpf__destroy(skel);
+		*errp = err;
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * Load for exec mode m, dropping the optional parts that may be what failed:
+ * first fentry, then the iterator. Records what was dropped and why.
+ */
+static struct sbtrace_bpf *load_for_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
+					 struct sbt_plan *plan, int *errp)
+{
+	struct load_set ls = {
+		.exec = m,
+		.fentry = opts->observe && !sbt_hook_disabled("connect", "fentry"),
+		.iter = m == SBT_EXEC_TP_BTF && !sbt_hook_disabled("membership", "cgroup_ptr"),
+	};
+	struct sbtrace_bpf *skel;
+
+	/* A failed fentry costs a whole reload: ask the kernel with a tiny program first. */
+	if (ls.fentry && !plan->fentry_probed) {
+		plan->fentry_probed = true;
+		plan->fentry_err = probe_fentry("tcp_connect");
+	}
+	if (ls.fentry && plan->fentry_err)
+		ls.fentry = false;
+
+	for (;;) {
+		skel = open_load(opts, &ls, errp);
+		if (skel)
+			break;
+		if (ls.fentry) {
+			plan->fentry_err = *errp;
+			ls.fentry = false;
+		} else if (ls.iter) {
+			plan->iter_err = *errp;
+			ls.iter = false;
+		} else {
+			return NULL;
+		}
+	}
+	plan->fentry_loaded = ls.fentry;
+	return skel;
+}
+
+static void attach_connect(struct sbt_plan *plan)
+{
+	struct sbt_hook_result *res = &plan->connect;
+
+	for (int i = 0; i < NR_CONNECT; i++) {
+		struct bpf_program *prog = connect_prog(plan->skel, i);
+
+		if (sbt_hook_disabled("connect", connect_modes[i])) {
+			sbt_hook_record(res, connect_modes[i], "disabled", -EPERM);
+			continue;
+		}
+		if (i == CONNECT_FENTRY && !plan->fentry_loaded) {
+			sbt_hook_record(res, connect_modes[i], "load",
+					plan->fentry_err ? plan->fentry_err : -EOPNOTSUPP);
+			continue;
+		}
+		if (bpf_program__fd(prog) < 0) {
+			sbt_hook_record(res, connect_modes[i], "unsupported", -EOPNOTSUPP);
+			continue;
+		}
+		plan->connect_link = bpf_program__attach(prog);
+		if (!plan->connect_link) {
+			sbt_hook_record(res, connect_modes[i], "attach", -errno);
+			continue;
+		}
+		sbt_hook_record(res, connect_modes[i], "attached", 0);
+		res->mode = connect_modes[i];
+		return;
+	}
+}
+
+static void attach_packet(struct sbt_plan *plan)
+{
+	struct sbt_hook_result *res = &plan->packet;
+
+	if (sbt_hook_disabled("packet_socket", "tracepoint")) {
+		sbt_hook_record(res, "tracepoint", "disabled", -EPERM);
+		return;
+	}
+	plan->packet_link = bpf_program__attach(plan->skel->progs.packet_socket);
+	if (!plan->packet_link) {
+		sbt_hook_record(res, "tracepoint", "attach", -errno);
+		return;
+	}
+	sbt_hook_record(res, "tracepoint", "attached", 0);
+	res->mode = "tracepoint";
+}
+
+static int try_exec_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
+			 struct sbt_plan *plan)
+{
+	int err = 0;
+
+	plan->skel = load_for_mode(opts, m, plan, &err);
+	if (!plan->skel) {
+		sbt_hook_record(&plan->exec, exec_modes[m], "load", err);
+		return err;
+	}
+	plan->exec_link = bpf_program__attach(exec_prog(plan->skel, m));
+	if (!plan->exec_link) {
+		err = -errno;
+		sbt_hook_record(&plan->exec, exec_modes[m], "attach", err);
+		sbtrace_bpf__destroy(plan->skel);
+		plan->skel = NULL;
+		return err;
+	}
+	sbt_hook_record(&plan->exec, exec_modes[m], "attached", 0);
+	plan->exec.mode = exec_modes[m];
+	return 0;
+}
+
+int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan)
+{
+	int err = -ENOENT;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->exec.capability = "exec";
+	plan->connect.capability = "connect";
+	plan->packet.capability = "packet_socket";
+	if (opts->forced_mode >= 0) {
+		err = try_exec_mode(opts, (enum sbt_exec_mode)opts->forced_mode, plan);
+	} else {
+		for (int m = 0; m < SBT_EXEC_NR_MODES; m++) {
+			if (sbt_hook_disabled("exec", exec_modes[m])) {
+				sbt_hook_record(&plan->exec, exec_modes[m], "disabled", -EPERM);
+				continue;
+			}
+			err = try_exec_mode(opts, (enum sbt_exec_mode)m, plan);
+			if (!err)
+				break;
+		}
+	}
+	if (err)
+		return err;
+	if (!plan->skel)
+		return -ENOENT;
+	if (opts->observe) {
+		attach_connect(plan);
+		attach_packet(plan);
+	}
+	return 0;
+}
+
+void sbt_plan_destroy(struct sbt_plan *plan)
+{
+	bpf_link__destroy(plan->packet_link);
+	bpf_link__destroy(plan->connect_link);
+	bpf_link__destroy(plan->exec_link);
+	sbtrace_bpf__destroy(plan->skel);
+	plan->packet_link = plan->connect_link = plan->exec_link = NULL;
+	plan->skel = NULL;
+}
+
+/* Detach the tracing programs (first step of a stop: no new events). */
+void sbt_plan_detach(struct sbt_plan *plan)
+{
+	bpf_link__destroy(plan->packet_link);
+	bpf_link__destroy(plan->connect_link);
+	bpf_link__destroy(plan->exec_link);
+	plan->packet_link = plan->connect_link = plan->exec_link = NULL;
+}
