@@ -125,7 +125,7 @@ $(TESTBIN)/%: tests/helpers/%.c | $(TESTBIN)
 $(BUILD)/bench/%: tests/bench/%.c $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS_BPF)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS_BPF) -lpthread
 
 $(TESTBIN)/test_%: tests/unit/test_%.c $(OBJ)/libsbtrace.a | $(TESTBIN)
 	$(call msg,CC,$@)
@@ -174,6 +174,7 @@ fuzz: $(FUZZ_BINS)
 
 bench: all
 	$(Q)scripts/bench.sh
+	$(Q)scripts/bench-egress.sh
 
 # --- hygiene -----------------------------------------------------------
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^bpf/vmlinux/')

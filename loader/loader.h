@@ -67,7 +67,8 @@ struct sbt_exec_opts {
 	uint32_t argv_max;
 	uint32_t ringbuf_bytes;
 	uint32_t poll_ms;	    /* 0: a wake-up per record; else drain every poll_ms */
-	bool observe;		    /* load the connect / packet-socket observation */
+	bool observe;		    /* load the packet-socket observation */
+	bool observe_connect;	    /* load the tcp_connect observation */
 	bool policy;		    /* load the egress policy programs */
 	uint64_t host_netns_cookie; /* the loader's network namespace */
 };

@@ -197,6 +197,10 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 	skel->rodata->wakeup_each = opts->poll_ms == 0;
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
 	skel->rodata->host_netns_cookie = opts->host_netns_cookie;
+	/* SBTRACE_FOLD_WINDOW_MS: a benchmark knob (0 sends every egress event) */
+	if (getenv("SBTRACE_FOLD_WINDOW_MS"))
+		skel->rodata->fold_window_ns =
+			strtoull(getenv("SBTRACE_FOLD_WINDOW_MS"), NULL, 10) * 1000000ull;
 	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
 	if (!err)
 		err = sbtrace_bpf__load(skel);
@@ -344,10 +348,15 @@ int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan)
 		return err;
 	if (!plan->skel)
 		return -ENOENT;
-	if (opts->observe) {
+	/* With a policy the sock_addr hooks see every connect: no observation needed. */
+	if (opts->observe_connect)
 		attach_connect(plan);
-		attach_packet(plan);
+	else if (opts->policy) {
+		sbt_hook_record(&plan->connect, "cgroup_sock_addr", "attached", 0);
+		plan->connect.mode = "cgroup_sock_addr";
 	}
+	if (opts->observe)
+		attach_packet(plan);
 	return 0;
 }
 

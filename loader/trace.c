@@ -779,10 +779,10 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		goto cleanup;
 	}
 	report_fallback(&plan.exec);
-	if (opts->exec.observe) {
+	if (opts->exec.observe_connect)
 		report_fallback(&plan.connect);
+	if (opts->exec.observe)
 		report_fallback(&plan.packet);
-	}
 	ctx->plan = &plan;
 	ctx->map_stats_fd = bpf_map__fd(plan.skel->maps.sandbox_stats);
 	rb = ring_buffer__new(bpf_map__fd(plan.skel->maps.events), handle_record, ctx, NULL);
