@@ -31,7 +31,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ibpf -Iuserspace -Iskel \
 	  -DSBTRACE_VERSION='"$(VERSION)"'
 LDLIBS_BPF := -lbpf -lelf -lz
-LDLIBS_JSON := -ljson-c
+LDLIBS_JSON := -ljson-c -lcrypto
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
@@ -63,17 +63,24 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(TESTBIN)/%,$(HELPER_SRCS))
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
-.PHONY: all deps test unit unit-asan integration bench format lint clean install \
+.PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
 	vmlinux help fuzz check-format
 
-all: $(BIN)/sbtrace $(HELPER_BINS) $(BENCH_BINS)
+all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS)
 
 help:
-	@echo 'targets: all (default) deps test unit unit-asan integration bench fuzz'
+	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan integration bench fuzz'
 	@echo '         format check-format lint clean install (PREFIX, DESTDIR) vmlinux'
 
 deps:
 	$(Q)scripts/deps.sh
+
+# The main job: make probe REPO=path [PROBE_ARGS=...]
+probe: deps
+	$(Q)scripts/mounts.sh
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)test -n "$(REPO)" || { echo 'make probe: give REPO=path/to/repo' >&2; exit 2; }
+	$(Q)$(BIN)/sbtrace probe $(PROBE_ARGS) $(REPO)
 
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
@@ -117,6 +124,14 @@ $(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
 $(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON)
+
+# The companion that launches sandboxes: userspace/shim/*.c + the library.
+SHIM_SRCS := $(wildcard userspace/shim/*.c)
+SHIM_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SHIM_SRCS))
+
+$(BIN)/sbtrace-shim: $(SHIM_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_JSON)
 
 $(TESTBIN)/%: tests/helpers/%.c | $(TESTBIN)
 	$(call msg,CC,$@)
@@ -175,6 +190,7 @@ fuzz: $(FUZZ_BINS)
 bench: all
 	$(Q)scripts/bench.sh
 	$(Q)scripts/bench-egress.sh
+	$(Q)scripts/bench-probe.sh
 
 # --- hygiene -----------------------------------------------------------
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^bpf/vmlinux/')
@@ -194,10 +210,12 @@ lint: $(SKELS)
 	@# bpftool 7.1's generated skeletons leak on calloc failure (unix.Malloc
 	@# reports it through our calls); the loader is checked without that one.
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc $(LOADER_SRCS) -- $(CFLAGS)
+	$(Q)clang-tidy --quiet $(SHIM_SRCS) -- $(CFLAGS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BIN)/sbtrace $(DESTDIR)$(PREFIX)/bin/sbtrace
+	install -m 0755 $(BIN)/sbtrace-shim $(DESTDIR)$(PREFIX)/bin/sbtrace-shim
 
 clean:
 	rm -rf $(BUILD) skel/*.skel.h

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sbtrace: the loader's command line. Commands are a table of {name, fn}. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "policy.h"
+#include "sandbox.h"
+#include "probe_cmd.h"
 #include "trace.h"
 
 static const char exit_codes_help[] =
@@ -27,6 +31,7 @@ static void usage_main(FILE *f)
 		"Commands:\n"
 		"  trace      attach to running sandboxes (cgroups) and stream their execs\n"
 		"  features   probe the kernel and print the attach plan as JSON\n"
+		"  probe      run a repo's build in a fresh sandbox: does it invoke a shell?\n"
 		"  version    print the version\n"
 		"  help       show help for a command: sbtrace help trace\n"
 		"\n%s",
@@ -46,6 +51,9 @@ static void usage_trace(FILE *f)
 		"  -c, --cgroup PATH      a cgroup v2 directory: absolute, or relative to the\n"
 		"                         v2 mount (e.g. sbtrace/job1)\n"
 		"  -p, --pid PID          the cgroup that process PID is in\n"
+		"      --sandbox NAME     a sandbox started by sbtrace-shim (its state file);\n"
+		"                         a shim waiting for a tracer is released once attached\n"
+		"      --state-dir DIR    where shim state files live (default /run/sbtrace)\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output FORMAT    json (JSON Lines, default) or text (aligned columns)\n"
@@ -140,8 +148,8 @@ static int add_rule(struct sbt_egress_cfg *cfg, const struct sbt_rule *r)
 	return 0;
 }
 
-static int add_arg_rule(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const char *opt,
-			const char *arg)
+int sbt_cli_add_rule(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const char *opt,
+		     const char *arg)
 {
 	struct sbt_parse_error err;
 	struct sbt_rule r;
@@ -159,7 +167,7 @@ static int add_arg_rule(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, con
 }
 
 /* --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong. */
-static int load_allowlist(struct sbt_egress_cfg *cfg, const char *path)
+int sbt_cli_load_allowlist(struct sbt_egress_cfg *cfg, const char *path)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
@@ -206,6 +214,29 @@ static int load_allowlist(struct sbt_egress_cfg *cfg, const char *path)
 	return ret;
 }
 
+/* Shims waiting for us (sbtrace-shim run without --no-wait): tell them we are attached. */
+struct handshake {
+	int n;
+	char fifo[SBT_MAX_SANDBOXES][PATH_MAX];
+};
+
+static void shim_handshake(void *arg)
+{
+	struct handshake *h = arg;
+
+	for (int i = 0; i < h->n; i++) {
+		int fd = open(h->fifo[i], O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+		/* ENXIO: nobody waits (--no-wait, or it went on already) */
+		if (fd < 0)
+			continue;
+		if (write(fd, "attached\n", 9) != 9)
+			fprintf(stderr, "sbtrace: handshake with %s: %s\n", h->fifo[i],
+				strerror(errno));
+		close(fd);
+	}
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -224,6 +255,8 @@ static int cmd_trace(int argc, char **argv)
 		{ "allowlist", required_argument, NULL, 7 },
 		{ "egress", required_argument, NULL, 8 },
 		{ "resolver", required_argument, NULL, 9 },
+		{ "sandbox", required_argument, NULL, 10 },
+		{ "state-dir", required_argument, NULL, 11 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -231,10 +264,14 @@ static int cmd_trace(int argc, char **argv)
 	const char *out_path = NULL;
 	unsigned long long v;
 	enum sbt_exec_mode mode;
-	int c, ret, egress_mode = -2;
+	int c, ret, egress_mode = -2, nr_names = 0;
+	const char *sandbox_names[SBT_MAX_SANDBOXES];
+	const char *state_dir = SBT_STATE_DIR_DEFAULT;
+	static struct handshake handshake;
 
 	free(opts.egress.rules);
 	memset(&opts, 0, sizeof(opts));
+	memset(&handshake, 0, sizeof(handshake));
 	opts.exec.forced_mode = -1;
 	opts.exec.argv_max = SBT_ARGV_DEFAULT;
 	opts.exec.ringbuf_bytes = 4u << 20;
@@ -325,12 +362,12 @@ static int cmd_trace(int argc, char **argv)
 			break;
 		case 5:
 		case 6:
-			if (add_arg_rule(&opts.egress, c == 5 ? SBT_RULE_CIDR : SBT_RULE_HOST,
+			if (sbt_cli_add_rule(&opts.egress, c == 5 ? SBT_RULE_CIDR : SBT_RULE_HOST,
 					 c == 5 ? "--allow-cidr" : "--allow-host", optarg))
 				return SBT_EXIT_USAGE;
 			break;
 		case 7:
-			if (load_allowlist(&opts.egress, optarg))
+			if (sbt_cli_load_allowlist(&opts.egress, optarg))
 				return SBT_EXIT_USAGE;
 			break;
 		case 8:
@@ -355,6 +392,14 @@ static int cmd_trace(int argc, char **argv)
 			opts.egress.has_resolver = true;
 			break;
 		}
+		case 10:
+			if (nr_names >= SBT_MAX_SANDBOXES)
+				return usage_error("trace", "more than 64 sandboxes (at %s)", optarg);
+			sandbox_names[nr_names++] = optarg;
+			break;
+		case 11:
+			state_dir = optarg;
+			break;
 		case 'h':
 			usage_trace(stdout);
 			return SBT_EXIT_OK;
@@ -365,6 +410,31 @@ static int cmd_trace(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("trace", "unexpected argument '%s'", argv[optind]);
+	for (int i = 0; i < nr_names; i++) {
+		struct sbt_sandbox_state st;
+		struct sbt_sandbox *sb;
+		char err[256];
+
+		if (opts.nr_sandboxes >= SBT_MAX_SANDBOXES)
+			return usage_error("trace", "more than 64 sandboxes (at %s)", sandbox_names[i]);
+		if (sbt_state_read(state_dir, sandbox_names[i], &st, err, sizeof(err))) {
+			fprintf(stderr, "sbtrace trace: --sandbox %s: %s; is it running? "
+					"(sbtrace-shim run --name %s ...)\n",
+				sandbox_names[i], err, sandbox_names[i]);
+			return SBT_EXIT_USAGE;
+		}
+		sb = &opts.sandboxes[opts.nr_sandboxes];
+		if (sbt_sandbox_from_cgroup(st.cgroup_path, sb) < 0)
+			return SBT_EXIT_USAGE;
+		sb->origin = "sandbox";
+		sb->slot = opts.nr_sandboxes++;
+		snprintf(handshake.fifo[handshake.n++], PATH_MAX, "%s/%s.attach", state_dir,
+			 sandbox_names[i]);
+	}
+	if (handshake.n) {
+		opts.on_attached = shim_handshake;
+		opts.hook_arg = &handshake;
+	}
 	if (opts.nr_sandboxes == 0)
 		return usage_error("trace", "%sno sandbox given: use --cgroup PATH or --pid PID",
 				   "");
@@ -470,6 +540,7 @@ static const struct command {
 } commands[] = {
 	{ "trace", cmd_trace, usage_trace },
 	{ "features", cmd_features, usage_features },
+	{ "probe", sbt_probe_main, sbt_probe_usage },
 	{ "version", cmd_version, NULL },
 	{ "help", cmd_help, NULL },
 };

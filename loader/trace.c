@@ -47,6 +47,7 @@ struct sandbox_state {
 	uint64_t eg_denied;   /* of which denied */
 	uint64_t eg_lost_reported;
 	uint64_t kernel_eg, kernel_eg_lost;
+	uint64_t first_exec_ts; /* epoch ns of the first exec seen, 0 if none */
 };
 
 /* The last record of each fold key, to report the folded tail at stop. */
@@ -219,7 +220,10 @@ static int handle_record(void *vctx, void *data, size_t size)
 	st = &ctx->st[ev.slot];
 	st->received++;
 	ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset);
+	if (!st->first_exec_ts)
+		st->first_exec_ts = ts;
 
+	sbt_proctab_rename(ctx->proc, ev.ppid, ev.parent_comm);
 	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls);
 	if (is_shell) {
 		struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
@@ -498,6 +502,7 @@ static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *co
 static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t duration_ms)
 {
 	json_object *stopped, *sbs = json_object_new_array();
+	json_object *shells = ctx->opts->results ? json_object_new_array() : NULL;
 
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
 		struct sandbox_state *st = &ctx->st[i];
@@ -545,6 +550,8 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			json_object_put(s);
 		}
 		json_object_object_add(ev, "complete", json_object_new_boolean(complete));
+		if (shells)
+			json_object_array_add(shells, json_object_get(ev));
 		sbt_sink_write(&ctx->sink, ev);
 
 		s = json_object_new_object();
@@ -553,6 +560,9 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 		json_object_object_add(s, "received", json_object_new_uint64(st->received));
 		json_object_object_add(s, "lost", json_object_new_uint64(missing));
 		json_object_object_add(s, "complete", json_object_new_boolean(complete));
+		json_object_object_add(s, "first_exec_ts",
+				       st->first_exec_ts ? json_object_new_uint64(st->first_exec_ts)
+							 : NULL);
 		{
 			json_object *eg = json_object_new_object();
 			uint64_t eg_lost =
@@ -585,6 +595,13 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 	json_object_object_add(stopped, "sandboxes", sbs);
 	json_object_object_add(stopped, "decode_errors",
 			       json_object_new_uint64(ctx->decode_errors));
+	if (ctx->opts->results) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "shell_invocation", shells);
+		json_object_object_add(r, "stopped", json_object_get(stopped));
+		*ctx->opts->results = r;
+	}
 	sbt_sink_write(&ctx->sink, stopped);
 	sbt_sink_flush(&ctx->sink);
 }
@@ -813,6 +830,8 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 							      &plan.connect, &plan.packet, NULL },
 		     start_ms - t0);
 	snapshot_sandboxes(ctx);
+	if (opts->on_attached)
+		opts->on_attached(opts->hook_arg);
 
 	/* Test hook: hold off consuming so a small ring buffer overflows. */
 	env = getenv("SBTRACE_TEST_CONSUMER_DELAY_MS");
@@ -848,6 +867,14 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		if (opts->duration_ms && now - start_ms >= opts->duration_ms) {
 			reason = "duration";
 			break;
+		}
+		if (opts->on_tick) {
+			const char *r = opts->on_tick(opts->hook_arg);
+
+			if (r) {
+				reason = r;
+				break;
+			}
 		}
 	}
 	/* Detach first so no new events arrive, then drain what is in flight. */

@@ -16,6 +16,15 @@ struct sbt_trace_opts {
 	FILE *out;
 	uint64_t duration_ms; /* 0: until SIGINT/SIGTERM */
 	struct sbt_egress_cfg egress;
+
+	/* For callers that run a workload under the trace (sbtrace probe, --sandbox). */
+	void *hook_arg;
+	/* After TraceStarted: everything is attached and registered. */
+	void (*on_attached)(void *arg);
+	/* Each loop tick (<= poll_ms); return a stop reason to stop, NULL to go on. */
+	const char *(*on_tick)(void *arg);
+	/* If set: receives {"shell_invocation": [per sandbox], "stopped": TraceStopped}. */
+	json_object **results;
 };
 
 extern int sbt_verbose;

@@ -151,6 +151,17 @@ void sbt_proctab_seen(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, cons
 	put(tab, pid, ppid, comm, SBT_ANC_PROC);
 }
 
+void sbt_proctab_rename(struct sbt_proctab *tab, uint32_t pid, const char *comm)
+{
+	struct proc_entry *e;
+
+	if (!tab || !pid || !comm || !comm[0])
+		return;
+	e = find_slot(tab, pid);
+	if (e->pid == pid)
+		copy_comm(e->comm, comm);
+}
+
 void sbt_proctab_exit(struct sbt_proctab *tab, uint32_t pid)
 {
 	size_t mask, i, j, home;

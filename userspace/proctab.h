@@ -66,6 +66,13 @@ void sbt_proctab_exec(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, cons
  */
 void sbt_proctab_seen(struct sbt_proctab *tab, uint32_t pid, uint32_t ppid, const char *comm);
 
+/*
+ * A process's current name, as a child's exec event reports its parent's:
+ * updates a known entry (programs rename themselves: npm's node is
+ * "npm run build"); unknown pids are left alone.
+ */
+void sbt_proctab_rename(struct sbt_proctab *tab, uint32_t pid, const char *comm);
+
 /* Forget a process (exit). */
 void sbt_proctab_exit(struct sbt_proctab *tab, uint32_t pid);
 

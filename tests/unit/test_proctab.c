@@ -701,6 +701,22 @@ static void test_procfs_as_callback(void **state)
 	sbt_proctab_free(tab);
 }
 
+/* A parent that renamed itself (npm's node) shows its current name in chains. */
+static void test_rename(void **state)
+{
+	struct sbt_proctab *tab = sbt_proctab_new(NULL, NULL);
+	struct sbt_ancestor anc[4];
+
+	(void)state;
+	sbt_proctab_exec(tab, 10, 1, "node");
+	sbt_proctab_rename(tab, 10, "npm run build");
+	sbt_proctab_rename(tab, 99, "ghost"); /* unknown: ignored */
+	assert_int_equal(sbt_proctab_ancestors(tab, 10, "x", anc, 4), 1);
+	assert_string_equal(anc[0].comm, "npm run build");
+	assert_int_equal(sbt_proctab_ancestors(tab, 99, "", anc, 4), 0);
+	sbt_proctab_free(tab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +729,7 @@ int main(void)
 		cmocka_unit_test(test_exit_removes),
 		cmocka_unit_test(test_many_entries),
 		cmocka_unit_test(test_memory_cap),
+		cmocka_unit_test(test_rename),
 		cmocka_unit_test(test_overwrite_on_reexec),
 		cmocka_unit_test_setup_teardown(test_procfs_parse, setup_fake_proc,
 						teardown_fake_proc),

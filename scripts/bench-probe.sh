@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Probe benchmark (run by `make bench`, as root):
+#   start-up   `sbtrace probe` start -> the workload's first exec (the kernel's
+#              timestamp of it, timings_ms.to_first_exec), median of N cold
+#              runs (--no-cache, --cmd /bin/true); target <= 60 ms
+#   warm       a cached probe, the whole process, wall clock, median of N runs;
+#              target <= 10 ms
+# Prints "met" / "TARGET MISSED"; exits 1 only on a harness failure.
+set -u
+cd "$(dirname "$0")/.."
+SBTRACE=build/bin/sbtrace
+REPO=tests/fixtures/make-noshell
+N=${BENCH_PROBES:-15}
+CACHE=$(mktemp -d /tmp/sbtrace-bench-probe.XXXXXX)
+trap 'rm -rf "$CACHE"' EXIT
+die() { echo "bench-probe: $*" >&2; exit 1; }
+[ -x "$SBTRACE" ] || die "build first (make)"
+
+median() { sort -g | awk '{ a[NR] = $1 } END { if (!NR) { print "nan"; exit } if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+cold=()
+for _ in $(seq "$N"); do
+	out=$("$SBTRACE" probe -q --no-cache --cmd /bin/true "$REPO") || die "probe failed"
+	v=$(jq -r '.timings_ms.to_first_exec' <<< "$out")
+	[ "$v" != null ] || die "no first exec in the report: $out"
+	cold+=("$v")
+done
+"$SBTRACE" probe -q --cache-dir "$CACHE" "$REPO" > /dev/null || die "priming the cache failed"
+warm=()
+for _ in $(seq "$N"); do
+	t0=$EPOCHREALTIME
+	out=$("$SBTRACE" probe -q --cache-dir "$CACHE" "$REPO") || die "warm probe failed"
+	t1=$EPOCHREALTIME
+	[ "$(jq -r .cache.hit <<< "$out")" = true ] || die "warm run missed the cache"
+	warm+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) * 1000 }')")
+done
+C=$(printf '%s\n' "${cold[@]}" | median)
+W=$(printf '%s\n' "${warm[@]}" | median)
+v() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "met" : "TARGET MISSED" }'; }
+echo "cold start -> first exec (ms): ${cold[*]}"
+echo "warm probe (ms): ${warm[*]}"
+printf 'bench: probe start-up         start -> first exec median %s ms  (target <= 60 ms: %s)\n' "$C" "$(v "$C" 60)"
+printf 'bench: probe warm (cached)    whole process median %s ms  (target <= 10 ms: %s)\n' "$W" "$(v "$W" 10)"

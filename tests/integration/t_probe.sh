@@ -1,0 +1,90 @@
+#!/bin/sh
+# `sbtrace probe` end to end on the fixture repos: verdicts, locations,
+# typed failures, the content cache, the first exec in the trace, refusals.
+. "$(dirname "$0")/lib.sh"
+
+FIX="$TOP/tests/fixtures"
+CACHE="$WORK/cache"
+command -v npm > /dev/null || skip "npm missing (Debian's npm, or the machine's Node.js)"
+
+# probe NAME ARGS...: run the probe, report in $WORK/NAME.json, exit code in PROBE_RC
+probe() {
+	_n=$1
+	shift
+	"$SBTRACE" probe -q --cache-dir "$CACHE" "$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err"
+	PROBE_RC=$?
+	log "$_n: rc $PROBE_RC, $(jq -c '{verdict, confidence, reason, count: .shell_invocation.count, hit: .cache.hit, t: .timings_ms}' "$WORK/$_n.json" 2> /dev/null)"
+}
+field() { jq -r "$2" "$WORK/$1.json"; }
+
+# npm runs the build script through sh -c: unsafe, and the location names npm.
+probe npm --trace-out "$WORK/npm.events" "$FIX/npm-shell"
+check "npm: exit 0" 0 "$PROBE_RC"
+check "npm: verdict" "unsafe high null" "$(field npm '"\(.verdict) \(.confidence) \(.reason)"')"
+check "npm: the shell is npm's sh -c" "sh command" \
+	"$(field npm '.shell_invocation.locations[0] | "\(.shell) \(.kind)"')"
+check_true "npm: its location names npm" sh -c "jq -r '.shell_invocation.locations[0].chain' '$WORK/npm.json' | grep -q npm"
+check "npm: inputs digested" "package.json $(sha256sum "$FIX/npm-shell/package.json" | cut -d' ' -f1)" \
+	"$(field npm '.inputs[] | select(.name == "package.json") | "\(.name) \(.sha256)"')"
+check "npm: command" '["npm","run","build"]' "$(jq -c .command.argv "$WORK/npm.json")"
+check "npm: repo untouched (the build wrote into an overlay)" "" "$(ls "$FIX/npm-shell" | grep dist)"
+check "npm: the very first exec in the sandbox is traced (npm)" "1 npm" \
+	"$(jq -r 'select(.event == "ProcessExec")' "$WORK/npm.events" | jq -s -r '.[0] | "\(.seq) \(.filename | split("/") | last)"')"
+validate_schema "$WORK/npm.events"
+
+probe noshell "$FIX/make-noshell"
+check "make without shell: safe, high" "safe high 0" \
+	"$(field noshell '"\(.verdict) \(.confidence) \(.shell_invocation.count)"')"
+
+probe makeshell "$FIX/make-shell"
+check "make recipe with &&: unsafe" "unsafe sh command true" \
+	"$(field makeshell '"\(.verdict) \(.shell_invocation.locations[0].shell) \(.shell_invocation.locations[0].kind) \(.shell_invocation.locations[0].chain | endswith("make"))"')"
+
+probe script "$FIX/sh-script"
+check "#!/bin/sh build script: unsafe, shebang" "unsafe shebang" \
+	"$(field script '"\(.verdict) \(.shell_invocation.locations[0].kind)"')"
+
+probe failing "$FIX/failing"
+check "failing build: still a report, exit 0" 0 "$PROBE_RC"
+check "failing build: low, build_failed, inconclusive" "low build_failed inconclusive" \
+	"$(field failing '"\(.confidence) \(.reason) \(.verdict)"')"
+check "failing build: warning id" "shell_invocation_trace.build_failed" \
+	"$(field failing '.warnings[0].id')"
+check_true "warning ids match the pattern" sh -c "jq -r '.warnings[].id' '$WORK/failing.json' | grep -qE '^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$'"
+
+probe docker "$FIX/dockerfile-builder"
+check "Dockerfile builder stage without podman backend: typed failure" "low sandbox_boot_failed inconclusive dockerfile builder" \
+	"$(field docker '"\(.confidence) \(.reason) \(.verdict) \(.command.kind) \(.command.target)"')"
+
+# --cmd: split with simple quoting, never a shell.
+probe cmd --cmd "/bin/echo 'a b' c" "$FIX/make-noshell"
+check "--cmd words" '["/bin/echo","a b","c"]' "$(jq -c .command.argv "$WORK/cmd.json")"
+check "--cmd: no shell" "safe 0" "$(field cmd '"\(.verdict) \(.shell_invocation.count)"')"
+
+# The cache: a warm run answers without a sandbox (no trace file appears).
+probe warm --trace-out "$WORK/warm.events" "$FIX/make-noshell"
+check "warm: cache hit" "true safe" "$(field warm '"\(.cache.hit) \(.verdict)"')"
+check "warm: same key" "$(field noshell .cache.key)" "$(field warm .cache.key)"
+check_true "warm: no sandbox, no trace" [ ! -e "$WORK/warm.events" ]
+echo '{"broken": ' > "$CACHE/$(field noshell .cache.key).json"
+probe corrupt "$FIX/make-noshell"
+check "corrupt entry: ignored" "false safe" "$(field corrupt '"\(.cache.hit) \(.verdict)"')"
+check "corrupt entry: rewritten" "$(field noshell .cache.key)" \
+	"$(jq -r .cache.key "$CACHE/$(field noshell .cache.key).json")"
+probe nocache --no-cache "$FIX/make-noshell"
+check "--no-cache: runs" false "$(field nocache .cache.hit)"
+
+# Refusals: exit 2, a message listing what was looked for.
+mkdir "$WORK/empty"
+"$SBTRACE" probe -q "$WORK/empty" > "$WORK/empty.out" 2> "$WORK/empty.err"
+check "nothing to build: exit 2" 2 $?
+check_true "nothing to build: says what it looked for" grep -q "package.json" "$WORK/empty.err"
+"$SBTRACE" probe -q "$WORK/no-such-repo" > /dev/null 2>&1
+check "missing repo: exit 2" 2 $?
+"$SBTRACE" probe -q --cmd "echo 'unterminated" "$FIX/make-noshell" > /dev/null 2> "$WORK/q.err"
+check "bad --cmd quoting: exit 2" 2 $?
+
+check "no sandbox cgroup left" 0 "$(find "$CG2/sbtrace" -mindepth 1 -maxdepth 1 -name 'probe-*' 2> /dev/null | wc -l)"
+check "no overlay left" 0 "$(grep -c sbtrace-probe /proc/self/mountinfo)"
+check "nothing loaded" 0 "$(nr_our_progs)"
+finish

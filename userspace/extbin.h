@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one place sbtrace and sbtrace-shim execute programs (ADR-0015: a closed
+ * set of external binaries). Host-side tools must be on the allowlist
+ * (podman, docker, npm, make, node); `strace` never is. A sandbox workload
+ * (the build the probe runs, --cmd) is exec'd only from inside an
+ * established sandbox, with SBT_EXEC_SANDBOXED. A test scans the sources:
+ * no system(), popen() or exec*() outside extbin.c.
+ */
+#ifndef SBT_EXTBIN_H
+#define SBT_EXTBIN_H
+
+#include <stdbool.h>
+
+enum sbt_exec_ctx {
+	SBT_EXEC_HOST = 0,  /* a host-side tool: argv[0]'s basename must be allowlisted */
+	SBT_EXEC_SANDBOXED, /* inside the sandbox, after isolation: any program */
+};
+
+/* True when `prog` (a name or path; its basename counts) is on the host allowlist. */
+bool sbt_extbin_allowed(const char *prog);
+
+/* The allowlist, NULL-terminated (for --help and the tests). */
+const char *const *sbt_extbin_list(void);
+
+/*
+ * execvp() after the check. Returns only on failure: -EPERM when not
+ * allowed, else -errno of the exec.
+ */
+int sbt_exec(enum sbt_exec_ctx ctx, char *const argv[]);
+
+#endif

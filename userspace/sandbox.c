@@ -1,0 +1,1552 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The `ns` sandbox backend (see sandbox.h).
+ *
+ * Processes and namespaces. There is no waiter process in between: the
+ * sandbox's init is the caller's own child, so run->pid is both the host pid
+ * of pid 1 inside and what sbt_sandbox_wait() reaps.
+ *
+ *   caller  mkdir <v2>/sbtrace/NAME; pipes "ready" (init -> caller) and "go"
+ *           (caller -> init); clone3(CLONE_INTO_CGROUP | CLONE_NEWPID |
+ *           CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET), fork-like
+ *           (no exec). The child is born inside the sandbox cgroup: it never
+ *           runs a single instruction outside it.
+ *   init    (pid 1 of the new pid namespace) default signal dispositions and
+ *           mask, PR_SET_PDEATHSIG(SIGKILL) (the sandbox dies with its
+ *           controller), setsid() (no controlling terminal: no TIOCSTI),
+ *           unshare(CLONE_NEWCGROUP) (rooted at the sandbox cgroup),
+ *           sethostname(NAME), mounts MS_REC|MS_PRIVATE, new root (below),
+ *           pivot_root, lo up, every capability dropped (securebits locked,
+ *           bounding and ambient sets cleared, capset 0), no_new_privs,
+ *           non-dumpable, every fd but the pipes and the output closed; then
+ *           writes "+" to the ready pipe (or "-ERRNO:message" and exits 126)
+ *           and blocks reading the go pipe (EOF: the caller is gone, exit 126).
+ *   caller  sbt_sandbox_ready() reads the pipe; the tracer attaches;
+ *           sbt_sandbox_go() writes one byte.
+ *   init    clones the workload W (again fork-like), reaps every child and,
+ *           when W exits, exits with W's exit code (or 128+signal); the
+ *           kernel then kills whatever is left in the pid namespace.
+ *   W       stdin /dev/null, stdout/stderr from the spec, all other fds closed,
+ *           chdir(cwd), HOME=/root, sbt_exec(SBT_EXEC_SANDBOXED): the first
+ *           exec in the cgroup. 127 (and a message) when it fails.
+ *
+ * The new root is a small tmpfs, staged on /tmp (private to the new mount
+ * namespace) and made read-only at the end: every top-level directory of the
+ * host's / except proc, sys, dev, tmp, run, root and workspace is bound
+ * recursively, read-only, nosuid and nodev (mount_setattr AT_RECURSIVE, so
+ * submounts are read-only too); top-level symlinks (usrmerge) are copied;
+ * top-level files are left out. Then: a fresh proc (the new pid namespace)
+ * with sys, sysrq-trigger, irq, bus and fs read-only and kcore, keys,
+ * kallsyms, timer_list... masked (the workload is uid 0: without this it
+ * could write /proc/sys/kernel/core_pattern, as docker's defaults also
+ * assume); a minimal /dev (tmpfs, read-only: bind mounts of the host's null,
+ * zero, full, random, urandom, tty, the fd/std* symlinks, a tmpfs /dev/shm);
+ * writable tmpfs on /tmp, /root (HOME) and /run (the host's /run, with its
+ * unix sockets such as systemd's private one, must not be reachable); an
+ * empty /sys (nothing mounted, so no cgroupfs); the workspace at /workspace,
+ * a detached copy of its mount tree made by the caller (open_tree; so a
+ * workspace under /tmp works), nosuid, nodev, read-only with workspace_ro.
+ *
+ * Requirements: Linux 5.12 (clone3 CLONE_INTO_CGROUP 5.7, mount_setattr
+ * 5.12), root, a single-threaded caller (the child of a raw clone3 must not
+ * find a lock held by another thread; the child avoids malloc).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+#include <linux/securebits.h>
+#include <json-c/json.h>
+
+#include "cgroupfs.h"
+#include "extbin.h"
+#include "sandbox.h"
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+#define STATE_MAX_BYTES (64 * 1024)
+#define PID_LIMIT	4194304 /* PID_MAX_LIMIT on 64-bit */
+#define STAGE		"/tmp"	/* where the new root is built, in the new mount ns */
+#define KILL_WAIT_MS	5000
+#define GC_MIN_AGE_SEC	10 /* orphan cgroups younger than this may be starting */
+#define READY_OK	'+'
+#define READY_ERR	'-'
+
+/* struct clone_args up to CLONE_ARGS_SIZE_VER2 (own copy: <linux/sched.h> clashes with glibc). */
+struct sbt_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+
+/* What the child needs; lives in the caller's memory, copied by the clone. */
+struct child_ctx {
+	const struct sbt_sandbox_spec *spec;
+	const char *cwd;
+	char **envp;
+	int ready_w, go_r, ws_fd;
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static int seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static bool str_fits(char *dst, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* snprintf that says whether everything fitted. */
+static bool str_fits(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < len;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Read a whole (small) file into a NUL-terminated malloc'd buffer; NULL with errno set. */
+static char *slurp(const char *path, size_t max, size_t *lenp)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = NULL, *nb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), e;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (len + 1 >= cap || !buf) {
+			if (buf)
+				cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				e = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			e = EFBIG;
+			goto fail;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The cgroup v2 mount point, from /proc/self/mountinfo. */
+static int find_cg2(char *mnt, size_t len)
+{
+	char root[PATH_MAX];
+	char *mi = slurp("/proc/self/mountinfo", 16u << 20, NULL);
+	int ret;
+
+	if (!mi)
+		return -errno;
+	ret = sbt_find_cgroup2_mount(mi, mnt, len, root, sizeof(root));
+	free(mi);
+	return ret;
+}
+
+/* The cgroup id (kernfs node id) as BPF's bpf_get_current_cgroup_id() sees it. */
+static uint64_t cgroup_id_of(const char *path)
+{
+	union {
+		struct file_handle fh;
+		char raw[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h;
+	struct stat st;
+	uint64_t id;
+	int mount_id;
+
+	h.fh.handle_bytes = sizeof(uint64_t);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) == 0 &&
+	    h.fh.handle_bytes == sizeof(uint64_t)) {
+		memcpy(&id, h.fh.f_handle, sizeof(id));
+		return id;
+	}
+	if (stat(path, &st) == 0)
+		return (uint64_t)st.st_ino;
+	return 0;
+}
+
+bool sbt_sandbox_name_ok(const char *name)
+{
+	size_t n;
+
+	if (!name || !name[0] || name[0] == '.')
+		return false;
+	for (n = 0; name[n]; n++) {
+		char c = name[n];
+
+		if (n >= SBT_SANDBOX_NAME_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* ---- killing and removing a cgroup -------------------------------------- */
+
+/* "populated 0" in cgroup.events: no live process in the cgroup or below. */
+static bool cgroup_empty(const char *cg)
+{
+	char path[PATH_MAX], *ev, *p;
+	bool empty = false;
+
+	if (!str_fits(path, sizeof(path), "%s/cgroup.events", cg))
+		return false;
+	ev = slurp(path, 1u << 16, NULL);
+	if (!ev)
+		return errno == ENOENT;
+	p = strstr(ev, "populated ");
+	if (p && (p == ev || p[-1] == '\n'))
+		empty = p[10] == '0';
+	free(ev);
+	return empty;
+}
+
+/* SIGKILL every process in the cgroup and below: cgroup.kill, else one by one. */
+static void cgroup_kill(const char *cg)
+{
+	char path[PATH_MAX], *procs, *p, *end;
+	int fd;
+
+	if (!str_fits(path, sizeof(path), "%s/cgroup.kill", cg))
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		int ret = write_all(fd, "1", 1);
+
+		close(fd);
+		if (!ret)
+			return;
+	}
+	/* Before Linux 5.14: kill what cgroup.procs lists until it stays empty (bounded). */
+	if (!str_fits(path, sizeof(path), "%s/cgroup.procs", cg))
+		return;
+	for (int round = 0; round < 100; round++) {
+		bool any = false;
+
+		procs = slurp(path, 16u << 20, NULL);
+		if (!procs)
+			return;
+		for (p = procs; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+				any = true;
+		}
+		free(procs);
+		if (!any)
+			return;
+		sleep_ms(10);
+	}
+}
+
+/* rmdir a cgroup and any child cgroups, depth first (bounded depth). */
+static int cgroup_rmdir_tree(const char *cg, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (rmdir(cg) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != ENOTEMPTY && errno != EEXIST)
+		return -errno;
+	if (depth > 16)
+		return -ENOTEMPTY;
+	d = opendir(cg);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (str_fits(sub, sizeof(sub), "%s/%s", cg, de->d_name))
+			cgroup_rmdir_tree(sub, depth + 1);
+	}
+	closedir(d);
+	return rmdir(cg) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+/* Kill everything in the cgroup, wait for it to empty, remove it (retrying on EBUSY). */
+static int cgroup_destroy(const char *cg)
+{
+	int ret = 0;
+
+	cgroup_kill(cg);
+	for (int waited = 0; waited < KILL_WAIT_MS; waited += 10) {
+		ret = cgroup_rmdir_tree(cg, 0);
+		if (ret != -EBUSY && ret != -ENOTEMPTY)
+			return ret;
+		if (waited % 500 == 490)
+			cgroup_kill(cg);
+		sleep_ms(10);
+	}
+	return ret;
+}
+
+static void attach_path(const char *state_file, char *out, size_t len)
+{
+	size_t n = strlen(state_file);
+
+	out[0] = '\0';
+	if (n > 5 && strcmp(state_file + n - 5, ".json") == 0 && n + 2 < len)
+		snprintf(out, len, "%.*s.attach", (int)(n - 5), state_file);
+}
+
+/* ---- the child: init ---------------------------------------------------- */
+
+static void child_fail(const struct child_ctx *c, int err, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
+static void child_fail(const struct child_ctx *c, int err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	int n = snprintf(msg, sizeof(msg), "%c%d:", READY_ERR, err > 0 ? err : EIO);
+
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (write(c->ready_w, msg, strlen(msg)) < 0) {
+		/* the caller is gone: nobody to tell */
+	}
+	_exit(126);
+}
+
+static void mnt(const struct child_ctx *c, const char *src, const char *dst, const char *type,
+		unsigned long flags, const char *data)
+{
+	if (mount(src, dst, type, flags, data))
+		child_fail(c, errno, "mount %s on %s: %s", type ? type : src, dst, strerror(errno));
+}
+
+static void mnt_attr(const struct child_ctx *c, int dfd, const char *path, unsigned int flags,
+		     uint64_t attrs)
+{
+	struct mount_attr a = { .attr_set = attrs };
+
+	if (mount_setattr(dfd, path, flags, &a, sizeof(a)))
+		child_fail(c, errno, "mount_setattr %s: %s (needs Linux 5.12+)", path,
+			   strerror(errno));
+}
+
+static void mkdir_or_fail(const struct child_ctx *c, const char *path, mode_t mode)
+{
+	if (mkdir(path, mode) && errno != EEXIST)
+		child_fail(c, errno, "mkdir %s: %s", path, strerror(errno));
+}
+
+static void touch_or_fail(const struct child_ctx *c, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+
+	if (fd < 0)
+		child_fail(c, errno, "create %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+static bool is_replaced(const char *name)
+{
+	static const char *const replaced[] = { "proc", "sys",	"dev",	     "tmp",
+						"run",	"root", "workspace", NULL };
+
+	for (const char *const *p = replaced; *p; p++)
+		if (strcmp(name, *p) == 0)
+			return true;
+	return false;
+}
+
+/* Every top-level directory of the host's / into STAGE, recursive, read-only. */
+static void bind_host_root(const struct child_ctx *c)
+{
+	char buf[8192], src[PATH_MAX], dst[PATH_MAX], target[PATH_MAX];
+	int rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long n;
+
+	if (rootfd < 0)
+		child_fail(c, errno, "open /: %s", strerror(errno));
+	while ((n = syscall(SYS_getdents64, rootfd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + off);
+			unsigned char type = de->d_type;
+			struct stat st;
+
+			off += de->d_reclen;
+			if (de->d_name[0] == '.' &&
+			    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+				continue;
+			if (is_replaced(de->d_name))
+				continue;
+			if (type == DT_UNKNOWN) {
+				if (fstatat(rootfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+					continue;
+				type = S_ISDIR(st.st_mode)   ? DT_DIR
+				       : S_ISLNK(st.st_mode) ? DT_LNK
+							     : DT_REG;
+			}
+			if (!str_fits(src, sizeof(src), "/%s", de->d_name) ||
+			    !str_fits(dst, sizeof(dst), STAGE "/%s", de->d_name))
+				continue;
+			if (type == DT_DIR) {
+				mkdir_or_fail(c, dst, 0755);
+				mnt(c, src, dst, NULL, MS_BIND | MS_REC, NULL);
+				mnt_attr(c, AT_FDCWD, dst, AT_RECURSIVE,
+					 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+			} else if (type == DT_LNK) {
+				ssize_t len =
+					readlinkat(rootfd, de->d_name, target, sizeof(target) - 1);
+
+				if (len < 0)
+					continue;
+				target[len] = '\0';
+				if (symlink(target, dst))
+					child_fail(c, errno, "symlink %s: %s", dst,
+						   strerror(errno));
+			}
+			/* top-level files (a swap file...) stay out */
+		}
+	}
+	if (n < 0)
+		child_fail(c, errno, "read /: %s", strerror(errno));
+	close(rootfd);
+}
+
+/* proc of the new pid namespace, with the host-wide knobs read-only or masked. */
+static void mount_proc(const struct child_ctx *c)
+{
+	static const char *const ro[] = { "sys", "sysrq-trigger", "irq", "bus", "fs", NULL };
+	static const char *const masked[] = { "kcore",	       "keys",	      "key-users",
+					      "kallsyms",      "timer_list",  "sched_debug",
+					      "latency_stats", "timer_stats", NULL };
+	static const char *const masked_dirs[] = { "acpi", "scsi", "asound", NULL };
+	char p[PATH_MAX];
+	struct stat st;
+
+	mnt(c, "proc", STAGE "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	for (const char *const *e = ro; *e; e++) {
+		snprintf(p, sizeof(p), STAGE "/proc/%s", *e);
+		if (lstat(p, &st))
+			continue;
+		mnt(c, p, p, NULL, MS_BIND | MS_REC, NULL);
+		mnt_attr(c, AT_FDCWD, p, AT_RECURSIVE,
+			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				 MOUNT_ATTR_NOEXEC);
+	}
+	for (const char *const *e = masked; *e; e++) {
+		snprintf(p, sizeof(p), STAGE "/proc/%s", *e);
+		if (lstat(p, &st) || !S_ISREG(st.st_mode))
+			continue;
+		mnt(c, "/dev/null", p, NULL, MS_BIND, NULL);
+		mnt_attr(c, AT_FDCWD, p, 0, MOUNT_ATTR_RDONLY);
+	}
+	for (const char *const *e = masked_dirs; *e; e++) {
+		snprintf(p, sizeof(p), STAGE "/proc/%s", *e);
+		if (lstat(p, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		mnt(c, "tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		    "mode=0555,nr_inodes=1");
+	}
+}
+
+/* A minimal /dev: the harmless character devices, bound from the host's. */
+static void mount_dev(const struct child_ctx *c)
+{
+	static const char *const devs[] = {
+		"null", "zero", "full", "random", "urandom", "tty", NULL
+	};
+	static const char *const links[][2] = { { "fd", "/proc/self/fd" },
+						{ "stdin", "/proc/self/fd/0" },
+						{ "stdout", "/proc/self/fd/1" },
+						{ "stderr", "/proc/self/fd/2" },
+						{ NULL, NULL } };
+	char src[PATH_MAX], dst[PATH_MAX];
+	struct stat st;
+
+	mnt(c, "tmpfs", STAGE "/dev", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    "mode=0755,size=64k,nr_inodes=64");
+	for (const char *const *d = devs; *d; d++) {
+		snprintf(src, sizeof(src), "/dev/%s", *d);
+		snprintf(dst, sizeof(dst), STAGE "/dev/%s", *d);
+		if (stat(src, &st) || !S_ISCHR(st.st_mode))
+			continue;
+		touch_or_fail(c, dst);
+		mnt(c, src, dst, NULL, MS_BIND, NULL);
+	}
+	for (int i = 0; links[i][0]; i++) {
+		snprintf(dst, sizeof(dst), STAGE "/dev/%s", links[i][0]);
+		if (symlink(links[i][1], dst))
+			child_fail(c, errno, "symlink %s: %s", dst, strerror(errno));
+	}
+	mkdir_or_fail(c, STAGE "/dev/shm", 01777);
+	mnt(c, "tmpfs", STAGE "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777");
+	mnt_attr(c, AT_FDCWD, STAGE "/dev", 0, MOUNT_ATTR_RDONLY);
+}
+
+/*
+ * The workspace: a detached copy of its mount tree the caller made with
+ * open_tree(OPEN_TREE_CLONE) (by now its path may be hidden, and a path or fd
+ * of the caller's mount namespace cannot be bound from this one).
+ */
+static void mount_workspace(const struct child_ctx *c)
+{
+	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+
+	mkdir_or_fail(c, STAGE "/workspace", 0755);
+	if (c->spec->workspace_ro)
+		attrs |= MOUNT_ATTR_RDONLY;
+	mnt_attr(c, c->ws_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs);
+	if (move_mount(c->ws_fd, "", AT_FDCWD, STAGE "/workspace", MOVE_MOUNT_F_EMPTY_PATH))
+		child_fail(c, errno, "mount workspace %s on /workspace: %s", c->spec->workspace,
+			   strerror(errno));
+}
+
+static void build_root(const struct child_ctx *c)
+{
+	mnt(c, "sbtrace-root", STAGE, "tmpfs", MS_NOSUID | MS_NODEV,
+	    "mode=0755,size=1m,nr_inodes=4096");
+	bind_host_root(c);
+	mkdir_or_fail(c, STAGE "/proc", 0555);
+	mkdir_or_fail(c, STAGE "/sys", 0555); /* nothing mounted: no sysfs, no cgroupfs */
+	mkdir_or_fail(c, STAGE "/dev", 0755);
+	mkdir_or_fail(c, STAGE "/tmp", 01777);
+	mkdir_or_fail(c, STAGE "/run", 0755);
+	mkdir_or_fail(c, STAGE "/root", 0700);
+	mount_proc(c);
+	mount_dev(c);
+	mnt(c, "tmpfs", STAGE "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	mnt(c, "tmpfs", STAGE "/root", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700");
+	mnt(c, "tmpfs", STAGE "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+	if (c->ws_fd >= 0) {
+		mount_workspace(c);
+		close(c->ws_fd);
+	}
+	mnt_attr(c, AT_FDCWD, STAGE, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	/* pivot_root(".", "."): the old root ends up on top of the new one; detach it. */
+	if (chdir(STAGE) || syscall(SYS_pivot_root, ".", ".") || umount2(".", MNT_DETACH) ||
+	    chdir("/"))
+		child_fail(c, errno, "pivot_root to the new root: %s", strerror(errno));
+}
+
+static void lo_up(const struct child_ctx *c)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		child_fail(c, errno, "socket: %s", strerror(errno));
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr))
+		child_fail(c, errno, "SIOCGIFFLAGS lo: %s", strerror(errno));
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr))
+		child_fail(c, errno, "bring lo up: %s", strerror(errno));
+	close(s);
+}
+
+/* No capability in any set, none to regain (securebits locked), no_new_privs. */
+static void drop_privileges(const struct child_ctx *c)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0))
+		child_fail(c, errno, "PR_SET_SECUREBITS: %s", strerror(errno));
+	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL) /* past the kernel's last capability */
+			break;
+		child_fail(c, errno, "PR_CAPBSET_DROP %lu: %s", cap, strerror(errno));
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		child_fail(c, errno, "clear ambient capabilities: %s", strerror(errno));
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data))
+		child_fail(c, errno, "capset: %s", strerror(errno));
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		child_fail(c, errno, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+	/* W inherits this until its exec: it cannot ptrace init or read /proc/1/mem. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		child_fail(c, errno, "PR_SET_DUMPABLE: %s", strerror(errno));
+}
+
+/* Close every fd but those in keep[] (-1 entries ignored). */
+static void close_fds_except(int *keep, int n)
+{
+	unsigned int next = 0;
+
+	for (int i = 1; i < n; i++) /* insertion sort, n is tiny */
+		for (int j = i; j > 0 && keep[j] < keep[j - 1]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned int)keep[i] < next)
+			continue;
+		if ((unsigned int)keep[i] > next)
+			close_range(next, (unsigned int)keep[i] - 1, 0);
+		next = (unsigned int)keep[i] + 1;
+	}
+	close_range(next, ~0u, 0);
+}
+
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &sa, NULL); /* SIGKILL, SIGSTOP, RT ones glibc keeps: EINVAL */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static pid_t raw_clone(uint64_t flags, int cgroup_fd)
+{
+	struct sbt_clone_args a;
+
+	memset(&a, 0, sizeof(a));
+	a.flags = flags;
+	a.exit_signal = SIGCHLD;
+	if (cgroup_fd >= 0)
+		a.cgroup = (uint64_t)cgroup_fd;
+	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+}
+
+static void workload(const struct child_ctx *c) __attribute__((noreturn));
+
+static void workload(const struct child_ctx *c)
+{
+	const struct sbt_sandbox_spec *spec = c->spec;
+	int out = spec->stdout_fd >= 0 ? fcntl(spec->stdout_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int null = open("/dev/null", O_RDONLY);
+	int ret;
+
+	if (null < 0 || dup2(null, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
+	    (err >= 0 && dup2(err, 2) < 0)) {
+		dprintf(2, "sandbox %s: stdio: %s\n", spec->name, strerror(errno));
+		_exit(127);
+	}
+	close_range(3, ~0u, 0);
+	if (chdir(c->cwd)) {
+		dprintf(2, "sandbox %s: chdir %s: %s\n", spec->name, c->cwd, strerror(errno));
+		_exit(127);
+	}
+	environ = c->envp;
+	ret = sbt_exec(SBT_EXEC_SANDBOXED, spec->argv);
+	dprintf(2, "sandbox %s: cannot execute '%s': %s\n", spec->name, spec->argv[0],
+		strerror(-ret));
+	_exit(127);
+}
+
+static void child_main(struct child_ctx *c) __attribute__((noreturn));
+
+static void child_main(struct child_ctx *c)
+{
+	const struct sbt_sandbox_spec *spec = c->spec;
+	int keep[] = { 0, 1, 2, spec->stdout_fd, spec->stderr_fd, c->ready_w, c->go_r };
+	struct stat st;
+	ssize_t n;
+	pid_t w;
+	char b;
+
+	reset_signals();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		child_fail(c, errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
+	setsid();
+	if (unshare(CLONE_NEWCGROUP))
+		child_fail(c, errno, "unshare(CLONE_NEWCGROUP): %s", strerror(errno));
+	if (sethostname(spec->name, strlen(spec->name)))
+		child_fail(c, errno, "sethostname: %s", strerror(errno));
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		child_fail(c, errno, "make mounts private: %s", strerror(errno));
+	build_root(c);
+	if (stat(c->cwd, &st) || !S_ISDIR(st.st_mode))
+		child_fail(c, ENOENT, "cwd %s: not a directory inside the sandbox", c->cwd);
+	lo_up(c);
+	drop_privileges(c);
+	close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+
+	b = READY_OK;
+	if (write(c->ready_w, &b, 1) != 1)
+		_exit(126);
+	do
+		n = read(c->go_r, &b, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(126); /* the caller went away (or gave up) before go */
+	close(c->go_r);
+	close(c->ready_w);
+
+	w = raw_clone(0, -1);
+	if (w == 0)
+		workload(c);
+	if (w < 0) {
+		dprintf(spec->stderr_fd >= 0 ? spec->stderr_fd : 2,
+			"sandbox %s: cannot start the workload: %s\n", spec->name, strerror(errno));
+		_exit(126);
+	}
+	for (;;) {
+		int status;
+		pid_t p = waitpid(-1, &status, __WALL);
+
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			_exit(126);
+		if (p == w)
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	}
+}
+
+/* ---- the caller's side -------------------------------------------------- */
+
+/* The caller's environment with HOME=/root and PWD=cwd; TMPDIR (a host path) dropped. */
+static char **build_env(const char *cwd, char **pwd)
+{
+	size_t n = 0, o = 0;
+	char **env;
+
+	for (char **e = environ; e && *e; e++)
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	*pwd = malloc(strlen(cwd) + 5);
+	if (!env || !*pwd) {
+		free(env);
+		free(*pwd);
+		*pwd = NULL;
+		return NULL;
+	}
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, "HOME=", 5) && strncmp(*e, "PWD=", 4) &&
+		    strncmp(*e, "OLDPWD=", 7) && strncmp(*e, "TMPDIR=", 7))
+			env[o++] = *e;
+	env[o++] = (char *)"HOME=/root";
+	sprintf(*pwd, "PWD=%s", cwd);
+	env[o++] = *pwd;
+	env[o] = NULL;
+	return env;
+}
+
+static void run_reset(struct sbt_sandbox_run *run)
+{
+	memset(run, 0, sizeof(*run));
+	run->go_fd = -1;
+	run->ready_fd = -1;
+}
+
+int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		      size_t errlen)
+{
+	struct child_ctx c = { .spec = spec, .ready_w = -1, .go_r = -1, .ws_fd = -1 };
+	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, cgfd = -1, ret = 0;
+	char mnt_point[PATH_MAX], parent[PATH_MAX], *pwd = NULL;
+	const char *sdir;
+	struct stat st;
+	bool made = false;
+	pid_t pid;
+
+	run_reset(run);
+	if (!spec || !spec->name || !sbt_sandbox_name_ok(spec->name))
+		return seterr(err, errlen, -EINVAL,
+			      "sandbox name '%s': use 1-%d characters [A-Za-z0-9_.-], not starting "
+			      "with '.'",
+			      spec && spec->name ? spec->name : "", SBT_SANDBOX_NAME_MAX);
+	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+		return seterr(err, errlen, -EINVAL, "sandbox %s: no workload command", spec->name);
+	if (spec->net != SBT_NET_NONE)
+		return seterr(err, errlen, -EINVAL, "sandbox %s: unsupported network mode %d",
+			      spec->name, (int)spec->net);
+	c.cwd = spec->cwd ? spec->cwd : spec->workspace ? "/workspace" : "/";
+	if (c.cwd[0] != '/')
+		return seterr(err, errlen, -EINVAL, "sandbox %s: cwd '%s' must be absolute",
+			      spec->name, c.cwd);
+	sdir = spec->state_dir ? spec->state_dir : SBT_STATE_DIR_DEFAULT;
+	if (!str_fits(run->state_file, sizeof(run->state_file), "%s/%s.json", sdir, spec->name))
+		return seterr(err, errlen, -ENAMETOOLONG, "state dir '%s': path too long", sdir);
+	if (lstat(run->state_file, &st) == 0) {
+		ret = seterr(
+			err, errlen, -EEXIST,
+			"sandbox %s exists (state file %s); run sbtrace-shim gc or pick another "
+			"name",
+			spec->name, run->state_file);
+		goto fail;
+	}
+	snprintf(run->name, sizeof(run->name), "%s", spec->name);
+
+	if (spec->workspace) {
+		if (stat(spec->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
+			errno = ENOTDIR;
+		else
+			c.ws_fd = open_tree(AT_FDCWD, spec->workspace,
+					    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (c.ws_fd < 0) {
+			ret = seterr(err, errlen, -errno, "workspace '%s': %s", spec->workspace,
+				     strerror(errno));
+			goto fail;
+		}
+	}
+	ret = find_cg2(mnt_point, sizeof(mnt_point));
+	if (ret) {
+		seterr(err, errlen, ret, "no cgroup v2 mount found in /proc/self/mountinfo: %s",
+		       strerror(-ret));
+		goto fail;
+	}
+	if (!str_fits(parent, sizeof(parent), "%s/sbtrace", mnt_point) ||
+	    !str_fits(run->cgroup_path, sizeof(run->cgroup_path), "%s/%s", parent, spec->name) ||
+	    !str_fits(run->cgroup_name, sizeof(run->cgroup_name), "/sbtrace/%s", spec->name)) {
+		ret = seterr(err, errlen, -ENAMETOOLONG, "cgroup path too long");
+		goto fail;
+	}
+	if (mkdir(parent, 0755) && errno != EEXIST) {
+		ret = seterr(err, errlen, -errno, "create cgroup %s: %s", parent, strerror(errno));
+		goto fail;
+	}
+	if (mkdir(run->cgroup_path, 0755)) {
+		if (errno == EEXIST)
+			ret = seterr(err, errlen, -EEXIST,
+				     "sandbox %s exists (cgroup %s); run sbtrace-shim gc or pick "
+				     "another name",
+				     spec->name, run->cgroup_path);
+		else
+			ret = seterr(err, errlen, -errno, "create cgroup %s: %s", run->cgroup_path,
+				     strerror(errno));
+		goto fail;
+	}
+	made = true;
+	cgfd = open(run->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	run->cgroup_id = cgroup_id_of(run->cgroup_path);
+	if (cgfd < 0 || !run->cgroup_id) {
+		ret = seterr(err, errlen, -errno, "open cgroup %s: %s", run->cgroup_path,
+			     strerror(errno));
+		goto fail;
+	}
+	c.envp = build_env(c.cwd, &pwd);
+	if (!c.envp) {
+		ret = seterr(err, errlen, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
+		ret = seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	c.ready_w = ready[1];
+	c.go_r = go[0];
+	run->start_ns = now_ns(CLOCK_REALTIME);
+	pid = raw_clone(CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
+				CLONE_NEWIPC | CLONE_NEWNET,
+			cgfd);
+	if (pid == 0)
+		child_main(&c);
+	if (pid < 0) {
+		ret = seterr(err, errlen, -errno,
+			     "clone3 into cgroup %s with new namespaces: %s (needs root and Linux "
+			     "5.7+)",
+			     run->cgroup_path, strerror(errno));
+		goto fail;
+	}
+	run->pid = pid;
+	run->ready_fd = ready[0];
+	run->go_fd = go[1];
+	ready[0] = go[1] = -1;
+	ret = 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (ready[i] >= 0)
+			close(ready[i]);
+		if (go[i] >= 0)
+			close(go[i]);
+	}
+	if (cgfd >= 0)
+		close(cgfd);
+	if (c.ws_fd >= 0)
+		close(c.ws_fd);
+	free(c.envp);
+	free(pwd);
+	if (ret) {
+		if (made)
+			rmdir(run->cgroup_path);
+		run_reset(run);
+	}
+	return ret;
+}
+
+int sbt_sandbox_ready(struct sbt_sandbox_run *run, char *err, size_t errlen)
+{
+	char buf[1100];
+	ssize_t n;
+
+	if (run->ready_fd < 0)
+		return run->pid > 0 ? 0 : seterr(err, errlen, -EINVAL, "sandbox not started");
+	do
+		n = read(run->ready_fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return seterr(err, errlen, -errno, "sandbox %s: reading the ready pipe: %s",
+			      run->name, strerror(errno));
+	if (n == 1 && buf[0] == READY_OK) {
+		close(run->ready_fd);
+		run->ready_fd = -1;
+		return 0;
+	}
+	if (n == 0)
+		return seterr(err, errlen, -ECHILD,
+			      "sandbox %s: init exited during set-up (killed?)", run->name);
+	buf[n] = '\0';
+	if (buf[0] == READY_ERR) {
+		char *end;
+		long e = strtol(buf + 1, &end, 10);
+
+		if (*end == ':' && e > 0 && e < 4096)
+			return seterr(err, errlen, (int)-e, "sandbox %s: set-up failed: %s",
+				      run->name, end + 1);
+	}
+	return seterr(err, errlen, -EPROTO, "sandbox %s: unexpected message from init", run->name);
+}
+
+int sbt_sandbox_go(struct sbt_sandbox_run *run)
+{
+	sigset_t pipe_set, old, pending;
+	bool was_pending;
+	ssize_t n;
+	int ret = 0;
+
+	if (run->go_fd < 0)
+		return -EBADF;
+	/* The init may be gone: EPIPE, without SIGPIPE killing the caller. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	do
+		n = write(run->go_fd, "g", 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1) {
+		ret = n < 0 ? -errno : -EIO;
+		if (ret == -EPIPE && !was_pending) {
+			struct timespec zero = { 0, 0 };
+
+			sigtimedwait(&pipe_set, NULL, &zero);
+		}
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(run->go_fd);
+	run->go_fd = -1;
+	return ret;
+}
+
+int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms)
+{
+	int st = 0, pidfd;
+	pid_t r;
+
+	if (run->pid <= 0)
+		return -ECHILD;
+	if (timeout_ms < 0) {
+		r = waitpid(run->pid, &st, 0);
+	} else {
+		pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
+		if (pidfd >= 0) {
+			struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+			int pr = poll(&pfd, 1, timeout_ms);
+
+			close(pidfd);
+			if (pr < 0)
+				return -errno;
+			if (pr == 0)
+				return -ETIMEDOUT;
+			r = waitpid(run->pid, &st, WNOHANG);
+		} else {
+			/* no pidfd_open (Linux < 5.3): poll */
+			uint64_t end = now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000ull;
+
+			while ((r = waitpid(run->pid, &st, WNOHANG)) == 0 &&
+			       now_ns(CLOCK_MONOTONIC) < end)
+				sleep_ms(5);
+		}
+	}
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (status)
+		*status = st;
+	run->pid = 0; /* reaped: the number may be reused from now on */
+	return 0;
+}
+
+void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
+{
+	char fifo[PATH_MAX];
+
+	if (run->go_fd >= 0)
+		close(run->go_fd);
+	if (run->ready_fd >= 0)
+		close(run->ready_fd);
+	run->go_fd = run->ready_fd = -1;
+	if (run->cgroup_path[0])
+		cgroup_kill(run->cgroup_path);
+	if (run->pid > 0) {
+		int st;
+
+		if (sbt_sandbox_wait(run, &st, KILL_WAIT_MS) == -ETIMEDOUT) {
+			kill(run->pid, SIGKILL);
+			sbt_sandbox_wait(run, &st, KILL_WAIT_MS);
+		}
+		run->pid = 0;
+	}
+	if (run->cgroup_path[0] && cgroup_destroy(run->cgroup_path) == 0)
+		run->cgroup_path[0] = '\0';
+	if (run->state_file[0]) {
+		attach_path(run->state_file, fifo, sizeof(fifo));
+		if (fifo[0])
+			unlink(fifo);
+		unlink(run->state_file);
+		run->state_file[0] = '\0';
+	}
+}
+
+/* ---- state files -------------------------------------------------------- */
+
+/* The state dir must be a directory owned by us (or root) that nobody else can write. */
+static int check_state_dir(const char *dir, bool create)
+{
+	struct stat st;
+
+	if (create && mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
+	return 0;
+}
+
+int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, const char *backend)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], netns[64];
+	struct json_object *o;
+	const char *s;
+	int fd, ret;
+
+	if (!state_dir)
+		state_dir = SBT_STATE_DIR_DEFAULT;
+	if (!run || !sbt_sandbox_name_ok(run->name) || run->pid <= 0 || !backend || !backend[0] ||
+	    strlen(backend) >= sizeof(((struct sbt_sandbox_state *)0)->backend))
+		return -EINVAL;
+	ret = check_state_dir(state_dir, true);
+	if (ret)
+		return ret;
+	if (!str_fits(path, sizeof(path), "%s/%s.json", state_dir, run->name) ||
+	    !str_fits(tmp, sizeof(tmp), "%s/.%s.json.%d.tmp", state_dir, run->name, (int)getpid()))
+		return -ENAMETOOLONG;
+	snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)run->pid);
+	o = json_object_new_object();
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "name", json_object_new_string(run->name));
+	json_object_object_add(o, "backend", json_object_new_string(backend));
+	json_object_object_add(o, "cgroup", json_object_new_string(run->cgroup_path));
+	json_object_object_add(o, "cgroup_id", json_object_new_int64((int64_t)run->cgroup_id));
+	json_object_object_add(o, "pid", json_object_new_int(run->pid));
+	json_object_object_add(o, "shim_pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "netns", json_object_new_string(netns));
+	json_object_object_add(o, "start_ns", json_object_new_int64((int64_t)run->start_ns));
+	s = json_object_to_json_string_ext(o,
+					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+	} else {
+		ret = write_all(fd, s, strlen(s));
+		if (!ret)
+			ret = write_all(fd, "\n", 1);
+		if (close(fd) && !ret)
+			ret = -errno;
+		if (!ret && rename(tmp, path))
+			ret = -errno;
+		if (ret)
+			unlink(tmp);
+	}
+	json_object_put(o);
+	return ret;
+}
+
+struct vctx {
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(const struct vctx *v, int ret, const char *what, const char *key)
+{
+	return seterr(v->err, v->errlen, ret, "state file %s: %s%s%s", v->path,
+		      key ? "field '" : "", key ? key : "", what);
+}
+
+static int get_field(struct json_object *root, const char *key, json_type type,
+		     struct json_object **out, const struct vctx *v)
+{
+	if (!json_object_object_get_ex(root, key, out))
+		return bad(v, -EINVAL, "' is missing", key);
+	if (!json_object_is_type(*out, type))
+		return bad(v, -EINVAL,
+			   type == json_type_int ? "' must be an integer" : "' must be a string",
+			   key);
+	return 0;
+}
+
+static int get_str(struct json_object *root, const char *key, char *out, size_t len,
+		   const struct vctx *v)
+{
+	struct json_object *f;
+	int ret = get_field(root, key, json_type_string, &f, v);
+	const char *s;
+	int n;
+
+	if (ret)
+		return ret;
+	s = json_object_get_string(f);
+	n = json_object_get_string_len(f);
+	if (n <= 0 || (size_t)n >= len || strlen(s) != (size_t)n)
+		return bad(v, -EINVAL, "' is empty, too long or contains NUL", key);
+	memcpy(out, s, (size_t)n + 1);
+	return 0;
+}
+
+static int get_int(struct json_object *root, const char *key, int64_t min, int64_t max,
+		   int64_t *out, const struct vctx *v)
+{
+	struct json_object *f;
+	int ret = get_field(root, key, json_type_int, &f, v);
+
+	if (ret)
+		return ret;
+	errno = 0;
+	*out = json_object_get_int64(f);
+	if (errno || *out < min || *out > max || *out == INT64_MAX)
+		return bad(v, -ERANGE, "' is out of range", key);
+	return 0;
+}
+
+/* A canonical absolute path strictly below `top`: no //, no . or .. component. */
+static bool path_below(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	while (n > 1 && top[n - 1] == '/')
+		n--;
+	if (strncmp(path, top, n) != 0 || path[n] != '/' || !path[n + 1])
+		return false;
+	for (const char *p = path + n; *p; p++) {
+		if (*p != '/')
+			continue;
+		if (p[1] == '/' || p[1] == '\0')
+			return false;
+		if (p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
+			return false;
+		if (p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == '\0'))
+			return false;
+	}
+	return true;
+}
+
+/* Parse and validate; with `live`, the cgroup must still exist with the recorded id. */
+static int parse_state(const char *dir, const char *name, struct sbt_sandbox_state *st, bool live,
+		       char *err, size_t errlen)
+{
+	char path[PATH_MAX], mnt_point[PATH_MAX], want[64], buf[STATE_MAX_BYTES + 1];
+	struct vctx v = { path, err, errlen };
+	struct json_tokener *tok = NULL;
+	struct json_object *root = NULL;
+	struct stat sb;
+	struct statfs sf;
+	int64_t i;
+	ssize_t n;
+	size_t len = 0;
+	int fd, ret;
+
+	memset(st, 0, sizeof(*st));
+	if (!sbt_sandbox_name_ok(name))
+		return seterr(err, errlen, -EINVAL, "sandbox name '%s' is not valid", name);
+	if (!str_fits(path, sizeof(path), "%s/%s.json", dir, name))
+		return seterr(err, errlen, -ENAMETOOLONG, "state dir '%s': path too long", dir);
+	ret = check_state_dir(dir, false);
+	if (ret)
+		return seterr(err, errlen, ret,
+			      "state dir %s: %s (it must be a directory owned by you or root, "
+			      "writable by nobody else)",
+			      dir, strerror(-ret));
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ENOENT)
+			return seterr(err, errlen, ret, "no sandbox %s: %s does not exist", name,
+				      path);
+		return bad(&v, ret, strerror(-ret), NULL);
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return bad(&v, -EINVAL, "not a regular file", NULL);
+	}
+	while (len <= STATE_MAX_BYTES) {
+		n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == sizeof(buf))
+			break;
+	}
+	close(fd);
+	if (len > STATE_MAX_BYTES)
+		return bad(&v, -EFBIG, "larger than 64 KiB", NULL);
+	if (memchr(buf, '\0', len))
+		return bad(&v, -EINVAL, "contains a NUL byte", NULL);
+	tok = json_tokener_new_ex(8);
+	if (!tok)
+		return bad(&v, -ENOMEM, "out of memory", NULL);
+	root = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
+	    strspn(buf + json_tokener_get_parse_end(tok), " \t\r\n") !=
+		    len - json_tokener_get_parse_end(tok)) {
+		ret = bad(&v, -EINVAL, "not a single JSON document", NULL);
+		goto out;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		ret = bad(&v, -EINVAL, "not a JSON object", NULL);
+		goto out;
+	}
+	ret = get_str(root, "name", st->name, sizeof(st->name), &v);
+	if (!ret && strcmp(st->name, name) != 0)
+		ret = bad(&v, -EINVAL, "' does not match the file's name", "name");
+	if (!ret)
+		ret = get_str(root, "backend", st->backend, sizeof(st->backend), &v);
+	if (!ret &&
+	    strspn(st->backend, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(st->backend))
+		ret = bad(&v, -EINVAL, "' must be [a-z0-9]+", "backend");
+	if (!ret)
+		ret = get_str(root, "cgroup", st->cgroup_path, sizeof(st->cgroup_path), &v);
+	if (!ret)
+		ret = get_int(root, "cgroup_id", 1, INT64_MAX, &i, &v);
+	if (!ret) {
+		st->cgroup_id = (uint64_t)i;
+		ret = get_int(root, "pid", 1, PID_LIMIT, &i, &v);
+	}
+	if (!ret) {
+		st->pid = (pid_t)i;
+		ret = get_int(root, "shim_pid", 1, PID_LIMIT, &i, &v);
+	}
+	if (!ret) {
+		st->shim_pid = (pid_t)i;
+		ret = get_str(root, "netns", st->netns, sizeof(st->netns), &v);
+	}
+	if (!ret) {
+		snprintf(want, sizeof(want), "/proc/%d/ns/net", (int)st->pid);
+		if (strcmp(st->netns, want) != 0)
+			ret = bad(&v, -EINVAL, "' must be /proc/PID/ns/net of its pid", "netns");
+	}
+	if (!ret)
+		ret = get_int(root, "start_ns", 0, INT64_MAX, &i, &v);
+	if (!ret)
+		st->start_ns = (uint64_t)i;
+	if (ret)
+		goto out;
+	ret = find_cg2(mnt_point, sizeof(mnt_point));
+	if (ret) {
+		ret = bad(&v, ret, "': no cgroup v2 mount to check it against", "cgroup");
+		goto out;
+	}
+	if (!path_below(st->cgroup_path, mnt_point)) {
+		ret = bad(&v, -EINVAL, "' is not a canonical path below the cgroup v2 mount",
+			  "cgroup");
+		goto out;
+	}
+	if (!live)
+		goto out;
+	if (stat(st->cgroup_path, &sb) || !S_ISDIR(sb.st_mode) || statfs(st->cgroup_path, &sf) ||
+	    sf.f_type != CGROUP2_SUPER_MAGIC) {
+		ret = bad(&v, -ENOENT, "': the cgroup no longer exists (run sbtrace-shim gc)",
+			  "cgroup");
+		goto out;
+	}
+	if (cgroup_id_of(st->cgroup_path) != st->cgroup_id)
+		ret = bad(&v, -ESTALE, "' does not match the cgroup's id (it was recreated)",
+			  "cgroup_id");
+out:
+	json_object_put(root);
+	json_tokener_free(tok);
+	return ret;
+}
+
+int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st, char *err,
+		   size_t errlen)
+{
+	return parse_state(state_dir ? state_dir : SBT_STATE_DIR_DEFAULT, name, st, true, err,
+			   errlen);
+}
+
+/* ---- gc ----------------------------------------------------------------- */
+
+/* Start of process `pid` in CLOCK_REALTIME ns, from /proc/PID/stat; 0 if unknown. */
+static uint64_t proc_start_ns(pid_t pid)
+{
+	char path[64], *stat, *p;
+	unsigned long long ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	stat = slurp(path, 1u << 16, NULL);
+	if (!stat)
+		return 0;
+	p = strrchr(stat, ')'); /* comm may hold spaces and parentheses */
+	if (p) {
+		/* after ')': field 3 (state) ... field 22 (starttime) */
+		for (int field = 2; field < 22 && p; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			ticks = strtoull(p + 1, NULL, 10);
+	}
+	free(stat);
+	if (!ticks || hz <= 0)
+		return 0;
+	return now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME) +
+	       ticks * (1000000000ull / (unsigned long long)hz);
+}
+
+/* Is the sandbox's controller still there (not a recycled pid)? */
+static bool shim_alive(const struct sbt_sandbox_state *st)
+{
+	char path[64], *comm;
+	bool ours;
+	uint64_t started;
+
+	if (kill(st->shim_pid, 0) && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)st->shim_pid);
+	comm = slurp(path, 4096, NULL);
+	if (!comm)
+		return errno != ENOENT && errno != ESRCH;
+	comm[strcspn(comm, "\n")] = '\0';
+	ours = strcmp(comm, "sbtrace-shim") == 0 || strcmp(comm, "sbtrace") == 0;
+	free(comm);
+	if (!ours)
+		return false;
+	/* The controller starts before its sandbox; 2 s of slack for clock steps. */
+	started = proc_start_ns(st->shim_pid);
+	return !started || started <= st->start_ns + 2000000000ull;
+}
+
+static int gc_state_files(const char *dir, bool verbose)
+{
+	char err[PATH_MAX + 256], path[PATH_MAX], fifo[PATH_MAX];
+	struct sbt_sandbox_state st;
+	struct dirent *de;
+	int count = 0, ret;
+	DIR *d;
+
+	ret = check_state_dir(dir, false);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim gc: state dir %s: %s\n", dir, strerror(-ret));
+		return ret;
+	}
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		char name[SBT_SANDBOX_NAME_MAX + 1];
+
+		if (n <= 5 || n - 5 > SBT_SANDBOX_NAME_MAX || strcmp(de->d_name + n - 5, ".json"))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 5), de->d_name);
+		if (!sbt_sandbox_name_ok(name))
+			continue;
+		if (parse_state(dir, name, &st, false, err, sizeof(err))) {
+			if (verbose)
+				fprintf(stderr, "sbtrace-shim gc: skipping %s\n", err);
+			continue;
+		}
+		if (shim_alive(&st))
+			continue;
+		/* Only the recorded cgroup: same path and the same id. */
+		if (cgroup_id_of(st.cgroup_path) == st.cgroup_id) {
+			ret = cgroup_destroy(st.cgroup_path);
+			if (ret && ret != -ENOENT) {
+				fprintf(stderr,
+					"sbtrace-shim gc: sandbox %s: cannot remove %s: %s\n", name,
+					st.cgroup_path, strerror(-ret));
+				continue;
+			}
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		attach_path(path, fifo, sizeof(fifo));
+		if (fifo[0])
+			unlink(fifo);
+		if (unlink(path) && errno != ENOENT)
+			continue;
+		count++;
+		if (verbose)
+			fprintf(stderr,
+				"sbtrace-shim gc: removed sandbox %s (shim %d gone; cgroup %s)\n",
+				name, (int)st.shim_pid, st.cgroup_path);
+	}
+	closedir(d);
+	return count;
+}
+
+/* Empty cgroups under <v2>/sbtrace/ that no state file names. */
+static int gc_orphan_cgroups(const char *dir, bool verbose)
+{
+	char mnt_point[PATH_MAX], top[PATH_MAX], cg[PATH_MAX], sf[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int count = 0;
+	time_t now = time(NULL);
+	DIR *d;
+
+	if (find_cg2(mnt_point, sizeof(mnt_point)) ||
+	    !str_fits(top, sizeof(top), "%s/sbtrace", mnt_point))
+		return 0;
+	d = opendir(top);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!sbt_sandbox_name_ok(de->d_name) ||
+		    !str_fits(cg, sizeof(cg), "%s/%s", top, de->d_name) ||
+		    !str_fits(sf, sizeof(sf), "%s/%s.json", dir, de->d_name))
+			continue;
+		if (lstat(sf, &st) == 0 || stat(cg, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		/* A sandbox being started has its cgroup before its first process. */
+		if (now - st.st_ctime < GC_MIN_AGE_SEC || !cgroup_empty(cg))
+			continue;
+		if (cgroup_rmdir_tree(cg, 0) == 0) {
+			count++;
+			if (verbose)
+				fprintf(stderr, "sbtrace-shim gc: removed empty cgroup %s\n", cg);
+		}
+	}
+	closedir(d);
+	return count;
+}
+
+int sbt_sandbox_gc(const char *state_dir, bool verbose)
+{
+	const char *dir = state_dir ? state_dir : SBT_STATE_DIR_DEFAULT;
+	int n = gc_state_files(dir, verbose);
+
+	if (n < 0)
+		return n;
+	return n + gc_orphan_cgroups(dir, verbose);
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sbtrace-shim: run a workload in a sandbox (sandbox.h) that sbtrace attaches
+ * to before the workload's first exec. Commands are a table of {name, fn}.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "sandbox.h"
+
+#ifndef SBTRACE_VERSION
+#define SBTRACE_VERSION "dev"
+#endif
+
+enum {
+	SHIM_EXIT_OK = 0,
+	SHIM_EXIT_RUNTIME = 1, /* gc: the state dir could not be read */
+	SHIM_EXIT_USAGE = 2,
+	SHIM_EXIT_SETUP = 3,
+};
+
+#define GRACE_MS 2000 /* after forwarding SIGINT/SIGTERM, before killing everything */
+
+static const char exit_codes_help[] =
+	"Exit codes:\n"
+	"  0    success; run: the workload's own exit code once it ran (128+N when\n"
+	"       killed by signal N, 127 when its command could not be executed)\n"
+	"  1    gc: the state dir could not be read\n"
+	"  2    usage or input error (unknown option, bad name, missing workspace,\n"
+	"       sandbox name in use, backend not available)\n"
+	"  3    the sandbox could not be set up (cgroup, namespaces, mounts, state\n"
+	"       file), or it died before the workload started\n";
+
+static void usage_main(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace-shim [--version] [--help] COMMAND [ARGS]\n"
+		"\n"
+		"Run a workload in a sandbox that sbtrace can attach to before the\n"
+		"workload's first exec.\n"
+		"\n"
+		"Commands:\n"
+		"  run        start a sandbox, wait for a tracer, run the workload in it\n"
+		"  gc         clean up what killed shims left (processes, cgroups, state)\n"
+		"  version    print the version\n"
+		"  help       show help for a command: sbtrace-shim help run\n"
+		"\n%s",
+		exit_codes_help);
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace-shim run --name NAME [OPTIONS] -- CMD [ARGS...]\n"
+		"\n"
+		"Start sandbox NAME: cgroup <cgroup v2 mount>/sbtrace/NAME; new pid, mount,\n"
+		"uts, ipc, net and cgroup namespaces; the host's filesystem read-only;\n"
+		"writable tmpfs /tmp and /root (HOME); only lo; no capabilities,\n"
+		"no_new_privs. Write the state file STATE_DIR/NAME.json, wait for a tracer,\n"
+		"run CMD, and exit with its exit code; everything is removed on exit.\n"
+		"\n"
+		"  -n, --name NAME        1-%d characters [A-Za-z0-9_.-], not starting with '.'\n"
+		"  -b, --backend ns       the sandbox backend (only ns in this build)\n"
+		"  -w, --workspace DIR[:ro]  bind DIR at /workspace (read-only with :ro);\n"
+		"                         it is also the workload's working directory\n"
+		"      --net none         networking: a new namespace with only lo (default)\n"
+		"  -s, --state-dir DIR    state files (default %s)\n"
+		"      --no-wait          run CMD at once, without waiting for a tracer\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"Waiting for a tracer: before the state file appears, the FIFO\n"
+		"STATE_DIR/NAME.attach is created; CMD runs once a line \"attached\" is\n"
+		"written to it, which `sbtrace trace --sandbox NAME` does after attaching.\n"
+		"The FIFO is removed then. SIGINT, SIGTERM and SIGHUP are forwarded to the\n"
+		"workload; whatever still runs %d ms later (or at a second signal) is killed.\n"
+		"\n%s",
+		SBT_SANDBOX_NAME_MAX, SBT_STATE_DIR_DEFAULT, GRACE_MS, exit_codes_help);
+}
+
+static void usage_gc(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace-shim gc [--state-dir DIR] [-v]\n"
+		"\n"
+		"For every state file whose shim is gone: kill the sandbox's processes,\n"
+		"remove its cgroup and state file. Also remove empty cgroups under\n"
+		"<cgroup v2 mount>/sbtrace/ that no state file names (older than 10 s).\n"
+		"\n"
+		"  -s, --state-dir DIR    state files (default %s)\n"
+		"  -v, --verbose          name each sandbox removed\n"
+		"  -h, --help             this help\n"
+		"\n%s",
+		SBT_STATE_DIR_DEFAULT, exit_codes_help);
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sbtrace-shim %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'sbtrace-shim %s --help'\n", cmd);
+	return SHIM_EXIT_USAGE;
+}
+
+/* Send `sig` to every process of the sandbox but its init (which ignores it anyway). */
+static void forward_signal(const struct sbt_sandbox_run *run, int sig)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+	long pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", run->cgroup_path);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (pid > 0 && pid != run->pid)
+			kill((pid_t)pid, sig);
+	fclose(f);
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return SHIM_EXIT_SETUP;
+}
+
+static int read_signal(int sfd)
+{
+	struct signalfd_siginfo si;
+	ssize_t n = read(sfd, &si, sizeof(si));
+
+	return n == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
+}
+
+enum attach_result { ATTACHED, SIGNALLED, INIT_DIED };
+
+/* Block until "attached\n" arrives on the FIFO, a signal, or the sandbox dies. */
+static enum attach_result wait_attach(const char *name, int fifo, int sfd, int pidfd, int *sig)
+{
+	char line[128];
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd p[3] = { { .fd = fifo, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN },
+				       { .fd = pidfd, .events = POLLIN } };
+		char buf[256];
+		ssize_t n;
+
+		if (poll(p, pidfd >= 0 ? 3 : 2, pidfd >= 0 ? -1 : 200) < 0) {
+			if (errno == EINTR)
+				continue;
+			return INIT_DIED;
+		}
+		if (p[1].revents & POLLIN) {
+			*sig = read_signal(sfd);
+			if (*sig)
+				return SIGNALLED;
+		}
+		if (pidfd >= 0 && (p[2].revents & POLLIN))
+			return INIT_DIED;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		n = read(fifo, buf, sizeof(buf));
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (len < sizeof(line) - 1)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = '\0';
+			if (strcmp(line, "attached") == 0)
+				return ATTACHED;
+			fprintf(stderr,
+				"sbtrace-shim: sandbox %s: ignoring '%.40s' on the attach FIFO "
+				"(expected 'attached')\n",
+				name, line);
+			len = 0;
+		}
+	}
+}
+
+/* Wait for the workload; forward a signal, then kill everything after a grace period. */
+static int wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd)
+{
+	struct timespec deadline = { 0, 0 }, now;
+	int sig = 0, status;
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = pidfd, .events = POLLIN } };
+		int timeout = pidfd >= 0 ? -1 : 100, ret;
+
+		if (sig) {
+			long left;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = (deadline.tv_sec - now.tv_sec) * 1000 +
+			       (deadline.tv_nsec - now.tv_nsec) / 1000000;
+			if (left <= 0)
+				return 128 + sig;
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
+		}
+		ret = poll(p, pidfd >= 0 ? 2 : 1, timeout);
+		if (ret < 0 && errno != EINTR)
+			return SHIM_EXIT_SETUP;
+		if (pidfd < 0 || (ret > 0 && (p[1].revents & POLLIN))) {
+			int w = sbt_sandbox_wait(run, &status, 0);
+
+			if (w == 0)
+				return exit_code(status);
+			if (w != -ETIMEDOUT && w != -EINTR)
+				return SHIM_EXIT_SETUP;
+		}
+		if (ret > 0 && (p[0].revents & POLLIN)) {
+			int s = read_signal(sfd);
+
+			if (!s)
+				continue;
+			if (sig) /* a second signal: no more grace */
+				return 128 + sig;
+			sig = s;
+			forward_signal(run, sig);
+			clock_gettime(CLOCK_MONOTONIC, &deadline);
+			deadline.tv_sec += GRACE_MS / 1000;
+			deadline.tv_nsec += (GRACE_MS % 1000) * 1000000L;
+			if (deadline.tv_nsec >= 1000000000L) {
+				deadline.tv_sec++;
+				deadline.tv_nsec -= 1000000000L;
+			}
+		}
+	}
+}
+
+/* Create the attach FIFO (a stale one from a killed shim of the same name is replaced). */
+static int make_fifo(const char *dir, const char *name, char *path, size_t len)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if ((size_t)snprintf(path, len, "%s/%s.attach", dir, name) >= len)
+		return -ENAMETOOLONG;
+	if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		unlink(path);
+	if (mkfifo(path, 0600))
+		return -errno;
+	/* O_RDWR: never EOF when a writer comes and goes without a line. */
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int e = -errno;
+
+		unlink(path);
+		return e;
+	}
+	return fd;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "net", required_argument, NULL, 1 },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "no-wait", no_argument, NULL, 2 },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	static char workspace[PATH_MAX];
+	struct sbt_sandbox_spec spec = { .net = SBT_NET_NONE, .stdout_fd = -1, .stderr_fd = -1 };
+	struct sbt_sandbox_run run;
+	char err[PATH_MAX + 512], fifo_path[PATH_MAX] = "";
+	const char *state_dir = SBT_STATE_DIR_DEFAULT;
+	int c, ret, code = SHIM_EXIT_SETUP, fifo = -1, sfd = -1, pidfd = -1, sig = 0;
+	bool no_wait = false, started = false;
+	struct stat st;
+	sigset_t sigs;
+	size_t n;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+n:b:w:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			spec.name = optarg;
+			break;
+		case 'b':
+			if (strcmp(optarg, "podman") == 0) {
+				fprintf(stderr, "sbtrace-shim run: --backend podman is not "
+						"implemented in this build; use --backend ns\n");
+				return SHIM_EXIT_USAGE;
+			}
+			if (strcmp(optarg, "ns") != 0)
+				return usage_error("run", "--backend '%s': use ns", optarg);
+			break;
+		case 'w':
+			n = strlen(optarg);
+			if (n >= sizeof(workspace))
+				return usage_error("run", "--workspace '%.64s...': path too long",
+						   optarg);
+			memcpy(workspace, optarg, n + 1);
+			if (n > 3 && (strcmp(workspace + n - 3, ":ro") == 0 ||
+				      strcmp(workspace + n - 3, ":rw") == 0)) {
+				spec.workspace_ro = workspace[n - 1] == 'o';
+				workspace[n - 3] = '\0';
+			}
+			spec.workspace = workspace;
+			break;
+		case 1:
+			if (strcmp(optarg, "none") != 0)
+				return usage_error("run", "--net '%s': use none", optarg);
+			break;
+		case 's':
+			if (!optarg[0])
+				return usage_error("run", "--state-dir '%s': give a directory",
+						   optarg);
+			state_dir = optarg;
+			break;
+		case 2:
+			no_wait = true;
+			break;
+		case 'h':
+			usage_run(stdout);
+			return SHIM_EXIT_OK;
+		default:
+			fprintf(stderr, "see 'sbtrace-shim run --help'\n");
+			return SHIM_EXIT_USAGE;
+		}
+	}
+	if (!spec.name)
+		return usage_error("run", "%s--name NAME is required", "");
+	if (!sbt_sandbox_name_ok(spec.name))
+		return usage_error("run",
+				   "--name '%s': use 1-64 characters [A-Za-z0-9_.-], not starting "
+				   "with '.'",
+				   spec.name);
+	if (spec.workspace) {
+		const char *why = stat(spec.workspace, &st) ? strerror(errno)
+				  : !S_ISDIR(st.st_mode)    ? "not a directory"
+							    : NULL;
+
+		if (why) {
+			snprintf(err, sizeof(err),
+				 "--workspace '%s': %s; give an existing directory", spec.workspace,
+				 why);
+			return usage_error("run", "%s", err);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("run", "%sno command: give it after --, e.g. -- make test", "");
+	spec.argv = argv + optind;
+	spec.state_dir = state_dir;
+
+	/* Signals are read from a signalfd; the sandbox's init resets its mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fprintf(stderr, "sbtrace-shim run: signalfd: %s\n", strerror(errno));
+		return SHIM_EXIT_SETUP;
+	}
+
+	ret = sbt_sandbox_start(&spec, &run, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim run: %s\n", err);
+		code = ret == -EEXIST ? SHIM_EXIT_USAGE : SHIM_EXIT_SETUP;
+		goto out;
+	}
+	started = true;
+	if (!no_wait) {
+		fifo = make_fifo(state_dir, spec.name, fifo_path, sizeof(fifo_path));
+		if (fifo < 0) {
+			fprintf(stderr,
+				"sbtrace-shim run: cannot create the attach FIFO in %s: %s; check "
+				"--state-dir\n",
+				state_dir, strerror(-fifo));
+			fifo_path[0] = '\0';
+			goto out;
+		}
+	}
+	ret = sbt_state_write(state_dir, &run, "ns");
+	if (ret) {
+		fprintf(stderr,
+			"sbtrace-shim run: cannot write the state file %s: %s; the state dir must "
+			"be a directory owned by you or root and writable by nobody else\n",
+			run.state_file, strerror(-ret));
+		goto out;
+	}
+	ret = sbt_sandbox_ready(&run, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim run: %s\n", err);
+		goto out;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, run.pid, 0);
+	if (!no_wait) {
+		enum attach_result r;
+
+		fprintf(stderr,
+			"sbtrace-shim: sandbox %s up (cgroup %s, pid %d); waiting for a tracer: "
+			"sbtrace trace --sandbox %s\n",
+			run.name, run.cgroup_path, (int)run.pid, run.name);
+		r = wait_attach(run.name, fifo, sfd, pidfd, &sig);
+		close(fifo);
+		fifo = -1;
+		unlink(fifo_path);
+		fifo_path[0] = '\0';
+		if (r == SIGNALLED) {
+			code = 128 + sig;
+			goto out;
+		}
+		if (r == INIT_DIED) {
+			fprintf(stderr,
+				"sbtrace-shim run: sandbox %s died before a tracer attached; see "
+				"the kernel log or run again\n",
+				run.name);
+			goto out;
+		}
+	}
+	ret = sbt_sandbox_go(&run);
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim run: sandbox %s: cannot start the workload: %s\n",
+			run.name, strerror(-ret));
+		goto out;
+	}
+	code = wait_workload(&run, sfd, pidfd);
+out:
+	if (fifo >= 0)
+		close(fifo);
+	if (fifo_path[0])
+		unlink(fifo_path);
+	if (started)
+		sbt_sandbox_destroy(&run);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (sfd >= 0)
+		close(sfd);
+	return code;
+}
+
+static int cmd_gc(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = SBT_STATE_DIR_DEFAULT;
+	bool verbose = false;
+	int c, n;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage_gc(stdout);
+			return SHIM_EXIT_OK;
+		default:
+			fprintf(stderr, "see 'sbtrace-shim gc --help'\n");
+			return SHIM_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return usage_error("gc", "unexpected argument '%s'", argv[optind]);
+	n = sbt_sandbox_gc(state_dir, verbose);
+	if (n < 0) {
+		fprintf(stderr, "sbtrace-shim gc: state dir %s: %s; check --state-dir\n", state_dir,
+			strerror(-n));
+		return SHIM_EXIT_RUNTIME;
+	}
+	if (verbose || n > 0)
+		printf("sbtrace-shim gc: removed %d stale sandbox%s\n", n, n == 1 ? "" : "es");
+	return SHIM_EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("Usage: sbtrace-shim version\n\nPrint the version.\n");
+		return SHIM_EXIT_OK;
+	}
+	if (argc > 1)
+		return usage_error("version", "unexpected argument '%s'", argv[1]);
+	printf("sbtrace-shim %s\n", SBTRACE_VERSION);
+	return SHIM_EXIT_OK;
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	void (*usage)(FILE *f);
+} commands[] = {
+	{ "run", cmd_run, usage_run },
+	{ "gc", cmd_gc, usage_gc },
+	{ "version", cmd_version, NULL },
+	{ "help", cmd_help, NULL },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage_main(stdout);
+		return SHIM_EXIT_OK;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr,
+			"sbtrace-shim help: unknown command '%s'; see 'sbtrace-shim --help'\n",
+			argv[1]);
+		return SHIM_EXIT_USAGE;
+	}
+	if (cmd->usage)
+		cmd->usage(stdout);
+	else
+		usage_main(stdout);
+	return SHIM_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage_main(stderr);
+		return SHIM_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage_main(stdout);
+		return SHIM_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version(argc - 1, argv + 1);
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "sbtrace-shim: unknown command '%s'; see 'sbtrace-shim --help'\n",
+			argv[1]);
+		return SHIM_EXIT_USAGE;
+	}
+	return cmd->fn(argc - 1, argv + 1);
+}
