@@ -363,7 +363,7 @@ static int cmd_trace(int argc, char **argv)
 		case 5:
 		case 6:
 			if (sbt_cli_add_rule(&opts.egress, c == 5 ? SBT_RULE_CIDR : SBT_RULE_HOST,
-					 c == 5 ? "--allow-cidr" : "--allow-host", optarg))
+					     c == 5 ? "--allow-cidr" : "--allow-host", optarg))
 				return SBT_EXIT_USAGE;
 			break;
 		case 7:
@@ -394,7 +394,8 @@ static int cmd_trace(int argc, char **argv)
 		}
 		case 10:
 			if (nr_names >= SBT_MAX_SANDBOXES)
-				return usage_error("trace", "more than 64 sandboxes (at %s)", optarg);
+				return usage_error("trace", "more than 64 sandboxes (at %s)",
+						   optarg);
 			sandbox_names[nr_names++] = optarg;
 			break;
 		case 11:
@@ -416,10 +417,12 @@ static int cmd_trace(int argc, char **argv)
 		char err[256];
 
 		if (opts.nr_sandboxes >= SBT_MAX_SANDBOXES)
-			return usage_error("trace", "more than 64 sandboxes (at %s)", sandbox_names[i]);
+			return usage_error("trace", "more than 64 sandboxes (at %s)",
+					   sandbox_names[i]);
 		if (sbt_state_read(state_dir, sandbox_names[i], &st, err, sizeof(err))) {
-			fprintf(stderr, "sbtrace trace: --sandbox %s: %s; is it running? "
-					"(sbtrace-shim run --name %s ...)\n",
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: %s; is it running? "
+				"(sbtrace-shim run --name %s ...)\n",
 				sandbox_names[i], err, sandbox_names[i]);
 			return SBT_EXIT_USAGE;
 		}

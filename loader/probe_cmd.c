@@ -29,7 +29,7 @@
 #include "sandbox.h"
 #include "trace.h"
 
-#define PROBE_NAME "ShellInvocationTraceProbe"
+#define PROBE_NAME  "ShellInvocationTraceProbe"
 #define WARN_PREFIX "shell_invocation_trace."
 
 struct probe_ctx {
@@ -164,11 +164,13 @@ static json_object *egress_summary(const char *events_path, const char *mode)
 
 			n_denied += (uint64_t)count;
 			if (json_object_array_length(denied) < 64) {
-				const char *keys[] = { "daddr", "dport", "proto", "reason", "comm" };
+				const char *keys[] = { "daddr", "dport", "proto", "reason",
+						       "comm" };
 
 				for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 					if (json_object_object_get_ex(ev, keys[i], &v))
-						json_object_object_add(d, keys[i], json_object_get(v));
+						json_object_object_add(d, keys[i],
+								       json_object_get(v));
 				json_object_array_add(denied, d);
 			} else {
 				json_object_put(d);
@@ -250,7 +252,8 @@ static int rm_tree(const char *path, int depth)
 
 			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
-			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub))
+			if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >=
+			    sizeof(sub))
 				continue;
 			rm_tree(sub, depth + 1);
 		}
@@ -261,30 +264,29 @@ static int rm_tree(const char *path, int depth)
 
 void sbt_probe_usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: sbtrace probe [OPTIONS] REPO\n"
-		"\n"
-		"Run REPO's build in a fresh sandbox under trace and print one JSON report:\n"
-		"does the build invoke a shell (can the image go distroless)? The build is\n"
-		"--cmd if given, else a Dockerfile 'builder' stage (podman/docker), else\n"
-		"package.json scripts.build (npm run build), else a Makefile (make).\n"
-		"Reports are cached by content (inputs' SHA-256, command, probe version).\n"
-		"\n"
-		"  --cmd \"PROG ARGS\"     the build command, split into words with simple\n"
-		"                         quoting ('...', \"...\", \\), never given to a shell\n"
-		"  --target STAGE        the Dockerfile stage (default builder)\n"
-		"  --allow-cidr, --allow-host, --allowlist, --egress, --resolver\n"
-		"                         egress policy as for 'sbtrace trace'; default:\n"
-		"                         enforce with an empty allowlist (no network)\n"
-		"  --cache-dir DIR       default $XDG_CACHE_HOME/sbtrace or ~/.cache/sbtrace\n"
-		"  --no-cache            neither read nor write the cache\n"
-		"  --trace-out FILE      also keep the trace's JSON Lines events\n"
-		"  --timeout SEC         stop the build after SEC seconds (default 1800)\n"
-		"  -q, --quiet           no progress on stderr\n"
-		"  -h, --help            this help\n"
-		"\n"
-		"Exit codes: 0 a report was printed (whatever its verdict); 2 usage error or\n"
-		"no build found; 3 kernel capability missing (no report possible).\n");
+	fprintf(f, "Usage: sbtrace probe [OPTIONS] REPO\n"
+		   "\n"
+		   "Run REPO's build in a fresh sandbox under trace and print one JSON report:\n"
+		   "does the build invoke a shell (can the image go distroless)? The build is\n"
+		   "--cmd if given, else a Dockerfile 'builder' stage (podman/docker), else\n"
+		   "package.json scripts.build (npm run build), else a Makefile (make).\n"
+		   "Reports are cached by content (inputs' SHA-256, command, probe version).\n"
+		   "\n"
+		   "  --cmd \"PROG ARGS\"     the build command, split into words with simple\n"
+		   "                         quoting ('...', \"...\", \\), never given to a shell\n"
+		   "  --target STAGE        the Dockerfile stage (default builder)\n"
+		   "  --allow-cidr, --allow-host, --allowlist, --egress, --resolver\n"
+		   "                         egress policy as for 'sbtrace trace'; default:\n"
+		   "                         enforce with an empty allowlist (no network)\n"
+		   "  --cache-dir DIR       default $XDG_CACHE_HOME/sbtrace or ~/.cache/sbtrace\n"
+		   "  --no-cache            neither read nor write the cache\n"
+		   "  --trace-out FILE      also keep the trace's JSON Lines events\n"
+		   "  --timeout SEC         stop the build after SEC seconds (default 1800)\n"
+		   "  -q, --quiet           no progress on stderr\n"
+		   "  -h, --help            this help\n"
+		   "\n"
+		   "Exit codes: 0 a report was printed (whatever its verdict); 2 usage error or\n"
+		   "no build found; 3 kernel capability missing (no report possible).\n");
 }
 
 int sbt_probe_main(int argc, char **argv)
@@ -320,7 +322,7 @@ int sbt_probe_main(int argc, char **argv)
 
 	p.t0_ms = mono_ms();
 	p.t0_epoch_ns = sbt_now_epoch_ns();
-	p.timeout_ms = 1800 * 1000;
+	p.timeout_ms = 1800ull * 1000;
 	free(opts.egress.rules);
 	memset(&opts, 0, sizeof(opts));
 	optind = 1;
@@ -371,8 +373,9 @@ int sbt_probe_main(int argc, char **argv)
 			else if (strcmp(optarg, "off") == 0)
 				egress_mode = SBT_EGRESS_OFF;
 			else {
-				fprintf(stderr, "sbtrace probe: --egress '%s': use enforce, audit or "
-						"off\n",
+				fprintf(stderr,
+					"sbtrace probe: --egress '%s': use enforce, audit or "
+					"off\n",
 					optarg);
 				return SBT_EXIT_USAGE;
 			}
@@ -400,13 +403,15 @@ int sbt_probe_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "sbtrace probe: give exactly one REPO directory; see 'sbtrace probe "
-				"--help'\n");
+		fprintf(stderr,
+			"sbtrace probe: give exactly one REPO directory; see 'sbtrace probe "
+			"--help'\n");
 		return SBT_EXIT_USAGE;
 	}
 	if (cmd && target) {
-		fprintf(stderr, "sbtrace probe: --cmd and --target exclude each other: --target picks "
-				"a Dockerfile stage, --cmd replaces the build\n");
+		fprintf(stderr,
+			"sbtrace probe: --cmd and --target exclude each other: --target picks "
+			"a Dockerfile stage, --cmd replaces the build\n");
 		return SBT_EXIT_USAGE;
 	}
 	if (!realpath(argv[optind], repo)) {
@@ -467,7 +472,8 @@ int sbt_probe_main(int argc, char **argv)
 			.workspace_ro = !ws.mounted,
 			.net = SBT_NET_NONE,
 			.argv = plan.argv,
-			.stdout_fd = STDERR_FILENO, /* the build's output never mixes with the report */
+			.stdout_fd =
+				STDERR_FILENO, /* the build's output never mixes with the report */
 			.stderr_fd = STDERR_FILENO,
 		};
 
@@ -494,7 +500,8 @@ int sbt_probe_main(int argc, char **argv)
 	}
 	opts.out = fopen(trace_out, "we");
 	if (!opts.out) {
-		fprintf(stderr, "sbtrace probe: --trace-out '%s': %s\n", trace_out, strerror(errno));
+		fprintf(stderr, "sbtrace probe: --trace-out '%s': %s\n", trace_out,
+			strerror(errno));
 		ret = SBT_EXIT_USAGE;
 		goto cleanup;
 	}
@@ -653,9 +660,9 @@ report:
 		json_object *vis = json_object_new_object();
 
 		json_object_object_add(vis, "exec", json_object_new_string("host"));
-		json_object_object_add(vis, "network",
-				       json_object_new_string(egress_mode == SBT_EGRESS_OFF ? "none"
-										: "cgroup"));
+		json_object_object_add(
+			vis, "network",
+			json_object_new_string(egress_mode == SBT_EGRESS_OFF ? "none" : "cgroup"));
 		json_object_object_add(report, "visibility", vis);
 	}
 	{
@@ -669,16 +676,16 @@ report:
 			first_exec = (uint64_t)json_object_get_int64(v);
 		json_object_object_add(t, "total", json_object_new_uint64(mono_ms() - p.t0_ms));
 		/* probe start to the workload's first exec, as the kernel timestamped it */
-		json_object_object_add(t, "to_first_exec",
-				       first_exec > p.t0_epoch_ns
-					       ? json_object_new_double(
-							 (double)(first_exec - p.t0_epoch_ns) / 1e6)
-					       : NULL);
+		json_object_object_add(
+			t, "to_first_exec",
+			first_exec > p.t0_epoch_ns
+				? json_object_new_double((double)(first_exec - p.t0_epoch_ns) / 1e6)
+				: NULL);
 		json_object_object_add(t, "build", json_object_new_uint64(build_ms));
 		json_object_object_add(report, "timings_ms", t);
 	}
-	printf("%s\n", json_object_to_json_string_ext(report, JSON_C_TO_STRING_PRETTY |
-								      JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(
+			       report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 	progress(&p, "verdict: %s", verdict);
 	/* Cache what is deterministic: a complete trace, or a build that failed by itself. */

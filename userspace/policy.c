@@ -30,8 +30,6 @@ static void set_err(struct sbt_parse_error *err, size_t col, const char *fmt, ..
 		return;
 	err->col = (unsigned int)col;
 	va_start(ap, fmt);
-	/* clang-analyzer 14 misreads va_start here (false positive) */
-	// NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized)
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 }

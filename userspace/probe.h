@@ -14,26 +14,27 @@
 
 #include <json-c/json.h>
 
-#define SBT_PROBE_MAX_ARGS 64
+#define SBT_PROBE_MAX_ARGS   64
 #define SBT_PROBE_MAX_INPUTS 16
 
 enum sbt_build_kind {
-	SBT_BUILD_CMD = 1,	/* --cmd "PROG ARGS" */
-	SBT_BUILD_DOCKERFILE,	/* a Dockerfile builder stage (or --target): podman/docker build */
-	SBT_BUILD_NPM,		/* package.json scripts.build: npm run build */
-	SBT_BUILD_MAKE,		/* a Makefile: make */
+	SBT_BUILD_CMD = 1,    /* --cmd "PROG ARGS" */
+	SBT_BUILD_DOCKERFILE, /* a Dockerfile builder stage (or --target): podman/docker build */
+	SBT_BUILD_NPM,	      /* package.json scripts.build: npm run build */
+	SBT_BUILD_MAKE,	      /* a Makefile: make */
 };
 
 struct sbt_probe_input {
-	char name[128];	  /* path relative to the repo, e.g. "package.json" */
-	char sha256[65];  /* lower-case hex */
+	char name[128];	 /* path relative to the repo, e.g. "package.json" */
+	char sha256[65]; /* lower-case hex */
 };
 
 struct sbt_build_plan {
 	enum sbt_build_kind kind;
 	int argc;
-	char *argv[SBT_PROBE_MAX_ARGS + 1]; /* NULL-terminated; owned (free with sbt_build_plan_free) */
-	char target[64];		    /* DOCKERFILE: the stage to build ("builder" or --target) */
+	char *argv[SBT_PROBE_MAX_ARGS +
+		   1];	 /* NULL-terminated; owned (free with sbt_build_plan_free) */
+	char target[64]; /* DOCKERFILE: the stage to build ("builder" or --target) */
 	int nr_inputs;
 	struct sbt_probe_input inputs[SBT_PROBE_MAX_INPUTS];
 };

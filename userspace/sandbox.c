@@ -37,9 +37,8 @@
  * submounts are read-only too); top-level symlinks (usrmerge) are copied;
  * top-level files are left out. Then: a fresh proc (the new pid namespace)
  * with sys, sysrq-trigger, irq, bus and fs read-only and kcore, keys,
- * kallsyms, timer_list... masked (the workload is uid 0: without this it
- * could write /proc/sys/kernel/core_pattern, as docker's defaults also
- * assume); a minimal /dev (tmpfs, read-only: bind mounts of the host's null,
+ * kallsyms, timer_list... masked, as docker does (the workload is uid 0:
+ * without this it could write /proc/sys/kernel/core_pattern); a minimal /dev (tmpfs, read-only: bind mounts of the host's null,
  * zero, full, random, urandom, tty, the fd/std* symlinks, a tmpfs /dev/shm);
  * writable tmpfs on /tmp, /root (HOME) and /run (the host's /run, with its
  * unix sockets such as systemd's private one, must not be reachable); an
@@ -86,7 +85,7 @@
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
-#define STATE_MAX_BYTES (64 * 1024)
+#define STATE_MAX_BYTES 65536u
 #define PID_LIMIT	4194304 /* PID_MAX_LIMIT on 64-bit */
 #define STAGE		"/tmp"	/* where the new root is built, in the new mount ns */
 #define KILL_WAIT_MS	5000
@@ -160,22 +159,28 @@ static void sleep_ms(long ms)
 static char *slurp(const char *path, size_t max, size_t *lenp)
 {
 	size_t cap = 4096, len = 0;
-	char *buf = NULL, *nb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), e;
+	char *buf = malloc(cap), *nb;
+	int fd, e;
 	ssize_t n;
 
-	if (fd < 0)
+	if (!buf)
 		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		e = errno;
+		free(buf);
+		errno = e;
+		return NULL;
+	}
 	for (;;) {
-		if (len + 1 >= cap || !buf) {
-			if (buf)
-				cap *= 2;
-			nb = realloc(buf, cap);
+		if (len + 1 >= cap) {
+			nb = realloc(buf, cap * 2);
 			if (!nb) {
 				e = ENOMEM;
 				goto fail;
 			}
 			buf = nb;
+			cap *= 2;
 		}
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
@@ -757,6 +762,8 @@ static void child_main(struct child_ctx *c)
 	reset_signals();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
 		child_fail(c, errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
+	/* a fork of the tracer or shim: name it for what it is in ancestor chains */
+	prctl(PR_SET_NAME, "sandbox-init", 0, 0, 0);
 	setsid();
 	if (unshare(CLONE_NEWCGROUP))
 		child_fail(c, errno, "unshare(CLONE_NEWCGROUP): %s", strerror(errno));
@@ -822,8 +829,8 @@ static char **build_env(const char *cwd, char **pwd)
 		return NULL;
 	}
 	for (char **e = environ; e && *e; e++)
-		if (strncmp(*e, "HOME=", 5) && strncmp(*e, "PWD=", 4) &&
-		    strncmp(*e, "OLDPWD=", 7) && strncmp(*e, "TMPDIR=", 7))
+		if (strncmp(*e, "HOME=", 5) != 0 && strncmp(*e, "PWD=", 4) != 0 &&
+		    strncmp(*e, "OLDPWD=", 7) != 0 && strncmp(*e, "TMPDIR=", 7) != 0)
 			env[o++] = *e;
 	env[o++] = (char *)"HOME=/root";
 	sprintf(*pwd, "PWD=%s", cwd);
@@ -1262,7 +1269,8 @@ static bool path_below(const char *path, const char *top)
 static int parse_state(const char *dir, const char *name, struct sbt_sandbox_state *st, bool live,
 		       char *err, size_t errlen)
 {
-	char path[PATH_MAX], mnt_point[PATH_MAX], want[64], buf[STATE_MAX_BYTES + 1];
+	char path[PATH_MAX], mnt_point[PATH_MAX], want_cg[PATH_MAX], want[64];
+	char buf[STATE_MAX_BYTES + 1];
 	struct vctx v = { path, err, errlen };
 	struct json_tokener *tok = NULL;
 	struct json_object *root = NULL;
@@ -1290,7 +1298,8 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 		if (ret == -ENOENT)
 			return seterr(err, errlen, ret, "no sandbox %s: %s does not exist", name,
 				      path);
-		return bad(&v, ret, strerror(-ret), NULL);
+		return bad(&v, ret, ret == -ELOOP ? "a symbolic link (refused)" : strerror(-ret),
+			   NULL);
 	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
 		close(fd);
@@ -1367,6 +1376,14 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 	}
 	if (!path_below(st->cgroup_path, mnt_point)) {
 		ret = bad(&v, -EINVAL, "' is not a canonical path below the cgroup v2 mount",
+			  "cgroup");
+		goto out;
+	}
+	/* The ns backend's cgroup is always <v2>/sbtrace/NAME. */
+	if (strcmp(st->backend, "ns") == 0 &&
+	    (!str_fits(want_cg, sizeof(want_cg), "%s/sbtrace/%s", mnt_point, name) ||
+	     strcmp(st->cgroup_path, want_cg) != 0)) {
+		ret = bad(&v, -EINVAL, "' must be <cgroup v2 mount>/sbtrace/NAME for backend ns",
 			  "cgroup");
 		goto out;
 	}
@@ -1467,7 +1484,8 @@ static int gc_state_files(const char *dir, bool verbose)
 		size_t n = strlen(de->d_name);
 		char name[SBT_SANDBOX_NAME_MAX + 1];
 
-		if (n <= 5 || n - 5 > SBT_SANDBOX_NAME_MAX || strcmp(de->d_name + n - 5, ".json"))
+		if (n <= 5 || n - 5 > SBT_SANDBOX_NAME_MAX ||
+		    strcmp(de->d_name + n - 5, ".json") != 0)
 			continue;
 		snprintf(name, sizeof(name), "%.*s", (int)(n - 5), de->d_name);
 		if (!sbt_sandbox_name_ok(name))

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SBT_SANDBOX_NAME_MAX 64 /* [A-Za-z0-9_.-], not starting with '.' */
+#define SBT_SANDBOX_NAME_MAX  64 /* [A-Za-z0-9_.-], not starting with '.' */
 #define SBT_STATE_DIR_DEFAULT "/run/sbtrace"
 
 enum sbt_sandbox_net {
@@ -26,7 +26,7 @@ enum sbt_sandbox_net {
 
 struct sbt_sandbox_spec {
 	const char *name;
-	const char *workspace;	  /* host directory, bind-mounted at /workspace; NULL: none */
+	const char *workspace; /* host directory, bind-mounted at /workspace; NULL: none */
 	bool workspace_ro;
 	enum sbt_sandbox_net net;
 	const char *state_dir;	  /* NULL: SBT_STATE_DIR_DEFAULT */
@@ -37,14 +37,14 @@ struct sbt_sandbox_spec {
 
 struct sbt_sandbox_run {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
-	char cgroup_path[PATH_MAX];  /* absolute, e.g. /sys/fs/cgroup/unified/sbtrace/NAME */
-	char cgroup_name[PATH_MAX];  /* below the v2 root, e.g. /sbtrace/NAME */
+	char cgroup_path[PATH_MAX]; /* absolute, e.g. /sys/fs/cgroup/unified/sbtrace/NAME */
+	char cgroup_name[PATH_MAX]; /* below the v2 root, e.g. /sbtrace/NAME */
 	uint64_t cgroup_id;
-	pid_t pid;		     /* the sandbox's init (pid 1 inside), seen from the host */
-	int go_fd;		     /* write end of the go pipe, -1 once released */
-	int ready_fd;		     /* read end: the child writes 1 byte when set up */
+	pid_t pid;    /* the sandbox's init (pid 1 inside), seen from the host */
+	int go_fd;    /* write end of the go pipe, -1 once released */
+	int ready_fd; /* read end: the child writes 1 byte when set up */
 	char state_file[PATH_MAX];
-	uint64_t start_ns;	     /* CLOCK_REALTIME */
+	uint64_t start_ns; /* CLOCK_REALTIME */
 };
 
 /*
@@ -53,8 +53,8 @@ struct sbt_sandbox_run {
  * child joins the cgroup before anything else, so by return the cgroup and
  * id are final. 0, or -errno with `err` filled.
  */
-int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
-		      char *err, size_t errlen);
+int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		      size_t errlen);
 
 /* Wait until the child finished its set-up (or failed: -errno, err filled). */
 int sbt_sandbox_ready(struct sbt_sandbox_run *run, char *err, size_t errlen);
@@ -84,8 +84,8 @@ struct sbt_sandbox_state {
 	uint64_t start_ns;
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */
-int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st,
-		   char *err, size_t errlen);
+int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st, char *err,
+		   size_t errlen);
 
 /* Remove sandboxes whose shim is gone: kill, rmdir cgroup, delete state. Returns how many. */
 int sbt_sandbox_gc(const char *state_dir, bool verbose);

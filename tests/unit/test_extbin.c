@@ -14,8 +14,10 @@
 static void test_allowlist(void **state)
 {
 	static const char *const yes[] = { "podman", "/usr/bin/docker", "npm", "make", "node" };
-	static const char *const no[] = { "strace", "/usr/bin/strace", "sh", "/bin/sh", "bash",
-					  "curl", "ltrace", "gdb", "", "podman-remote", "makex" };
+	static const char *const no[] = {
+		"strace", "/usr/bin/strace", "sh",   "/bin/sh", "bash", "curl", "ltrace", "gdb",
+		"",	  "podman-remote",   "makex"
+	};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)

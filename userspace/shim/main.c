@@ -432,8 +432,8 @@ static int cmd_run(int argc, char **argv)
 		}
 		if (r == INIT_DIED) {
 			fprintf(stderr,
-				"sbtrace-shim run: sandbox %s died before a tracer attached; see "
-				"the kernel log or run again\n",
+				"sbtrace-shim run: sandbox %s died (killed?) before a tracer "
+				"attached; the workload did not run; run it again\n",
 				run.name);
 			goto out;
 		}
