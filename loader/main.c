@@ -8,11 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "loader.h"
 #include "policy.h"
 #include "sandbox.h"
 #include "probe_cmd.h"
 #include "trace.h"
+
+#define SBT_XSTR(x) #x
+#define SBT_STR(x)  SBT_XSTR(x)
 
 static const char exit_codes_help[] =
 	"Exit codes:\n"
@@ -522,79 +526,23 @@ static int cmd_features(int argc, char **argv)
 	return sbt_features_run(&eo, stdout);
 }
 
-static int cmd_version(int argc, char **argv)
-{
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("Usage: sbtrace version\n\nPrint the version and the event ABI version.\n");
-		return SBT_EXIT_OK;
-	}
-	if (argc > 1)
-		return usage_error("version", "unexpected argument '%s'", argv[1]);
-	printf("sbtrace %s (event ABI %d)\n", SBTRACE_VERSION, SBT_ABI_VERSION);
-	return SBT_EXIT_OK;
-}
-
-static int cmd_help(int argc, char **argv);
-
-static const struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	void (*usage)(FILE *f);
-} commands[] = {
+static const struct sbt_command commands[] = {
 	{ "trace", cmd_trace, usage_trace },
 	{ "features", cmd_features, usage_features },
 	{ "probe", sbt_probe_main, sbt_probe_usage },
-	{ "version", cmd_version, NULL },
-	{ "help", cmd_help, NULL },
 };
-
-static const struct command *find_command(const char *name)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
-}
-
-static int cmd_help(int argc, char **argv)
-{
-	const struct command *cmd;
-
-	if (argc < 2) {
-		usage_main(stdout);
-		return SBT_EXIT_OK;
-	}
-	cmd = find_command(argv[1]);
-	if (!cmd) {
-		fprintf(stderr, "sbtrace help: unknown command '%s'; see 'sbtrace --help'\n",
-			argv[1]);
-		return SBT_EXIT_USAGE;
-	}
-	if (cmd->usage)
-		cmd->usage(stdout);
-	else
-		usage_main(stdout);
-	return SBT_EXIT_OK;
-}
 
 int main(int argc, char **argv)
 {
-	const struct command *cmd;
+	static const struct sbt_cli cli = {
+		.prog = "sbtrace",
+		.commands = commands,
+		.nr_commands = sizeof(commands) / sizeof(commands[0]),
+		.usage = usage_main,
+		.version = "sbtrace " SBTRACE_VERSION " (event ABI " SBT_STR(SBT_ABI_VERSION) ")",
+		.exit_ok = SBT_EXIT_OK,
+		.exit_usage = SBT_EXIT_USAGE,
+	};
 
-	if (argc < 2) {
-		usage_main(stderr);
-		return SBT_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		usage_main(stdout);
-		return SBT_EXIT_OK;
-	}
-	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
-		return cmd_version(argc - 1, argv + 1);
-	cmd = find_command(argv[1]);
-	if (!cmd) {
-		fprintf(stderr, "sbtrace: unknown command '%s'; see 'sbtrace --help'\n", argv[1]);
-		return SBT_EXIT_USAGE;
-	}
-	return cmd->fn(argc - 1, argv + 1);
+	return sbt_cli_main(&cli, argc, argv);
 }

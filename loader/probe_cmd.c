@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "extbin.h"
 #include "loader.h"
 #include "policy.h"
 #include "probe.h"
@@ -38,7 +41,7 @@ struct probe_ctx {
 	int status;
 	uint64_t t0_ms, go_ms, last_progress_ms, timeout_ms;
 	uint64_t t0_epoch_ns;
-	char boot_err[256];
+	char boot_err[512];
 	bool timed_out;
 };
 
@@ -73,6 +76,7 @@ static void on_attached(void *arg)
 	}
 	p->released = true;
 	p->go_ms = mono_ms();
+	p->last_progress_ms = p->go_ms;
 	progress(p, "sandbox up, tracing; build running%s", "");
 }
 
@@ -262,6 +266,437 @@ static int rm_tree(const char *path, int depth)
 	return rmdir(path) ? -errno : 0;
 }
 
+/* ---- the podman backend: Dockerfile builds ------------------------------ */
+
+#define DF_MAX_IMAGES	8
+#define DF_IMAGE_MAX	256
+#define DF_MAX_BYTES	(1u << 20)
+#define TOOL_TIMEOUT_MS 30000
+
+enum engine { ENGINE_NONE = 0, ENGINE_PODMAN, ENGINE_DOCKER };
+
+/* What the build of the target stage needs: base images, and whether any RUN runs. */
+struct df_info {
+	int nr_images;
+	char images[DF_MAX_IMAGES][DF_IMAGE_MAX];
+	char ids[DF_MAX_IMAGES][65]; /* their image ids (hex), once inspected */
+	int nr_runs;		     /* RUN instructions in the stages up to the target */
+	char stages[16][64];	     /* stage names seen so far (FROM ... AS NAME) */
+	int nr_stages;
+	bool in_target, done;
+};
+
+/*
+ * Run a host tool (allowlisted; outside any sandbox) and capture its stdout
+ * and stderr (each cut to its buffer). Returns its exit code (127: cannot be
+ * executed, e.g. not installed), 128+signal, -ETIMEDOUT (killed) or -errno.
+ */
+static int run_tool(char *const *argv, char *out, size_t outlen, char *errout, size_t errlen,
+		    int timeout_ms)
+{
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = 0, ret;
+	struct pollfd fds[2];
+	char *bufs[2] = { out, errout };
+	size_t lens[2] = { outlen, errlen }, used[2] = { 0, 0 };
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
+	bool timed_out = false;
+	pid_t pid;
+
+	for (int i = 0; i < 2; i++)
+		if (bufs[i] && lens[i])
+			bufs[i][0] = '\0';
+	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
+		ret = -errno;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
+			_exit(127);
+		sbt_exec(SBT_EXEC_HOST, argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	po[1] = pe[1] = -1;
+	fds[0] = (struct pollfd){ .fd = po[0], .events = POLLIN };
+	fds[1] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
+	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+		uint64_t now = mono_ms();
+		int r;
+
+		if (now >= end) {
+			kill(pid, SIGKILL);
+			timed_out = true;
+			break;
+		}
+		r = poll(fds, 2, (int)(end - now));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		for (int i = 0; i < 2; i++) {
+			char buf[1024];
+			ssize_t n;
+
+			if (fds[i].fd < 0 || !fds[i].revents)
+				continue;
+			n = read(fds[i].fd, buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				fds[i].fd = -1; /* closed below, through po/pe */
+				continue;
+			}
+			if (bufs[i] && used[i] + 1 < lens[i]) {
+				size_t k = (size_t)n < lens[i] - 1 - used[i]
+						   ? (size_t)n
+						   : lens[i] - 1 - used[i];
+
+				memcpy(bufs[i] + used[i], buf, k);
+				used[i] += k;
+				bufs[i][used[i]] = '\0';
+			}
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (timed_out)
+		ret = -ETIMEDOUT;
+	else
+		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	return ret;
+}
+
+static void msgf(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* snprintf for messages that may be cut. */
+static void msgf(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+}
+
+/* The first line of a tool's message, trimmed (for a warning). */
+static const char *first_line(char *s)
+{
+	size_t n;
+
+	s += strspn(s, " \t\r\n");
+	n = strcspn(s, "\r\n");
+	s[n] = '\0';
+	return s;
+}
+
+/* One logical Dockerfile instruction: FROM (stages, base images) and RUN (counted). */
+static void df_instruction(struct df_info *df, const char *target, char *line)
+{
+	char *tok[4], *save = NULL, *t;
+	int n = 0;
+
+	t = strtok_r(line, " \t\v\f", &save);
+	if (!t || df->done)
+		return;
+	if (strcasecmp(t, "RUN") == 0) {
+		if (df->nr_stages > 0 || df->in_target)
+			df->nr_runs++;
+		return;
+	}
+	if (strcasecmp(t, "FROM") != 0)
+		return;
+	if (df->in_target) { /* stages after the target are not built */
+		df->done = true;
+		return;
+	}
+	while ((t = strtok_r(NULL, " \t\v\f", &save)) && n < 4) {
+		if (n == 0 && strncmp(t, "--", 2) == 0)
+			continue; /* --platform=... */
+		tok[n++] = t;
+	}
+	if (n == 0)
+		return;
+	/* A base image, unless it names an earlier stage, is scratch or uses an ARG. */
+	if (strcasecmp(tok[0], "scratch") != 0 && !strchr(tok[0], '$') &&
+	    strlen(tok[0]) < DF_IMAGE_MAX && df->nr_images < DF_MAX_IMAGES) {
+		bool known = false;
+
+		for (int i = 0; i < df->nr_stages && !known; i++)
+			known = strcasecmp(df->stages[i], tok[0]) == 0;
+		for (int i = 0; i < df->nr_images && !known; i++)
+			known = strcmp(df->images[i], tok[0]) == 0;
+		if (!known)
+			snprintf(df->images[df->nr_images++], DF_IMAGE_MAX, "%s", tok[0]);
+	}
+	if (n >= 3 && strcasecmp(tok[1], "AS") == 0) {
+		if (df->nr_stages < 16)
+			snprintf(df->stages[df->nr_stages++], sizeof(df->stages[0]), "%s", tok[2]);
+		df->in_target = strcasecmp(tok[2], target) == 0;
+	} else if (df->nr_stages < 16) {
+		df->stages[df->nr_stages++][0] = '\0'; /* an unnamed stage */
+	}
+}
+
+/*
+ * The stages `podman build --target` builds: every FROM up to the target's
+ * stage. Physical lines ending in a backslash continue the instruction;
+ * comment and blank lines are dropped. 0 or -errno.
+ */
+static int df_scan(const char *repo, const char *target, struct df_info *df)
+{
+	char path[PATH_MAX], *buf, *logical, *p;
+	size_t len = 0, llen = 0;
+	FILE *f;
+
+	memset(df, 0, sizeof(*df));
+	if ((size_t)snprintf(path, sizeof(path), "%s/Dockerfile", repo) >= sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	buf = malloc(DF_MAX_BYTES + 1);
+	logical = malloc(DF_MAX_BYTES + 2); /* every line plus a blank, and the NUL */
+	if (buf && logical)
+		len = fread(buf, 1, DF_MAX_BYTES, f);
+	fclose(f);
+	if (!buf || !logical) {
+		free(buf);
+		free(logical);
+		return -ENOMEM;
+	}
+	buf[len] = '\0';
+	for (p = buf; p && *p;) {
+		char *nl = strchr(p, '\n'), *s = p, *e;
+		bool cont;
+
+		e = nl ? nl : p + strlen(p);
+		p = nl ? nl + 1 : NULL;
+		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		if (s == e || *s == '#')
+			continue;
+		cont = e[-1] == '\\';
+		if (cont)
+			e--;
+		memcpy(logical + llen, s, (size_t)(e - s));
+		llen += (size_t)(e - s);
+		logical[llen++] = ' ';
+		if (cont)
+			continue;
+		logical[llen] = '\0';
+		df_instruction(df, target, logical);
+		llen = 0;
+	}
+	if (llen) {
+		logical[llen] = '\0';
+		df_instruction(df, target, logical);
+	}
+	free(buf);
+	free(logical);
+	return 0;
+}
+
+/* "sha256:HEX" or "HEX" (64 lower-case hex digits) into hex; false if not an id. */
+static bool parse_image_id(const char *s, char hex[65])
+{
+	if (strncmp(s, "sha256:", 7) == 0)
+		s += 7;
+	if (strspn(s, "0123456789abcdef") != 64 || (s[64] && s[64] != '\n'))
+		return false;
+	memcpy(hex, s, 64);
+	hex[64] = '\0';
+	return true;
+}
+
+/*
+ * Pick the engine and check the base images before anything starts: podman
+ * when it is installed, else docker when its engine answers (`docker info`).
+ * Every base image must already be in local storage (the probe never
+ * pulls); their ids become inputs (and so part of the cache key).
+ * 0, or -1 with `msg` saying what is missing.
+ */
+static int dockerfile_prepare(const char *repo, struct sbt_build_plan *plan, struct df_info *df,
+			      enum engine *eng, char *msg, size_t msglen)
+{
+	char out[512], errout[1024], fmt[] = "{{.Id}}";
+	char *version[] = { "podman", "--version", NULL };
+	char *dinfo[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
+	const char *tool;
+	int rc = df_scan(repo, plan->target, df);
+
+	*eng = ENGINE_NONE;
+	if (rc) {
+		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, strerror(-rc));
+		return -1;
+	}
+	rc = run_tool(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+	if (rc == 0) {
+		*eng = ENGINE_PODMAN;
+	} else if (run_tool(dinfo, out, sizeof(out), errout, sizeof(errout), 10000) == 0) {
+		*eng = ENGINE_DOCKER;
+	} else {
+		msgf(msg, msglen,
+		     "Dockerfile builds need podman (%s; install it and runc with 'make deps', "
+		     "then run scripts/podman-setup.sh) or a docker engine ('docker info' "
+		     "failed)",
+		     rc == 127 ? "not installed" : "'podman --version' failed");
+		return -1;
+	}
+	tool = *eng == ENGINE_PODMAN ? "podman" : "docker";
+	for (int i = 0; i < df->nr_images; i++) {
+		char *inspect[] = { (char *)tool, "image",	 "inspect", "--format",
+				    fmt,	  df->images[i], NULL };
+
+		rc = run_tool(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+		if (rc != 0 || !parse_image_id(first_line(out), df->ids[i])) {
+			msgf(msg, msglen,
+			     "base image '%.200s' (Dockerfile stage '%s' or before) is not in "
+			     "%s's local image storage (the probe never pulls): build or import "
+			     "it locally (scripts/podman-setup.sh imports "
+			     "localhost/sbtrace-busybox:latest)%s%.160s",
+			     df->images[i], plan->target, tool, errout[0] ? ": " : "",
+			     first_line(errout));
+			return -1;
+		}
+		if (plan->nr_inputs < SBT_PROBE_MAX_INPUTS) {
+			struct sbt_probe_input *in = &plan->inputs[plan->nr_inputs++];
+
+			snprintf(in->name, sizeof(in->name), "image:%.120s", df->images[i]);
+			memcpy(in->sha256, df->ids[i], sizeof(in->sha256));
+		}
+	}
+	return 0;
+}
+
+/*
+ * CONTAINERS_CONF for podman: the caller's, else the one scripts/podman-setup.sh
+ * writes next to this binary's build tree (build/bin/sbtrace ->
+ * build/podman/containers.conf) when it exists; else podman's defaults.
+ */
+static void podman_conf_env(void)
+{
+	char exe[PATH_MAX], conf[PATH_MAX + 32], *slash;
+	ssize_t n;
+
+	if (getenv("CONTAINERS_CONF"))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(conf, sizeof(conf), "%s/../podman/containers.conf", exe);
+	if (access(conf, R_OK) == 0)
+		setenv("CONTAINERS_CONF", conf, 0);
+}
+
+/* Build the engine's argv into plan->argv (owned by the plan). 0 or -ENOMEM. */
+static int dockerfile_argv(struct sbt_build_plan *plan, enum engine eng, const char *repo,
+			   const char *cgroup_parent, const char *iidfile)
+{
+	static const char *const podman[] = {
+		"podman",	"--runtime",	    "runc",	      "--cgroup-manager",
+		"cgroupfs",	"--events-backend", "file",	      "build",
+		"--pull=never", "--no-cache",	    "--layers=false", NULL
+	};
+	static const char *const docker[] = { "docker", "buildx", "build", "--no-cache", NULL };
+	const char *const *fixed = eng == ENGINE_PODMAN ? podman : docker;
+	char buf[PATH_MAX + 32];
+	int n = 0;
+
+#define ADD(s)                                                                                     \
+	do {                                                                                       \
+		if (n >= SBT_PROBE_MAX_ARGS)                                                       \
+			return -E2BIG;                                                             \
+		if (!(plan->argv[n] = strdup(s)))                                                  \
+			return -ENOMEM;                                                            \
+		plan->argc = ++n;                                                                  \
+	} while (0)
+	for (const char *const *f = fixed; *f; f++)
+		ADD(*f);
+	snprintf(buf, sizeof(buf), "--target=%s", plan->target);
+	ADD(buf);
+	ADD("--network=none");
+	snprintf(buf, sizeof(buf), "--cgroup-parent=%s", cgroup_parent);
+	ADD(buf);
+	snprintf(buf, sizeof(buf), "--iidfile=%s", iidfile);
+	ADD(buf);
+	ADD("-f");
+	snprintf(buf, sizeof(buf), "%s/Dockerfile", repo);
+	ADD(buf);
+	ADD(repo);
+#undef ADD
+	plan->argv[n] = NULL;
+	return 0;
+}
+
+/* Did any exec happen below the sandbox's own cgroup (a container: a RUN step)? */
+static bool exec_below(const char *events_path, uint64_t sandbox_cgroup_id)
+{
+	FILE *f = events_path ? fopen(events_path, "re") : NULL;
+	char *line = NULL;
+	size_t cap = 0;
+	bool seen = false;
+
+	while (f && !seen && getline(&line, &cap, f) > 0) {
+		json_object *ev, *v;
+
+		if (!strstr(line, "\"ProcessExec\""))
+			continue;
+		ev = json_tokener_parse(line);
+		if (ev && json_object_object_get_ex(ev, "cgroup_id", &v) &&
+		    (uint64_t)json_object_get_int64(v) != sandbox_cgroup_id)
+			seen = true;
+		json_object_put(ev);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return seen;
+}
+
+/* Remove the image the build produced (never one of the base images). */
+static void dockerfile_cleanup_image(enum engine eng, const char *iidfile, const struct df_info *df)
+{
+	char buf[128], id[65], out[256], errout[256];
+	FILE *f = iidfile[0] ? fopen(iidfile, "re") : NULL;
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	if (!parse_image_id(first_line(buf), id))
+		return;
+	for (int i = 0; i < df->nr_images; i++)
+		if (strcmp(df->ids[i], id) == 0)
+			return;
+	{
+		char *rmi[] = { eng == ENGINE_PODMAN ? "podman" : "docker", "rmi", id, NULL };
+
+		run_tool(rmi, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+	}
+}
+
 void sbt_probe_usage(FILE *f)
 {
 	fprintf(f, "Usage: sbtrace probe [OPTIONS] REPO\n"
@@ -319,8 +754,13 @@ int sbt_probe_main(int argc, char **argv)
 	uint64_t shells = 0, build_ms = 0;
 	const char *reason = NULL, *verdict, *confidence;
 	char name[SBT_SANDBOX_NAME_MAX + 1];
+	static struct df_info df;
+	enum engine eng = ENGINE_NONE;
+	char iidfile[64] = "";
+	bool runs_unseen = false;
 
 	p.t0_ms = mono_ms();
+	memset(&df, 0, sizeof(df));
 	p.t0_epoch_ns = sbt_now_epoch_ns();
 	p.timeout_ms = 1800ull * 1000;
 	free(opts.egress.rules);
@@ -422,7 +862,15 @@ int sbt_probe_main(int argc, char **argv)
 		fprintf(stderr, "sbtrace probe: %s\n", err);
 		return SBT_EXIT_USAGE;
 	}
+	/* Dockerfile: the engine and the base images (their ids are inputs) first. */
+	if (plan.kind == SBT_BUILD_DOCKERFILE &&
+	    dockerfile_prepare(repo, &plan, &df, &eng, p.boot_err, sizeof(p.boot_err)) < 0)
+		p.boot_failed = true;
 	sbt_probe_cache_key(&plan, SBTRACE_VERSION, key);
+	if (p.boot_failed) {
+		snprintf(name, sizeof(name), "probe-%.12s-%d", key, (int)getpid());
+		goto report;
+	}
 	if (!cache_dir && !no_cache && sbt_cache_default_dir(cache_buf, sizeof(cache_buf)) == 0)
 		cache_dir = cache_buf;
 
@@ -450,22 +898,69 @@ int sbt_probe_main(int argc, char **argv)
 		if (r == -EBADMSG)
 			progress(&p, "cache entry corrupt: ignored, will be rewritten%s", "");
 	}
-	if (plan.kind == SBT_BUILD_DOCKERFILE) {
-		/* The podman backend is not in this build: an honest, typed failure. */
-		p.boot_failed = true;
-		snprintf(p.boot_err, sizeof(p.boot_err),
-			 "Dockerfile builds need the podman backend, which this build of sbtrace "
-			 "does not have; give --cmd to probe another way");
-		goto report;
-	}
-
 	warnings = NULL;
-	if (workspace_setup(&ws, repo) < 0) {
-		workspace_teardown(&ws);
-		snprintf(ws.merged, sizeof(ws.merged), "%s", repo);
-	}
 	snprintf(name, sizeof(name), "probe-%.12s-%d", key, (int)getpid());
-	{
+	if (plan.kind == SBT_BUILD_DOCKERFILE) {
+		/*
+		 * The podman backend: the engine runs on the host, in the sandbox's
+		 * cgroup (no namespaces of ours: it makes its own), and puts every
+		 * RUN step's container in <sandbox cgroup>/build (--cgroup-parent;
+		 * runc's cgroupfs manager mirrors it into the cgroup v2 hierarchy),
+		 * so the trace sees them. It reads the repo as its build context.
+		 */
+		struct sbt_sandbox_spec spec = {
+			.name = name,
+			.net = SBT_NET_NONE,
+			.argv = plan.argv,
+			.stdout_fd = STDERR_FILENO,
+			.stderr_fd = STDERR_FILENO,
+			.host_tool = true,
+		};
+		char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
+		int fd;
+
+		snprintf(cg_parent, sizeof(cg_parent), "/sbtrace/%s/build", name);
+		snprintf(iidfile, sizeof(iidfile), "/tmp/sbtrace-probe-iid.XXXXXX");
+		fd = mkstemp(iidfile);
+		if (fd >= 0)
+			close(fd);
+		else
+			iidfile[0] = '\0';
+		if (eng == ENGINE_PODMAN)
+			podman_conf_env();
+		if (!iidfile[0] || dockerfile_argv(&plan, eng, repo, cg_parent, iidfile) < 0) {
+			p.boot_failed = true;
+			snprintf(p.boot_err, sizeof(p.boot_err), "cannot prepare the %s command",
+				 eng == ENGINE_PODMAN ? "podman" : "docker");
+			goto report;
+		}
+		if (p.quiet)
+			spec.stdout_fd = spec.stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (sbt_sandbox_start(&spec, &p.run, p.boot_err, sizeof(p.boot_err)) < 0) {
+			p.boot_failed = true;
+			goto report;
+		}
+		p.started = true;
+		/* --cgroup-parent must name a descendant of the sandbox cgroup. */
+		if (strncmp(cg_parent, p.run.cgroup_name, strlen(p.run.cgroup_name)) != 0 ||
+		    cg_parent[strlen(p.run.cgroup_name)] != '/') {
+			p.boot_failed = true;
+			snprintf(p.boot_err, sizeof(p.boot_err),
+				 "sandbox cgroup %s is not where --cgroup-parent=%s points",
+				 p.run.cgroup_name, cg_parent);
+			goto report;
+		}
+		/* A state file: sbtrace-shim gc cleans up after a killed probe. */
+		if (sbt_state_write(NULL, &p.run, sbt_sandbox_backend(&p.run)) < 0)
+			progress(&p, "could not write the sandbox state file (%s)",
+				 p.run.state_file);
+	} else {
+		if (workspace_setup(&ws, repo) < 0) {
+			workspace_teardown(&ws);
+			snprintf(ws.merged, sizeof(ws.merged), "%s", repo);
+		}
+	}
+	if (!p.started) {
 		struct sbt_sandbox_spec spec = {
 			.name = name,
 			.workspace = ws.mounted ? ws.merged : repo,
@@ -546,6 +1041,9 @@ int sbt_probe_main(int argc, char **argv)
 		p.started = false;
 	}
 	build_ms = p.go_ms ? mono_ms() - p.go_ms : 0;
+	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
+	if (plan.kind == SBT_BUILD_DOCKERFILE && p.exited && df.nr_runs > 0)
+		runs_unseen = !exec_below(trace_out, p.run.cgroup_id);
 
 report:
 	report = json_object_new_object();
@@ -587,8 +1085,13 @@ report:
 		add_warning(warnings, "events_lost",
 			    "some exec events of the sandbox may be missing: the shell count is a "
 			    "lower bound");
+	} else if (runs_unseen) {
+		reason = "exec_not_visible";
+		add_warning(warnings, "exec_not_visible",
+			    "the Dockerfile's RUN steps ran outside the sandbox cgroup (the "
+			    "engine ignored --cgroup-parent): their execs were not traced");
 	}
-	if (!ws.mounted && p.started)
+	if (!ws.mounted && p.started && plan.kind != SBT_BUILD_DOCKERFILE)
 		add_warning(warnings, "workspace_readonly",
 			    "the overlay for a writable workspace could not be mounted; the repo "
 			    "was mounted read-only");
@@ -676,11 +1179,16 @@ report:
 			first_exec = (uint64_t)json_object_get_int64(v);
 		json_object_object_add(t, "total", json_object_new_uint64(mono_ms() - p.t0_ms));
 		/* probe start to the workload's first exec, as the kernel timestamped it */
-		json_object_object_add(
-			t, "to_first_exec",
-			first_exec > p.t0_epoch_ns
-				? json_object_new_double((double)(first_exec - p.t0_epoch_ns) / 1e6)
-				: NULL);
+		if (first_exec > p.t0_epoch_ns) {
+			char buf[32];
+			double ms = (double)(first_exec - p.t0_epoch_ns) / 1e6;
+
+			snprintf(buf, sizeof(buf), "%.1f", ms);
+			json_object_object_add(t, "to_first_exec",
+					       json_object_new_double_s(ms, buf));
+		} else {
+			json_object_object_add(t, "to_first_exec", NULL);
+		}
 		json_object_object_add(t, "build", json_object_new_uint64(build_ms));
 		json_object_object_add(report, "timings_ms", t);
 	}
@@ -698,6 +1206,10 @@ cleanup:
 		fclose(opts.out);
 	if (p.started)
 		sbt_sandbox_destroy(&p.run);
+	if (iidfile[0]) {
+		dockerfile_cleanup_image(eng, iidfile, &df);
+		unlink(iidfile);
+	}
 	workspace_teardown(&ws);
 	if (events_tmp[0])
 		unlink(events_tmp);

@@ -46,6 +46,18 @@
  * a detached copy of its mount tree made by the caller (open_tree; so a
  * workspace under /tmp works), nosuid, nodev, read-only with workspace_ro.
  *
+ * The podman backend (spec->host_tool): the same cgroup, pipes and clone3,
+ * but CLONE_INTO_CGROUP alone: the child keeps the host's namespaces, root
+ * and capabilities (a container engine needs them) and the caller's
+ * environment. It sets up its stdio, signals, PR_SET_PDEATHSIG and setsid,
+ * closes every other fd, reports ready and blocks on the go pipe exactly like
+ * init; after go it becomes the tool itself (sbt_exec(SBT_EXEC_HOST): only an
+ * allowlisted program), so run->pid is the tool and its exit status is the
+ * workload's. Nothing executes in the cgroup before go. The containers the
+ * tool starts are placed below the cgroup by the caller (--cgroup-parent);
+ * runc also creates that path in every v1 hierarchy on a hybrid system, so
+ * destroy (and gc) remove <v1 mount>/sbtrace/NAME trees as well.
+ *
  * Requirements: Linux 5.12 (clone3 CLONE_INTO_CGROUP 5.7, mount_setattr
  * 5.12), root, a single-threaded caller (the child of a raw clone3 must not
  * find a lock held by another thread; the child avoids malloc).
@@ -348,7 +360,8 @@ static int cgroup_rmdir_tree(const char *cg, int depth)
 
 	if (rmdir(cg) == 0 || errno == ENOENT)
 		return 0;
-	if (errno != ENOTEMPTY && errno != EEXIST)
+	/* cgroupfs says EBUSY for a cgroup with child cgroups (and for one with tasks) */
+	if (errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY)
 		return -errno;
 	if (depth > 16)
 		return -ENOTEMPTY;
@@ -810,6 +823,49 @@ static void child_main(struct child_ctx *c)
 	}
 }
 
+/* The podman backend's child: the caller's privileges, waits for go, then the tool. */
+static void host_tool_main(struct child_ctx *c) __attribute__((noreturn));
+
+static void host_tool_main(struct child_ctx *c)
+{
+	const struct sbt_sandbox_spec *spec = c->spec;
+	int out = spec->stdout_fd >= 0 ? fcntl(spec->stdout_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int keep[] = { 0, 1, 2, c->ready_w, c->go_r };
+	ssize_t n;
+	char b;
+	int ret;
+
+	reset_signals();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		child_fail(c, errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
+	prctl(PR_SET_NAME, "sandbox-tool", 0, 0, 0);
+	setsid();
+	if (null < 0 || dup2(null, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
+	    (err >= 0 && dup2(err, 2) < 0))
+		child_fail(c, errno, "stdio: %s", strerror(errno));
+	if (chdir(c->cwd))
+		child_fail(c, errno, "chdir %s: %s", c->cwd, strerror(errno));
+	close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+
+	b = READY_OK;
+	if (write(c->ready_w, &b, 1) != 1)
+		_exit(126);
+	do
+		n = read(c->go_r, &b, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(126); /* the caller went away (or gave up) before go */
+	close(c->go_r);
+	close(c->ready_w);
+	environ = c->envp;
+	ret = sbt_exec(SBT_EXEC_HOST, spec->argv);
+	dprintf(2, "sandbox %s: cannot execute '%s': %s\n", spec->name, spec->argv[0],
+		ret == -EPERM ? "not on the host tool allowlist" : strerror(-ret));
+	_exit(127);
+}
+
 /* ---- the caller's side -------------------------------------------------- */
 
 /* The caller's environment with HOME=/root and PWD=cwd; TMPDIR (a host path) dropped. */
@@ -868,6 +924,15 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	if (spec->net != SBT_NET_NONE)
 		return seterr(err, errlen, -EINVAL, "sandbox %s: unsupported network mode %d",
 			      spec->name, (int)spec->net);
+	if (spec->host_tool && spec->workspace)
+		return seterr(err, errlen, -EINVAL,
+			      "sandbox %s: a host-tool sandbox has no workspace (the tool reads "
+			      "host paths)",
+			      spec->name);
+	if (spec->host_tool && !sbt_extbin_allowed(spec->argv[0]))
+		return seterr(err, errlen, -EPERM,
+			      "sandbox %s: '%s' is not on the host tool allowlist", spec->name,
+			      spec->argv[0]);
 	c.cwd = spec->cwd ? spec->cwd : spec->workspace ? "/workspace" : "/";
 	if (c.cwd[0] != '/')
 		return seterr(err, errlen, -EINVAL, "sandbox %s: cwd '%s' must be absolute",
@@ -932,8 +997,9 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 			     strerror(errno));
 		goto fail;
 	}
-	c.envp = build_env(c.cwd, &pwd);
-	if (!c.envp) {
+	/* The host tool gets the caller's environment as it is (not owned: not freed). */
+	c.envp = spec->host_tool ? environ : build_env(c.cwd, &pwd);
+	if (!c.envp && !spec->host_tool) {
 		ret = seterr(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -944,19 +1010,26 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	c.ready_w = ready[1];
 	c.go_r = go[0];
 	run->start_ns = now_ns(CLOCK_REALTIME);
-	pid = raw_clone(CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
-				CLONE_NEWIPC | CLONE_NEWNET,
-			cgfd);
-	if (pid == 0)
+	if (spec->host_tool)
+		pid = raw_clone(CLONE_INTO_CGROUP, cgfd);
+	else
+		pid = raw_clone(CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
+					CLONE_NEWIPC | CLONE_NEWNET,
+				cgfd);
+	if (pid == 0) {
+		if (spec->host_tool)
+			host_tool_main(&c);
 		child_main(&c);
+	}
 	if (pid < 0) {
 		ret = seterr(err, errlen, -errno,
-			     "clone3 into cgroup %s with new namespaces: %s (needs root and Linux "
-			     "5.7+)",
-			     run->cgroup_path, strerror(errno));
+			     "clone3 into cgroup %s%s: %s (needs root and Linux 5.7+)",
+			     run->cgroup_path, spec->host_tool ? "" : " with new namespaces",
+			     strerror(errno));
 		goto fail;
 	}
 	run->pid = pid;
+	run->host_tool = spec->host_tool;
 	run->ready_fd = ready[0];
 	run->go_fd = go[1];
 	ready[0] = go[1] = -1;
@@ -972,7 +1045,8 @@ fail:
 		close(cgfd);
 	if (c.ws_fd >= 0)
 		close(c.ws_fd);
-	free(c.envp);
+	if (!spec->host_tool)
+		free(c.envp);
 	free(pwd);
 	if (ret) {
 		if (made)
@@ -1087,6 +1161,46 @@ int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms)
 	return 0;
 }
 
+const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run)
+{
+	return run && run->host_tool ? "podman" : "ns";
+}
+
+/*
+ * runc (cgroupfs manager) on a hybrid system creates a container's cgroup
+ * path in every v1 hierarchy too, and leaves the parents it made: remove the
+ * (empty) trees <v1 mount><name> of the hierarchies mounted at their root.
+ */
+static void cgroup_v1_remove(const char *name)
+{
+	char *mi = slurp("/proc/self/mountinfo", 16u << 20, NULL), *line, *next, path[PATH_MAX];
+
+	if (!mi || name[0] != '/' || !name[1])
+		goto out;
+	for (line = mi; line && *line; line = next) {
+		char *f[6], *save = NULL, *sep;
+		int n = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		/* id parent maj:min root mnt opts ... - fstype source superopts */
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup ", 7) != 0)
+			continue;
+		*sep = '\0';
+		for (char *t = strtok_r(line, " ", &save); t && n < 6;
+		     t = strtok_r(NULL, " ", &save))
+			f[n++] = t;
+		if (n < 5 || strcmp(f[3], "/") != 0 || strchr(f[4], '\\'))
+			continue;
+		if (str_fits(path, sizeof(path), "%s%s", f[4], name))
+			cgroup_rmdir_tree(path, 0);
+	}
+out:
+	free(mi);
+}
+
 void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 {
 	char fifo[PATH_MAX];
@@ -1109,6 +1223,8 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 	}
 	if (run->cgroup_path[0] && cgroup_destroy(run->cgroup_path) == 0)
 		run->cgroup_path[0] = '\0';
+	if (run->host_tool && run->cgroup_name[0])
+		cgroup_v1_remove(run->cgroup_name);
 	if (run->state_file[0]) {
 		attach_path(run->state_file, fifo, sizeof(fifo));
 		if (fifo[0])
@@ -1379,11 +1495,12 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 			  "cgroup");
 		goto out;
 	}
-	/* The ns backend's cgroup is always <v2>/sbtrace/NAME. */
-	if (strcmp(st->backend, "ns") == 0 &&
+	/* The ns and podman backends' cgroup is always <v2>/sbtrace/NAME. */
+	if ((strcmp(st->backend, "ns") == 0 || strcmp(st->backend, "podman") == 0) &&
 	    (!str_fits(want_cg, sizeof(want_cg), "%s/sbtrace/%s", mnt_point, name) ||
 	     strcmp(st->cgroup_path, want_cg) != 0)) {
-		ret = bad(&v, -EINVAL, "' must be <cgroup v2 mount>/sbtrace/NAME for backend ns",
+		ret = bad(&v, -EINVAL,
+			  "' must be <cgroup v2 mount>/sbtrace/NAME for backends ns and podman",
 			  "cgroup");
 		goto out;
 	}
@@ -1506,6 +1623,12 @@ static int gc_state_files(const char *dir, bool verbose)
 					st.cgroup_path, strerror(-ret));
 				continue;
 			}
+		}
+		if (strcmp(st.backend, "podman") == 0) {
+			char cg_name[SBT_SANDBOX_NAME_MAX + 16];
+
+			snprintf(cg_name, sizeof(cg_name), "/sbtrace/%s", name);
+			cgroup_v1_remove(cg_name);
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		attach_path(path, fifo, sizeof(fifo));

@@ -8,6 +8,16 @@
  * between (no first-exec race). State files let `sbtrace trace --sandbox
  * NAME` find a running sandbox and `sbtrace-shim gc` clean up after a killed
  * shim.
+ *
+ * The `podman` backend (spec.host_tool): the same cgroup and the same
+ * start / ready / go / wait / destroy protocol, but the child is a plain
+ * fork of the caller, born in the cgroup (clone3 CLONE_INTO_CGROUP): no new
+ * namespaces, every capability kept (a container engine needs root), the
+ * caller's environment. After go it executes an allowlisted host tool
+ * (sbt_exec(SBT_EXEC_HOST): podman or docker), whose containers are placed
+ * below the sandbox cgroup with --cgroup-parent (see probe_cmd.c). On a
+ * hybrid cgroup system runc also creates the same path in the v1
+ * hierarchies; destroy and gc remove what it leaves there.
  */
 #ifndef SBT_SANDBOX_H
 #define SBT_SANDBOX_H
@@ -33,6 +43,12 @@ struct sbt_sandbox_spec {
 	char *const *argv;	  /* the workload, argv[0] a path or a name looked up in PATH */
 	const char *cwd;	  /* inside the sandbox; NULL: /workspace, or / without one */
 	int stdout_fd, stderr_fd; /* the workload's output (-1: inherit) */
+	/*
+	 * The podman backend: argv is a host tool run outside any namespace
+	 * with the caller's privileges and environment; workspace must be
+	 * NULL; cwd is a host path (NULL: /).
+	 */
+	bool host_tool;
 };
 
 struct sbt_sandbox_run {
@@ -40,12 +56,16 @@ struct sbt_sandbox_run {
 	char cgroup_path[PATH_MAX]; /* absolute, e.g. /sys/fs/cgroup/unified/sbtrace/NAME */
 	char cgroup_name[PATH_MAX]; /* below the v2 root, e.g. /sbtrace/NAME */
 	uint64_t cgroup_id;
-	pid_t pid;    /* the sandbox's init (pid 1 inside), seen from the host */
+	pid_t pid;    /* the sandbox's init (pid 1 inside), or the host tool, seen from the host */
 	int go_fd;    /* write end of the go pipe, -1 once released */
 	int ready_fd; /* read end: the child writes 1 byte when set up */
 	char state_file[PATH_MAX];
 	uint64_t start_ns; /* CLOCK_REALTIME */
+	bool host_tool;	   /* started with spec.host_tool (backend "podman") */
 };
+
+/* The backend's name for state files: "ns", or "podman" for a host-tool sandbox. */
+const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run);
 
 /*
  * Create the cgroup and fork the sandbox. Returns at once (the child sets
@@ -69,7 +89,11 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run);
  */
 int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms);
 
-/* Kill what is left (cgroup.kill, else SIGKILL each), remove the cgroup and state file. */
+/*
+ * Kill what is left (cgroup.kill, else SIGKILL each), remove the cgroup and
+ * state file (and, for a host-tool sandbox, the same path's empty cgroups in
+ * the v1 hierarchies).
+ */
 void sbt_sandbox_destroy(struct sbt_sandbox_run *run);
 
 /* State file (JSON: name, backend, cgroup path and id, netns, pid, shim_pid, start time). */

@@ -3,6 +3,15 @@
 # typed failures, the content cache, the first exec in the trace, refusals.
 . "$(dirname "$0")/lib.sh"
 
+# The podman backend (Dockerfile builds): project containers.conf and the
+# local base image localhost/sbtrace-busybox:latest. It must work: a missing
+# podman or runc is a failure (make deps installs them), never a skip.
+if PODMAN_ENV=$("$TOP/scripts/podman-setup.sh"); then
+	eval "$PODMAN_ENV"
+else
+	fail "scripts/podman-setup.sh failed (podman and runc come with 'make deps')"
+fi
+
 FIX="$TOP/tests/fixtures"
 CACHE="$WORK/cache"
 command -v npm > /dev/null || skip "npm missing (Debian's npm, or the machine's Node.js)"
@@ -52,9 +61,30 @@ check "failing build: warning id" "shell_invocation_trace.build_failed" \
 	"$(field failing '.warnings[0].id')"
 check_true "warning ids match the pattern" sh -c "jq -r '.warnings[].id' '$WORK/failing.json' | grep -qE '^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$'"
 
-probe docker "$FIX/dockerfile-builder"
-check "Dockerfile builder stage without podman backend: typed failure" "low sandbox_boot_failed inconclusive dockerfile builder" \
-	"$(field docker '"\(.confidence) \(.reason) \(.verdict) \(.command.kind) \(.command.target)"')"
+# Dockerfile builder stage: podman builds it in the sandbox's cgroup, each RUN
+# step's container in a cgroup below it (--cgroup-parent), all traced.
+IMAGES_BEFORE=$(podman images -a -q 2> /dev/null | wc -l)
+probe docker --trace-out "$WORK/docker.events" "$FIX/dockerfile-builder"
+check "Dockerfile: exit 0" 0 "$PROBE_RC"
+check "Dockerfile: unsafe, high, built with podman" "unsafe high null dockerfile builder podman" \
+	"$(field docker '"\(.verdict) \(.confidence) \(.reason) \(.command.kind) \(.command.target) \(.command.argv[0])"')"
+check "Dockerfile: the shell-form RUN is a sh -c location" 1 \
+	"$(field docker '[.shell_invocation.locations[] | select(.shell == "sh" and .kind == "command" and any(.argv[]; . == "cp out.txt out2.txt && echo built"))] | length')"
+check "Dockerfile: the exec-form RUN's cp is traced, and is no shell" "1 true" \
+	"$(jq -s -r '[.[] | select(.event == "ProcessExec" and .argv == ["/bin/cp", "src.txt", "out.txt"])] | "\(length) \(all(.[]; .shell == null))"' "$WORK/docker.events")"
+check "Dockerfile: the first exec is podman, the RUN steps run in a cgroup below it" "podman true" \
+	"$(jq -s -r '[.[] | select(.event == "ProcessExec")] | (.[0]) as $p | "\($p.comm) \(any(.[]; .comm == "cp" and .cgroup_id != $p.cgroup_id))"' "$WORK/docker.events")"
+check "Dockerfile: base image id recorded as an input" \
+	"$(podman image inspect --format '{{.Id}}' localhost/sbtrace-busybox:latest 2> /dev/null)" \
+	"$(field docker '.inputs[] | select(.name == "image:localhost/sbtrace-busybox:latest") | .sha256')"
+check "Dockerfile: the built image is removed" "$IMAGES_BEFORE" "$(podman images -a -q 2> /dev/null | wc -l)"
+validate_schema "$WORK/docker.events"
+
+probe nobase "$FIX/dockerfile-missing-base"
+check "Dockerfile, base image not local: typed failure" "low sandbox_boot_failed inconclusive dockerfile" \
+	"$(field nobase '"\(.confidence) \(.reason) \(.verdict) \(.command.kind)"')"
+check "Dockerfile, base image not local: warning" "shell_invocation_trace.sandbox_boot_failed true" \
+	"$(field nobase '.warnings[0] | "\(.id) \(.message | contains("sbtrace-no-such-image"))"')"
 
 # --cmd: split with simple quoting, never a shell.
 probe cmd --cmd "/bin/echo 'a b' c" "$FIX/make-noshell"
@@ -85,6 +115,9 @@ check "missing repo: exit 2" 2 $?
 check "bad --cmd quoting: exit 2" 2 $?
 
 check "no sandbox cgroup left" 0 "$(find "$CG2/sbtrace" -mindepth 1 -maxdepth 1 -name 'probe-*' 2> /dev/null | wc -l)"
+# runc mirrors the podman sandbox's cgroups into the v1 hierarchies (hybrid systems)
+check "no sandbox cgroup left in v1 hierarchies" 0 "$(awk '$0 ~ / - cgroup / { print $5 }' /proc/self/mountinfo |
+	while read -r m; do find "$m/sbtrace" -mindepth 1 -maxdepth 1 -name 'probe-*' 2> /dev/null; done | wc -l)"
 check "no overlay left" 0 "$(grep -c sbtrace-probe /proc/self/mountinfo)"
 check "nothing loaded" 0 "$(nr_our_progs)"
 finish

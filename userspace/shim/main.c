@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "cli.h"
 #include "sandbox.h"
 
 #ifndef SBTRACE_VERSION
@@ -501,80 +502,22 @@ static int cmd_gc(int argc, char **argv)
 	return SHIM_EXIT_OK;
 }
 
-static int cmd_version(int argc, char **argv)
-{
-	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("Usage: sbtrace-shim version\n\nPrint the version.\n");
-		return SHIM_EXIT_OK;
-	}
-	if (argc > 1)
-		return usage_error("version", "unexpected argument '%s'", argv[1]);
-	printf("sbtrace-shim %s\n", SBTRACE_VERSION);
-	return SHIM_EXIT_OK;
-}
-
-static int cmd_help(int argc, char **argv);
-
-static const struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	void (*usage)(FILE *f);
-} commands[] = {
+static const struct sbt_command commands[] = {
 	{ "run", cmd_run, usage_run },
 	{ "gc", cmd_gc, usage_gc },
-	{ "version", cmd_version, NULL },
-	{ "help", cmd_help, NULL },
 };
-
-static const struct command *find_command(const char *name)
-{
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
-}
-
-static int cmd_help(int argc, char **argv)
-{
-	const struct command *cmd;
-
-	if (argc < 2) {
-		usage_main(stdout);
-		return SHIM_EXIT_OK;
-	}
-	cmd = find_command(argv[1]);
-	if (!cmd) {
-		fprintf(stderr,
-			"sbtrace-shim help: unknown command '%s'; see 'sbtrace-shim --help'\n",
-			argv[1]);
-		return SHIM_EXIT_USAGE;
-	}
-	if (cmd->usage)
-		cmd->usage(stdout);
-	else
-		usage_main(stdout);
-	return SHIM_EXIT_OK;
-}
 
 int main(int argc, char **argv)
 {
-	const struct command *cmd;
+	static const struct sbt_cli cli = {
+		.prog = "sbtrace-shim",
+		.commands = commands,
+		.nr_commands = sizeof(commands) / sizeof(commands[0]),
+		.usage = usage_main,
+		.version = "sbtrace-shim " SBTRACE_VERSION,
+		.exit_ok = SHIM_EXIT_OK,
+		.exit_usage = SHIM_EXIT_USAGE,
+	};
 
-	if (argc < 2) {
-		usage_main(stderr);
-		return SHIM_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		usage_main(stdout);
-		return SHIM_EXIT_OK;
-	}
-	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
-		return cmd_version(argc - 1, argv + 1);
-	cmd = find_command(argv[1]);
-	if (!cmd) {
-		fprintf(stderr, "sbtrace-shim: unknown command '%s'; see 'sbtrace-shim --help'\n",
-			argv[1]);
-		return SHIM_EXIT_USAGE;
-	}
-	return cmd->fn(argc - 1, argv + 1);
+	return sbt_cli_main(&cli, argc, argv);
 }
