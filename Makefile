@@ -31,7 +31,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ibpf -Iuserspace -Iskel \
 	  -DSBTRACE_VERSION='"$(VERSION)"'
 LDLIBS_BPF := -lbpf -lelf -lz
-LDLIBS_JSON := -ljson-c -lcrypto
+LDLIBS_JSON := -ljson-c
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \

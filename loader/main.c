@@ -69,7 +69,8 @@ static void usage_trace(FILE *f)
 		"      --argv-max BYTES   argv bytes captured per exec (1..%d, default %d);\n"
 		"                         longer argv is cut and flagged argv_truncated\n"
 		"      --ringbuf-size BYTES  ring buffer size, a power of two >= 4096\n"
-		"                         (default 4194304)\n"
+		"                         (default 1048576; it is mapped twice, so it\n"
+		"                         counts twice in the loader's RSS)\n"
 		"      --exec-hook MODE   force tp_btf, raw_tp or tracepoint instead of\n"
 		"                         choosing at run time (no fallback then)\n"
 		"      --poll-ms MS       drain the ring buffer every MS ms (default 50): events\n"
@@ -278,7 +279,7 @@ static int cmd_trace(int argc, char **argv)
 	memset(&handshake, 0, sizeof(handshake));
 	opts.exec.forced_mode = -1;
 	opts.exec.argv_max = SBT_ARGV_DEFAULT;
-	opts.exec.ringbuf_bytes = 4u << 20;
+	opts.exec.ringbuf_bytes = 1u << 20;
 	opts.exec.poll_ms = 50;
 	opts.exec.observe = true;
 	opts.exec.host_netns_cookie = sbt_netns_cookie();

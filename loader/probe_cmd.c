@@ -1010,7 +1010,7 @@ int sbt_probe_main(int argc, char **argv)
 	opts.format = SBT_FORMAT_JSON;
 	opts.exec.forced_mode = -1;
 	opts.exec.argv_max = SBT_ARGV_DEFAULT;
-	opts.exec.ringbuf_bytes = 4u << 20;
+	opts.exec.ringbuf_bytes = 1u << 20;
 	opts.exec.poll_ms = 20;
 	opts.exec.host_netns_cookie = sbt_netns_cookie();
 	opts.egress.mode = egress_mode;

@@ -13,11 +13,11 @@ struct sbt_command {
 };
 
 struct sbt_cli {
-	const char *prog;		  /* "sbtrace" */
+	const char *prog; /* "sbtrace" */
 	const struct sbt_command *commands;
 	size_t nr_commands;
-	void (*usage)(FILE *f);		  /* the main usage */
-	const char *version;		  /* what `PROG version` / --version prints */
+	void (*usage)(FILE *f); /* the main usage */
+	const char *version;	/* what `PROG version` / --version prints */
 	int exit_ok, exit_usage;
 };
 

@@ -8,6 +8,7 @@
  * content would not be covered by the cache key, yet the build would use it).
  */
 #include "probe.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +20,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <openssl/evp.h>
 
 #define TEXT_MAX	 (1u << 20) /* Dockerfile, package.json */
 #define CACHE_MAX	 (4u << 20) /* one cache entry */
@@ -56,17 +55,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static void to_hex(const unsigned char *md, unsigned int len, char *hex)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[(size_t)len * 2] = '\0';
 }
 
 /* Read all of fd, at most `cap` bytes, NUL-terminated; NULL with *errp (EFBIG beyond cap). */
@@ -169,42 +157,33 @@ static json_object *parse_json(const char *buf, size_t len, const char **why)
 
 static int sha256_fd(int fd, char hex[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
 	char *buf = malloc(1 << 16);
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	int rc = 0;
+	struct sbt_sha256 ctx;
+	uint8_t md[32];
 	ssize_t n;
 
 	hex[0] = '\0';
-	if (!buf || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	if (!buf)
+		return -ENOMEM;
+	sbt_sha256_init(&ctx);
 	for (;;) {
 		n = read(fd, buf, 1 << 16);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = -errno;
-			goto out;
+			int err = -errno;
+
+			free(buf);
+			return err;
 		}
 		if (n == 0)
 			break;
-		if (!EVP_DigestUpdate(ctx, buf, (size_t)n)) {
-			rc = -EIO;
-			goto out;
-		}
+		sbt_sha256_update(&ctx, buf, (size_t)n);
 	}
-	if (!EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 32) {
-		rc = -EIO;
-		goto out;
-	}
-	to_hex(md, mdlen, hex);
-out:
-	EVP_MD_CTX_free(ctx);
 	free(buf);
-	return rc;
+	sbt_sha256_final(&ctx, md);
+	sbt_sha256_hex(md, hex);
+	return 0;
 }
 
 int sbt_sha256_file(const char *path, char hex[65])
@@ -234,14 +213,16 @@ int sbt_sha256_file(const char *path, char hex[65])
 
 void sbt_sha256_bytes(const void *data, size_t len, char hex[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	struct sbt_sha256 ctx;
+	uint8_t md[32];
 
 	hex[0] = '\0';
 	if (!data && len)
 		return;
-	if (EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) && mdlen == 32)
-		to_hex(md, mdlen, hex);
+	sbt_sha256_init(&ctx);
+	sbt_sha256_update(&ctx, data ? data : "", len);
+	sbt_sha256_final(&ctx, md);
+	sbt_sha256_hex(md, hex);
 }
 
 /* --- word splitting ----------------------------------------------------- */
@@ -885,7 +866,7 @@ void sbt_build_plan_free(struct sbt_build_plan *plan)
 
 /* --- cache key ---------------------------------------------------------- */
 
-static int key_u64(EVP_MD_CTX *ctx, uint64_t v)
+static void key_u64(struct sbt_sha256 *ctx, uint64_t v)
 {
 	unsigned char b[8];
 
@@ -893,20 +874,21 @@ static int key_u64(EVP_MD_CTX *ctx, uint64_t v)
 		b[i] = (unsigned char)v;
 		v >>= 8;
 	}
-	return EVP_DigestUpdate(ctx, b, sizeof(b));
+	sbt_sha256_update(ctx, b, sizeof(b));
 }
 
-static int key_bytes(EVP_MD_CTX *ctx, const char *s, size_t n)
+/* Length-prefixed: no two different plans collide by concatenation. */
+static void key_bytes(struct sbt_sha256 *ctx, const char *s, size_t n)
 {
-	return key_u64(ctx, n) && EVP_DigestUpdate(ctx, s, n);
+	key_u64(ctx, n);
+	sbt_sha256_update(ctx, s, n);
 }
 
 void sbt_probe_cache_key(const struct sbt_build_plan *plan, const char *version, char hex[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	EVP_MD_CTX *ctx;
-	int ok, argc = 0, nin;
+	struct sbt_sha256 ctx;
+	uint8_t md[32];
+	int argc = 0, nin;
 
 	hex[0] = '\0';
 	if (!plan)
@@ -918,26 +900,23 @@ void sbt_probe_cache_key(const struct sbt_build_plan *plan, const char *version,
 						       : plan->nr_inputs;
 	if (!version)
 		version = "";
-	ctx = EVP_MD_CTX_new();
-	if (!ctx)
-		return;
-	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-	     key_bytes(ctx, CACHE_KEY_DOMAIN, sizeof(CACHE_KEY_DOMAIN) - 1) &&
-	     key_bytes(ctx, version, strlen(version)) && key_u64(ctx, (uint64_t)plan->kind) &&
-	     key_u64(ctx, (uint64_t)argc);
-	for (int i = 0; ok && i < argc; i++)
-		ok = key_bytes(ctx, plan->argv[i], strlen(plan->argv[i]));
-	ok = ok && key_bytes(ctx, plan->target, strnlen(plan->target, sizeof(plan->target))) &&
-	     key_u64(ctx, (uint64_t)nin);
-	for (int i = 0; ok && i < nin; i++) {
+	sbt_sha256_init(&ctx);
+	key_bytes(&ctx, CACHE_KEY_DOMAIN, sizeof(CACHE_KEY_DOMAIN) - 1);
+	key_bytes(&ctx, version, strlen(version));
+	key_u64(&ctx, (uint64_t)plan->kind);
+	key_u64(&ctx, (uint64_t)argc);
+	for (int i = 0; i < argc; i++)
+		key_bytes(&ctx, plan->argv[i], strlen(plan->argv[i]));
+	key_bytes(&ctx, plan->target, strnlen(plan->target, sizeof(plan->target)));
+	key_u64(&ctx, (uint64_t)nin);
+	for (int i = 0; i < nin; i++) {
 		const struct sbt_probe_input *in = &plan->inputs[i];
 
-		ok = key_bytes(ctx, in->name, strnlen(in->name, sizeof(in->name))) &&
-		     key_bytes(ctx, in->sha256, strnlen(in->sha256, sizeof(in->sha256)));
+		key_bytes(&ctx, in->name, strnlen(in->name, sizeof(in->name)));
+		key_bytes(&ctx, in->sha256, strnlen(in->sha256, sizeof(in->sha256)));
 	}
-	if (ok && EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 32)
-		to_hex(md, mdlen, hex);
-	EVP_MD_CTX_free(ctx);
+	sbt_sha256_final(&ctx, md);
+	sbt_sha256_hex(md, hex);
 }
 
 /* --- cache files -------------------------------------------------------- */
