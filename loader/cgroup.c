@@ -136,17 +136,25 @@ int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb)
 		fprintf(stderr, "sbtrace: --cgroup needs a path\n");
 		return -EINVAL;
 	}
-	/* An existing directory as given, else a path relative to the v2 root. */
-	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && (arg[0] == '/' || arg[0] == '.'))
-		return fill_sandbox(arg, arg, sb);
+	/*
+	 * A path below the v2 mount as given; else relative to the v2 root when
+	 * that exists ("/" is the root cgroup, "sbtrace/x"); else as given, for
+	 * the error message.
+	 */
 	err = sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root));
 	if (err)
 		return fill_sandbox(arg, arg, sb); /* reports the missing mount */
+	if (strncmp(arg, mnt, strlen(mnt)) == 0)
+		return fill_sandbox(arg, arg, sb);
 	if (snprintf(dir, sizeof(dir), "%s/%s", mnt, arg[0] == '/' ? arg + 1 : arg) >=
 	    (int)sizeof(dir)) {
 		fprintf(stderr, "sbtrace: cgroup '%s': path too long\n", arg);
 		return -ENAMETOOLONG;
 	}
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return fill_sandbox(arg, dir, sb);
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && (arg[0] == '/' || arg[0] == '.'))
+		return fill_sandbox(arg, arg, sb);
 	return fill_sandbox(arg, dir, sb);
 }
 

@@ -171,6 +171,46 @@ int sbt_cli_add_rule(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const 
 	return add_rule(cfg, &r);
 }
 
+/*
+ * The egress options trace and probe share (--allow-cidr, --allow-host,
+ * --allowlist, --egress, --resolver), by long name. 0, or -EINVAL after a
+ * one-line message.
+ */
+int sbt_cli_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
+			  const char *arg)
+{
+	bool v4;
+
+	if (strcmp(opt, "allow-cidr") == 0)
+		return sbt_cli_add_rule(cfg, SBT_RULE_CIDR, "--allow-cidr", arg);
+	if (strcmp(opt, "allow-host") == 0)
+		return sbt_cli_add_rule(cfg, SBT_RULE_HOST, "--allow-host", arg);
+	if (strcmp(opt, "allowlist") == 0)
+		return sbt_cli_load_allowlist(cfg, arg);
+	if (strcmp(opt, "egress") == 0) {
+		if (strcmp(arg, "enforce") == 0)
+			*mode = SBT_EGRESS_ENFORCE;
+		else if (strcmp(arg, "audit") == 0)
+			*mode = SBT_EGRESS_AUDIT;
+		else if (strcmp(arg, "off") == 0)
+			*mode = SBT_EGRESS_OFF;
+		else {
+			usage_error(cmd, "--egress '%s': use enforce, audit or off", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(opt, "resolver") == 0) {
+		if (sbt_addr_parse(arg, cfg->resolver, &v4)) {
+			usage_error(cmd, "--resolver '%s': give an IPv4 or IPv6 address", arg);
+			return -EINVAL;
+		}
+		cfg->has_resolver = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 /* --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong. */
 int sbt_cli_load_allowlist(struct sbt_egress_cfg *cfg, const char *path)
 {
@@ -269,7 +309,7 @@ static int cmd_trace(int argc, char **argv)
 	const char *out_path = NULL;
 	unsigned long long v;
 	enum sbt_exec_mode mode;
-	int c, ret, egress_mode = -2, nr_names = 0;
+	int c, ret, egress_mode = -2, nr_names = 0, optind_long = 0;
 	const char *sandbox_names[SBT_MAX_SANDBOXES];
 	const char *state_dir = SBT_STATE_DIR_DEFAULT;
 	static struct handshake handshake;
@@ -287,7 +327,7 @@ static int cmd_trace(int argc, char **argv)
 	opts.out = stdout;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:p:o:O:d:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:p:o:O:d:vh", longopts, &optind_long)) != -1) {
 		struct sbt_sandbox *sb;
 
 		switch (c) {
@@ -367,36 +407,13 @@ static int cmd_trace(int argc, char **argv)
 			break;
 		case 5:
 		case 6:
-			if (sbt_cli_add_rule(&opts.egress, c == 5 ? SBT_RULE_CIDR : SBT_RULE_HOST,
-					     c == 5 ? "--allow-cidr" : "--allow-host", optarg))
-				return SBT_EXIT_USAGE;
-			break;
 		case 7:
-			if (sbt_cli_load_allowlist(&opts.egress, optarg))
+		case 8:
+		case 9:
+			if (sbt_cli_egress_option(&opts.egress, &egress_mode, "trace",
+						  longopts[optind_long].name, optarg))
 				return SBT_EXIT_USAGE;
 			break;
-		case 8:
-			if (strcmp(optarg, "enforce") == 0)
-				egress_mode = SBT_EGRESS_ENFORCE;
-			else if (strcmp(optarg, "audit") == 0)
-				egress_mode = SBT_EGRESS_AUDIT;
-			else if (strcmp(optarg, "off") == 0)
-				egress_mode = SBT_EGRESS_OFF;
-			else
-				return usage_error("trace",
-						   "--egress '%s': use enforce, audit or off",
-						   optarg);
-			break;
-		case 9: {
-			bool v4;
-
-			if (sbt_addr_parse(optarg, opts.egress.resolver, &v4))
-				return usage_error("trace",
-						   "--resolver '%s': give an IPv4 or IPv6 address",
-						   optarg);
-			opts.egress.has_resolver = true;
-			break;
-		}
 		case 10:
 			if (nr_names >= SBT_MAX_SANDBOXES)
 				return usage_error("trace", "more than 64 sandboxes (at %s)",

@@ -750,7 +750,7 @@ int sbt_probe_main(int argc, char **argv)
 	char repo[PATH_MAX], key[65], cache_buf[PATH_MAX], err[512], events_tmp[64] = "";
 	json_object *report = NULL, *results = NULL, *warnings, *cached = NULL;
 	bool no_cache = false, build_ok, complete = false, lost = false;
-	int c, ret = SBT_EXIT_OK, egress_mode = SBT_EGRESS_ENFORCE, st;
+	int c, ret = SBT_EXIT_OK, egress_mode = SBT_EGRESS_ENFORCE, st, optind_long = 0;
 	uint64_t shells = 0, build_ms = 0;
 	const char *reason = NULL, *verdict, *confidence;
 	char name[SBT_SANDBOX_NAME_MAX + 1];
@@ -766,7 +766,7 @@ int sbt_probe_main(int argc, char **argv)
 	free(opts.egress.rules);
 	memset(&opts, 0, sizeof(opts));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qh", longopts, &optind_long)) != -1) {
 		switch (c) {
 		case 1:
 			cmd = optarg;
@@ -797,40 +797,13 @@ int sbt_probe_main(int argc, char **argv)
 		}
 		case 7:
 		case 8:
-			if (sbt_cli_add_rule(&opts.egress, c == 7 ? SBT_RULE_CIDR : SBT_RULE_HOST,
-					     c == 7 ? "--allow-cidr" : "--allow-host", optarg))
-				return SBT_EXIT_USAGE;
-			break;
 		case 9:
-			if (sbt_cli_load_allowlist(&opts.egress, optarg))
-				return SBT_EXIT_USAGE;
-			break;
 		case 10:
-			if (strcmp(optarg, "enforce") == 0)
-				egress_mode = SBT_EGRESS_ENFORCE;
-			else if (strcmp(optarg, "audit") == 0)
-				egress_mode = SBT_EGRESS_AUDIT;
-			else if (strcmp(optarg, "off") == 0)
-				egress_mode = SBT_EGRESS_OFF;
-			else {
-				fprintf(stderr,
-					"sbtrace probe: --egress '%s': use enforce, audit or "
-					"off\n",
-					optarg);
+		case 11:
+			if (sbt_cli_egress_option(&opts.egress, &egress_mode, "probe",
+						  longopts[optind_long].name, optarg))
 				return SBT_EXIT_USAGE;
-			}
 			break;
-		case 11: {
-			bool v4;
-
-			if (sbt_addr_parse(optarg, opts.egress.resolver, &v4)) {
-				fprintf(stderr, "sbtrace probe: --resolver '%s': give an address\n",
-					optarg);
-				return SBT_EXIT_USAGE;
-			}
-			opts.egress.has_resolver = true;
-			break;
-		}
 		case 'q':
 			p.quiet = true;
 			break;

@@ -15,5 +15,8 @@ void sbt_probe_usage(FILE *f);
 int sbt_cli_add_rule(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const char *opt,
 		     const char *arg);
 int sbt_cli_load_allowlist(struct sbt_egress_cfg *cfg, const char *path);
+/* --allow-cidr, --allow-host, --allowlist, --egress, --resolver by long name (without --). */
+int sbt_cli_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
+			  const char *arg);
 
 #endif

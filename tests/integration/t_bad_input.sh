@@ -33,6 +33,11 @@ expect_fail "unknown command" 2 "unknown command" frobnicate
 expect_fail "unexpected argument" 2 "unexpected argument" trace --cgroup "$A" extra
 expect_fail "unwritable --out" 2 "--out" trace --cgroup "$A" --out /nonexistent-dir/x.jsonl
 
+# What the --pid message advises works: --cgroup / is the root cgroup (the whole host).
+"$SBTRACE" trace --cgroup / --duration 0.3 > "$WORK/root.jsonl" 2> /dev/null
+check "--cgroup /: exit 0" 0 $?
+check "--cgroup /: the root cgroup" "/ 0" "$(head -n 1 "$WORK/root.jsonl" | jq -r '.sandboxes[0] | "\(.name) \(.level)"')"
+
 # No privileges: loading BPF fails -> exit 3, one line that says what to do.
 if command -v setpriv > /dev/null; then
 	chmod o+rx "$WORK"
