@@ -2,7 +2,7 @@
 /*
  * The one place sbtrace and sbtrace-shim execute programs (ADR-0015: a closed
  * set of external binaries). Host-side tools must be on the allowlist
- * (podman, docker, npm, make, node); `strace` never is. A sandbox workload
+ * (podman, docker, npm, make, node, ip); `strace` never is. A sandbox workload
  * (the build the probe runs, --cmd) is exec'd only from inside an
  * established sandbox, with SBT_EXEC_SANDBOXED. A test scans the sources:
  * no system(), popen() or exec*() outside extbin.c.
@@ -28,5 +28,11 @@ const char *const *sbt_extbin_list(void);
  * allowed, else -errno of the exec.
  */
 int sbt_exec(enum sbt_exec_ctx ctx, char *const argv[]);
+
+/*
+ * Run a host tool (allowlisted) to completion: fork, exec, wait; stdin is
+ * /dev/null. 0 with *status (waitpid form), or -errno / -EPERM.
+ */
+int sbt_run(char *const argv[], int *status);
 
 #endif

@@ -93,6 +93,8 @@
 #include "extbin.h"
 #include "sandbox.h"
 
+static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err, size_t errlen);
+
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
@@ -921,8 +923,11 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 			      spec && spec->name ? spec->name : "", SBT_SANDBOX_NAME_MAX);
 	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
 		return seterr(err, errlen, -EINVAL, "sandbox %s: no workload command", spec->name);
-	if (spec->net != SBT_NET_NONE)
-		return seterr(err, errlen, -EINVAL, "sandbox %s: unsupported network mode %d",
+	if (spec->net != SBT_NET_NONE && (spec->net != SBT_NET_VETH || spec->host_tool ||
+					  !spec->veth_host_cidr || !spec->veth_sandbox_cidr))
+		return seterr(err, errlen, -EINVAL,
+			      "sandbox %s: network mode %d needs the ns backend and both veth "
+			      "addresses",
 			      spec->name, (int)spec->net);
 	if (spec->host_tool && spec->workspace)
 		return seterr(err, errlen, -EINVAL,
@@ -1030,6 +1035,15 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	}
 	run->pid = pid;
 	run->host_tool = spec->host_tool;
+	if (spec->net == SBT_NET_VETH) {
+		ret = veth_setup(spec, pid, err, errlen);
+		if (ret) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			run->pid = 0;
+			goto fail;
+		}
+	}
 	run->ready_fd = ready[0];
 	run->go_fd = go[1];
 	ready[0] = go[1] = -1;
@@ -1052,6 +1066,93 @@ fail:
 		if (made)
 			rmdir(run->cgroup_path);
 		run_reset(run);
+	}
+	return ret;
+}
+
+/* Run `ip ARGS...` (allowlisted host tool); 0, or -EIO with err naming the command. */
+static int ip_cmd(char *err, size_t errlen, char **argv)
+{
+	int st = 0, rc = sbt_run(argv, &st);
+
+	if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	{
+		char cmd[256] = "";
+
+		for (char **a = argv; *a; a++)
+			if (strlen(cmd) + strlen(*a) + 2 < sizeof(cmd)) {
+				strcat(cmd, *a);
+				strcat(cmd, " ");
+			}
+		return seterr(err, errlen, -EIO, "'%s' failed (%s)", cmd,
+			      rc ? strerror(-rc) : "non-zero exit");
+	}
+}
+
+/*
+ * --net veth: a veth pair, eth0 inside the sandbox (addressed, up, default
+ * route via the host end) and the host end in the caller's or the named
+ * network namespace. Done from here, before the workload may run; `ip netns
+ * attach` names the sandbox's namespace for the few commands and the name is
+ * removed at once (the namespace lives on with its processes).
+ */
+static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err, size_t errlen)
+{
+	char host[16], ns[40], pidstr[16], gw[64];
+	const char *hns = spec->veth_host_netns;
+	char *slash;
+	int ret;
+
+	snprintf(host, sizeof(host), "sbh%d", (int)pid % 100000000);
+	snprintf(ns, sizeof(ns), "sbtrace-veth-%d", (int)pid);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	snprintf(gw, sizeof(gw), "%s", spec->veth_host_cidr);
+	slash = strchr(gw, '/');
+	if (slash)
+		*slash = '\0';
+	{
+		char *attach[] = { "ip", "netns", "attach", ns, pidstr, NULL };
+
+		ret = ip_cmd(err, errlen, attach);
+		if (ret)
+			return ret;
+	}
+	{
+		char *add_h[] = { "ip",	  "link", "add",  host,	   "type", "veth",
+				  "peer", "name", "eth0", "netns", ns,	   NULL };
+		char *add_n[] = { "ip",	  "-n",	  (char *)hns, "link", "add",	host, "type",
+				  "veth", "peer", "name",      "eth0", "netns", ns,   NULL };
+		char *addr_h[] = { "ip",  "addr", "add", (char *)spec->veth_host_cidr,
+				   "dev", host,	  NULL };
+		char *addr_n[] = { "ip",   "-n",  (char *)hns,
+				   "addr", "add", (char *)spec->veth_host_cidr,
+				   "dev",  host,  NULL };
+		char *up_h[] = { "ip", "link", "set", host, "up", NULL };
+		char *up_n[] = { "ip", "-n", (char *)hns, "link", "set", host, "up", NULL };
+		char *addr_s[] = { "ip",   "-n",   ns,
+				   "addr", "add",  (char *)spec->veth_sandbox_cidr,
+				   "dev",  "eth0", NULL };
+		char *up_s[] = { "ip", "-n", ns, "link", "set", "eth0", "up", NULL };
+		char *route_s[] = { "ip", "-n", ns, "route", "add", "default", "via", gw, NULL };
+
+		ret = ip_cmd(err, errlen, hns ? add_n : add_h);
+		if (!ret)
+			ret = ip_cmd(err, errlen, hns ? addr_n : addr_h);
+		if (!ret)
+			ret = ip_cmd(err, errlen, hns ? up_n : up_h);
+		if (!ret)
+			ret = ip_cmd(err, errlen, addr_s);
+		if (!ret)
+			ret = ip_cmd(err, errlen, up_s);
+		if (!ret)
+			ret = ip_cmd(err, errlen, route_s);
+	}
+	{
+		char *detach[] = { "ip", "netns", "delete", ns, NULL };
+		int st;
+
+		sbt_run(detach, &st);
 	}
 	return ret;
 }

@@ -32,6 +32,7 @@
 
 enum sbt_sandbox_net {
 	SBT_NET_NONE = 0, /* a new network namespace with only lo (up) */
+	SBT_NET_VETH,	  /* plus eth0, one end of a veth pair whose other end is on the host */
 };
 
 struct sbt_sandbox_spec {
@@ -49,6 +50,15 @@ struct sbt_sandbox_spec {
 	 * NULL; cwd is a host path (NULL: /).
 	 */
 	bool host_tool;
+	/*
+	 * SBT_NET_VETH: the host end's network namespace (a name as `ip netns`
+	 * knows it; NULL: the caller's) and the two addresses, "192.0.2.1/24"
+	 * for the host end and "192.0.2.100/24" for eth0, whose default route
+	 * is the host end. The pair goes away with the sandbox's namespace.
+	 */
+	const char *veth_host_netns;
+	const char *veth_host_cidr;
+	const char *veth_sandbox_cidr;
 };
 
 struct sbt_sandbox_run {

@@ -13,7 +13,9 @@
 
 static void test_allowlist(void **state)
 {
-	static const char *const yes[] = { "podman", "/usr/bin/docker", "npm", "make", "node" };
+	static const char *const yes[] = {
+		"podman", "/usr/bin/docker", "npm", "make", "node", "ip"
+	};
 	static const char *const no[] = {
 		"strace", "/usr/bin/strace", "sh",   "/bin/sh", "bash", "curl", "ltrace", "gdb",
 		"",	  "podman-remote",   "makex"

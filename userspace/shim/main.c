@@ -77,7 +77,12 @@ static void usage_run(FILE *f)
 		"  -b, --backend ns       the sandbox backend (only ns in this build)\n"
 		"  -w, --workspace DIR[:ro]  bind DIR at /workspace (read-only with :ro);\n"
 		"                         it is also the workload's working directory\n"
-		"      --net none         networking: a new namespace with only lo (default)\n"
+		"      --net none|veth    networking: a new namespace with only lo (none, the\n"
+		"                         default), or also eth0, a veth pair's end, with\n"
+		"      --veth-addrs HOST/LEN,SANDBOX/LEN  the two ends' addresses (the host\n"
+		"                         end is the sandbox's default route) and\n"
+		"      --veth-host-netns NAME  the host end in that network namespace\n"
+		"                         (default: the shim's own)\n"
 		"  -s, --state-dir DIR    state files (default %s)\n"
 		"      --no-wait          run CMD at once, without waiting for a tracer\n"
 		"  -h, --help             this help\n"
@@ -284,6 +289,8 @@ static int cmd_run(int argc, char **argv)
 		{ "net", required_argument, NULL, 1 },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "no-wait", no_argument, NULL, 2 },
+		{ "veth-addrs", required_argument, NULL, 3 },
+		{ "veth-host-netns", required_argument, NULL, 4 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -327,8 +334,31 @@ static int cmd_run(int argc, char **argv)
 			spec.workspace = workspace;
 			break;
 		case 1:
-			if (strcmp(optarg, "none") != 0)
-				return usage_error("run", "--net '%s': use none", optarg);
+			if (strcmp(optarg, "veth") == 0)
+				spec.net = SBT_NET_VETH;
+			else if (strcmp(optarg, "none") == 0)
+				spec.net = SBT_NET_NONE;
+			else
+				return usage_error("run", "--net '%s': use none or veth", optarg);
+			break;
+		case 3: {
+			static char addrs[128];
+			char *comma;
+
+			if (strlen(optarg) >= sizeof(addrs) || !(comma = strchr(optarg, ',')))
+				return usage_error(
+					"run",
+					"--veth-addrs '%s': give HOST/LEN,SANDBOX/LEN, e.g. "
+					"192.0.2.1/24,192.0.2.100/24",
+					optarg);
+			strcpy(addrs, optarg);
+			addrs[comma - optarg] = '\0';
+			spec.veth_host_cidr = addrs;
+			spec.veth_sandbox_cidr = addrs + (comma - optarg) + 1;
+			break;
+		}
+		case 4:
+			spec.veth_host_netns = optarg;
 			break;
 		case 's':
 			if (!optarg[0])
@@ -368,6 +398,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("run", "%sno command: give it after --, e.g. -- make test", "");
+	if (spec.net == SBT_NET_VETH && !spec.veth_host_cidr)
+		return usage_error("run", "--net veth needs --veth-addrs HOST/LEN,SANDBOX/LEN%s",
+				   "");
+	if (spec.net != SBT_NET_VETH && (spec.veth_host_cidr || spec.veth_host_netns))
+		return usage_error("run", "--veth-addrs and --veth-host-netns need --net veth%s",
+				   "");
 	spec.argv = argv + optind;
 	spec.state_dir = state_dir;
 
