@@ -5,7 +5,7 @@
  * (podman, docker, npm, make, node, ip); `strace` never is. A sandbox workload
  * (the build the probe runs, --cmd) is exec'd only from inside an
  * established sandbox, with SBT_EXEC_SANDBOXED. A test scans the sources:
- * no system(), popen() or exec*() outside extbin.c.
+ * no call of system, popen or an exec function outside extbin.c.
  */
 #ifndef SBT_EXTBIN_H
 #define SBT_EXTBIN_H

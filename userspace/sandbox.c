@@ -765,14 +765,29 @@ static void workload(const struct child_ctx *c)
 
 static void child_main(struct child_ctx *c) __attribute__((noreturn));
 
+/* Tell the caller the set-up is done, then block until it says go (EOF: it is gone). */
+static void ready_then_wait_go(struct child_ctx *c)
+{
+	char b = READY_OK;
+	ssize_t n;
+
+	if (write(c->ready_w, &b, 1) != 1)
+		_exit(126);
+	do
+		n = read(c->go_r, &b, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(126); /* the caller went away (or gave up) before go */
+	close(c->go_r);
+	close(c->ready_w);
+}
+
 static void child_main(struct child_ctx *c)
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
 	int keep[] = { 0, 1, 2, spec->stdout_fd, spec->stderr_fd, c->ready_w, c->go_r };
 	struct stat st;
-	ssize_t n;
 	pid_t w;
-	char b;
 
 	reset_signals();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
@@ -793,16 +808,7 @@ static void child_main(struct child_ctx *c)
 	drop_privileges(c);
 	close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 
-	b = READY_OK;
-	if (write(c->ready_w, &b, 1) != 1)
-		_exit(126);
-	do
-		n = read(c->go_r, &b, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(126); /* the caller went away (or gave up) before go */
-	close(c->go_r);
-	close(c->ready_w);
+	ready_then_wait_go(c);
 
 	w = raw_clone(0, -1);
 	if (w == 0)
@@ -835,8 +841,6 @@ static void host_tool_main(struct child_ctx *c)
 	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int keep[] = { 0, 1, 2, c->ready_w, c->go_r };
-	ssize_t n;
-	char b;
 	int ret;
 
 	reset_signals();
@@ -851,16 +855,7 @@ static void host_tool_main(struct child_ctx *c)
 		child_fail(c, errno, "chdir %s: %s", c->cwd, strerror(errno));
 	close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 
-	b = READY_OK;
-	if (write(c->ready_w, &b, 1) != 1)
-		_exit(126);
-	do
-		n = read(c->go_r, &b, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(126); /* the caller went away (or gave up) before go */
-	close(c->go_r);
-	close(c->ready_w);
+	ready_then_wait_go(c);
 	environ = c->envp;
 	ret = sbt_exec(SBT_EXEC_HOST, spec->argv);
 	dprintf(2, "sandbox %s: cannot execute '%s': %s\n", spec->name, spec->argv[0],

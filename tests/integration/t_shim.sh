@@ -292,8 +292,15 @@ run "${P}m" --no-wait --workspace "$WORK/nope" -- $BB true 2> "$WORK/ws.err"
 check "missing workspace: exit 2" 2 "$?"
 check_true "  the message names it" grep -q "workspace '$WORK/nope': No such file" "$WORK/ws.err"
 run "${P}b" --backend podman -- $BB true 2> "$WORK/pod.err"
-check "--backend podman: exit 2" 2 "$?"
-check_true "  not implemented" grep -q "not implemented in this build" "$WORK/pod.err"
+check "--backend podman with a non-podman command: exit 2" 2 "$?"
+check_true "  the message names it" grep -q "runs podman or docker" "$WORK/pod.err"
+if command -v podman > /dev/null; then
+	run "${P}p" --backend podman --no-wait -- podman --version > "$WORK/pod.out" 2> "$WORK/pod.err"
+	check "--backend podman runs podman in the sandbox cgroup" 0 "$?"
+	check_true "  its output" grep -q "^podman version" "$WORK/pod.out"
+else
+	fail "podman missing (make deps installs it)"
+fi
 run "${P}n" --net host -- $BB true 2> /dev/null
 check "--net host: exit 2" 2 "$?"
 run "${P}c" --no-wait 2> /dev/null

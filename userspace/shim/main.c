@@ -74,7 +74,10 @@ static void usage_run(FILE *f)
 		"run CMD, and exit with its exit code; everything is removed on exit.\n"
 		"\n"
 		"  -n, --name NAME        1-%d characters [A-Za-z0-9_.-], not starting with '.'\n"
-		"  -b, --backend ns       the sandbox backend (only ns in this build)\n"
+		"  -b, --backend ns|podman  ns: the namespaces above (default); podman: CMD\n"
+		"                         must be podman or docker (the exec allowlist) and\n"
+		"                         runs on the host inside the sandbox cgroup, e.g.\n"
+		"                         podman build --cgroup-parent=/sbtrace/NAME/build ...\n"
 		"  -w, --workspace DIR[:ro]  bind DIR at /workspace (read-only with :ro);\n"
 		"                         it is also the workload's working directory\n"
 		"      --net none|veth    networking: a new namespace with only lo (none, the\n"
@@ -312,13 +315,15 @@ static int cmd_run(int argc, char **argv)
 			spec.name = optarg;
 			break;
 		case 'b':
-			if (strcmp(optarg, "podman") == 0) {
-				fprintf(stderr, "sbtrace-shim run: --backend podman is not "
-						"implemented in this build; use --backend ns\n");
-				return SHIM_EXIT_USAGE;
-			}
-			if (strcmp(optarg, "ns") != 0)
-				return usage_error("run", "--backend '%s': use ns", optarg);
+			/* podman: CMD (podman or docker, e.g. a build with --cgroup-parent)
+			 * runs as a host tool inside the sandbox cgroup, no namespaces */
+			if (strcmp(optarg, "podman") == 0)
+				spec.host_tool = true;
+			else if (strcmp(optarg, "ns") == 0)
+				spec.host_tool = false;
+			else
+				return usage_error("run", "--backend '%s': use ns or podman",
+						   optarg);
 			break;
 		case 'w':
 			n = strlen(optarg);
@@ -398,6 +403,20 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("run", "%sno command: give it after --, e.g. -- make test", "");
+	if (spec.host_tool && (spec.workspace || spec.net != SBT_NET_NONE))
+		return usage_error("run",
+				   "%s--backend podman takes no --workspace or --net: podman "
+				   "has its own",
+				   "");
+	if (spec.host_tool) {
+		const char *base = strrchr(argv[optind], '/');
+
+		base = base ? base + 1 : argv[optind];
+		if (strcmp(base, "podman") != 0 && strcmp(base, "docker") != 0)
+			return usage_error("run",
+					   "--backend podman runs podman or docker, not '%s'",
+					   argv[optind]);
+	}
 	if (spec.net == SBT_NET_VETH && !spec.veth_host_cidr)
 		return usage_error("run", "--net veth needs --veth-addrs HOST/LEN,SANDBOX/LEN%s",
 				   "");
