@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "tests/common/policy_reference.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,16 +36,6 @@ static bool is_mapped(const uint8_t a[16])
 	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
 	return memcmp(a, pfx, sizeof(pfx)) == 0;
-}
-
-static bool covers(const uint8_t *net, unsigned int prefix, const uint8_t *a)
-{
-	unsigned int i;
-
-	for (i = 0; i < prefix; i++)
-		if (((net[i / 8] ^ a[i / 8]) >> (7 - i % 8)) & 1)
-			return false;
-	return true;
 }
 
 static bool same_rule(const struct sbt_rule *a, const struct sbt_rule *b)
@@ -101,42 +92,13 @@ static void check_rule(const struct sbt_rule *r)
 	check(same_rule(r, &again));
 }
 
-/* Allowed by R iff R covers addr, ports/proto match and no floor covering addr is longer */
-static uint32_t reference(size_t n, const uint8_t *a, uint16_t port, uint8_t proto, bool *floor)
-{
-	const struct sbt_floor *fl;
-	size_t nf, i, f;
-	int lf = -1, lr = -1;
-	uint32_t best = 0;
-
-	fl = sbt_policy_floor(&nf);
-	for (f = 0; f < nf; f++)
-		if (covers(fl[f].addr, fl[f].prefix, a) && (int)fl[f].prefix > lf)
-			lf = fl[f].prefix;
-	for (i = 0; i < n; i++) {
-		const struct sbt_rule *r = &rules[i];
-
-		if (!covers(r->addr, r->prefix, a))
-			continue;
-		if ((int)r->prefix > lr)
-			lr = r->prefix;
-		if ((int)r->prefix < lf || port < r->port_lo || port > r->port_hi ||
-		    (r->proto != SBT_PROTO_ANY && r->proto != proto))
-			continue;
-		if (!best || r->id < best)
-			best = r->id;
-	}
-	*floor = lf >= 0 && lf >= lr;
-	return best;
-}
-
 static void probe(size_t nr, int ne, const uint8_t a[16], uint16_t port, uint8_t proto)
 {
 	bool f1, f2;
 	uint32_t got, want;
 
 	got = sbt_policy_verdict(entries, (size_t)ne, a, port, proto, &f1);
-	want = reference(nr, a, port, proto, &f2);
+	want = policy_reference(rules, nr, a, port, proto, &f2);
 	check(got == want && f1 == f2);
 }
 

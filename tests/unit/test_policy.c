@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "tests/common/policy_reference.h"
 
 #define MAX_ENTRIES 512
 
@@ -875,46 +876,6 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)(rng >> 32) % n;
 }
 
-static bool ref_covers(const uint8_t *net, unsigned int prefix, const uint8_t *a)
-{
-	unsigned int i;
-
-	for (i = 0; i < prefix; i++)
-		if (((net[i / 8] ^ a[i / 8]) >> (7 - i % 8)) & 1)
-			return false;
-	return true;
-}
-
-/* Allowed by R iff R covers addr, ports/proto match and no floor covering addr is longer */
-static uint32_t reference(const struct sbt_rule *rules, size_t n, const uint8_t *a, uint16_t port,
-			  uint8_t proto, bool *floor)
-{
-	const struct sbt_floor *fl;
-	size_t nf, i, f;
-	int lf = -1, lr = -1;
-	uint32_t best = 0;
-
-	fl = sbt_policy_floor(&nf);
-	for (f = 0; f < nf; f++)
-		if (ref_covers(fl[f].addr, fl[f].prefix, a) && (int)fl[f].prefix > lf)
-			lf = fl[f].prefix;
-	for (i = 0; i < n; i++) {
-		const struct sbt_rule *r = &rules[i];
-
-		if (!ref_covers(r->addr, r->prefix, a))
-			continue;
-		if ((int)r->prefix > lr)
-			lr = r->prefix;
-		if ((int)r->prefix < lf || port < r->port_lo || port > r->port_hi ||
-		    (r->proto != SBT_PROTO_ANY && r->proto != proto))
-			continue;
-		if (!best || r->id < best)
-			best = r->id;
-	}
-	*floor = lf >= 0 && lf >= lr;
-	return best;
-}
-
 /* An address sharing its first `keep` bits with base (a may be base). */
 static void random_near(uint8_t a[16], const uint8_t *base, unsigned int keep)
 {
@@ -1018,7 +979,7 @@ static void test_random_vs_reference(void **state)
 				random_base(base, fl, nf);
 			random_near(a, base, rnd(129));
 			got = sbt_policy_verdict(entries, (size_t)n, a, port, proto, &f1);
-			want = reference(rules, nr, a, port, proto, &f2);
+			want = policy_reference(rules, nr, a, port, proto, &f2);
 			if (got != want || f1 != f2) {
 				char as[64];
 
