@@ -199,7 +199,8 @@ static __always_inline bool own_netns_sock(struct bpf_sock_addr *ctx)
 	return bpf_get_netns_cookie(ctx) != host_netns_cookie;
 }
 
-static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u8 hook)
+/* connect4/6, sendmsg4/6: the destination the socket call names (v6 is a constant). */
+static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool v6)
 {
 	struct sbt_egress_record r;
 	int slot = sandbox_of_current(NULL);
@@ -207,28 +208,12 @@ static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u8 hook)
 	if (slot < 0)
 		return 1; /* a socket of the sandbox used by an outside task: see README */
 	record_init(&r, slot, hook);
-	r.family = AF_INET;
+	r.family = v6 ? AF_INET6 : AF_INET;
 	r.sock_type = (__u8)ctx->type;
 	r.proto = (__u8)ctx->protocol;
 	r.dport = bpf_ntohs((__u16)ctx->user_port);
-	v4_mapped(r.daddr, ctx->user_ip4);
-	return decide(&r, own_netns_sock(ctx));
-}
-
-static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u8 hook)
-{
-	struct sbt_egress_record r;
-	int slot = sandbox_of_current(NULL);
-
-	if (slot < 0)
-		return 1;
-	record_init(&r, slot, hook);
-	r.family = AF_INET6;
-	r.sock_type = (__u8)ctx->type;
-	r.proto = (__u8)ctx->protocol;
-	r.dport = bpf_ntohs((__u16)ctx->user_port);
-	/* ctx->user_ip6 is read a word at a time: the verifier allows 4-byte loads */
-	{
+	if (v6) {
+		/* ctx->user_ip6 is read a word at a time: the verifier allows 4-byte loads */
 		__u32 w0 = ctx->user_ip6[0], w1 = ctx->user_ip6[1];
 		__u32 w2 = ctx->user_ip6[2], w3 = ctx->user_ip6[3];
 
@@ -236,6 +221,8 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u8 hook)
 		__builtin_memcpy(r.daddr + 4, &w1, 4);
 		__builtin_memcpy(r.daddr + 8, &w2, 4);
 		__builtin_memcpy(r.daddr + 12, &w3, 4);
+	} else {
+		v4_mapped(r.daddr, ctx->user_ip4);
 	}
 	return decide(&r, own_netns_sock(ctx));
 }
@@ -243,25 +230,25 @@ static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u8 hook)
 SEC("cgroup/connect4")
 int egress_connect4(struct bpf_sock_addr *ctx)
 {
-	return sock_addr4(ctx, SBT_HOOK_CONNECT4);
+	return sock_addr(ctx, SBT_HOOK_CONNECT4, false);
 }
 
 SEC("cgroup/connect6")
 int egress_connect6(struct bpf_sock_addr *ctx)
 {
-	return sock_addr6(ctx, SBT_HOOK_CONNECT6);
+	return sock_addr(ctx, SBT_HOOK_CONNECT6, true);
 }
 
 SEC("cgroup/sendmsg4")
 int egress_sendmsg4(struct bpf_sock_addr *ctx)
 {
-	return sock_addr4(ctx, SBT_HOOK_SENDMSG4);
+	return sock_addr(ctx, SBT_HOOK_SENDMSG4, false);
 }
 
 SEC("cgroup/sendmsg6")
 int egress_sendmsg6(struct bpf_sock_addr *ctx)
 {
-	return sock_addr6(ctx, SBT_HOOK_SENDMSG6);
+	return sock_addr(ctx, SBT_HOOK_SENDMSG6, true);
 }
 
 /* Raw IP sockets can send anything to anyone: refused in enforce mode. */
