@@ -39,7 +39,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror 
 
 # The loader's BPF parts, one word each: bpf/<part>.bpf.c, linked into one
 # object (one load, one parse of the kernel BTF) -> skel/sbtrace.skel.h.
-BPF_PARTS := exec egress
+BPF_PARTS := exec egress tap
 # Standalone BPF programs (benchmark helpers): bpf/<name>.bpf.c -> skel/<name>.skel.h
 BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))

@@ -15,153 +15,27 @@
  * tp_btf or tracepoint inet_sock_set_state -> SYN_SENT), and socket(AF_PACKET)
  * through the syscall tracepoint.
  */
-#include "common.bpf.h"
+#define SBT_POLICY_DEFINE
+#include "policy.bpf.h"
 
-#define AF_INET	       2
-#define AF_INET6       10
-#define AF_PACKET      17
-#define SOCK_STREAM    1
-#define SOCK_DGRAM     2
-#define SOCK_RAW       3
-#define IPPROTO_ICMP   1
-#define IPPROTO_TCP    6
-#define IPPROTO_UDP    17
-#define IPPROTO_ICMPV6 58
-#define ETH_P_IP       0x0800
-#define ETH_P_IPV6     0x86DD
-#define TCP_SYN_SENT   2
+#define TCP_SYN_SENT 2
 
 /* The loader's own network namespace: loopback there is the host's. */
 const volatile __u64 host_netns_cookie = 0;
-/* Identical events within this window fold into one (0: every event is sent; benchmarks). */
-const volatile __u64 fold_window_ns = SBT_FOLD_WINDOW_NS;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct sbt_policy_key);
-	__type(value, struct sbt_policy_val);
-} egress_policy SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct sbt_fold_key);
-	__type(value, struct sbt_fold_val);
-} egress_fold SEC(".maps");
-
-struct verdict {
-	__u32 rule_id;
-	__u32 floor_idx;
-	__u8 reason;
-	bool allowed;
-};
-
-static __always_inline void v4_mapped(__u8 addr[16], __u32 ip4_be)
-{
-	__builtin_memset(addr, 0, 10);
-	addr[10] = 0xff;
-	addr[11] = 0xff;
-	__builtin_memcpy(addr + 12, &ip4_be, 4);
-}
-
-/* Longest-prefix match, then the first port alternative that matches. */
-static __always_inline void policy_check(__u32 slot, const __u8 addr[16], __u16 port, __u8 proto,
-					 bool own_netns, struct verdict *v)
-{
-	struct sbt_policy_key key = { .prefixlen = 32 + 128, .slot = slot };
-	const struct sbt_policy_val *val;
-
-	__builtin_memcpy(key.addr, addr, 16);
-	v->rule_id = 0;
-	v->floor_idx = 0;
-	v->allowed = false;
-	v->reason = SBT_REASON_NOT_IN_ALLOWLIST;
-	val = bpf_map_lookup_elem(&egress_policy, &key);
-	if (!val)
-		return;
-	for (__u32 i = 0; i < SBT_POLICY_PORTS_MAX; i++) {
-		const struct sbt_policy_val_port *p = &val->ports[i];
-
-		if (i >= val->nr_ports)
-			break;
-		if (p->proto && p->proto != proto)
-			continue;
-		if (port < p->lo || port > p->hi)
-			continue;
-		v->allowed = true;
-		v->rule_id = p->rule_id;
-		v->reason = SBT_REASON_RULE;
-		return;
-	}
-	if (!(val->flags & SBT_POLICY_FLOOR))
-		return;
-	/* Inside its own network namespace, loopback is the sandbox's own. */
-	if (val->floor_kind == SBT_FLOOR_LOOPBACK && own_netns) {
-		v->allowed = true;
-		v->reason = SBT_REASON_OWN_LOOPBACK;
-		return;
-	}
-	v->reason = SBT_REASON_FLOOR;
-	v->floor_idx = val->floor_idx;
-}
-
-/* True when an identical event was sent less than a second ago: count it there instead. */
-static __always_inline bool folded(struct sbt_egress_record *r, __u64 now)
-{
-	struct sbt_fold_key k = {
-		.slot = r->slot,
-		.pid = r->pid,
-		.dport = r->dport,
-		.proto = r->proto,
-		.hook = r->hook,
-		.verdict = r->verdict,
-		.reason = r->reason,
-	};
-	struct sbt_fold_val *f, init = { .window_start_ns = now };
-
-	__builtin_memcpy(k.daddr, r->daddr, 16);
-	f = bpf_map_lookup_elem(&egress_fold, &k);
-	if (!f) {
-		bpf_map_update_elem(&egress_fold, &k, &init, BPF_ANY);
-		r->count = 1;
-		return false;
-	}
-	if (now - f->window_start_ns < fold_window_ns) {
-		__sync_fetch_and_add(&f->folded, 1);
-		return true;
-	}
-	/* A new window: this record also stands for those folded in the last one. */
-	r->count = 1 + __sync_fetch_and_and(&f->folded, 0);
-	f->window_start_ns = now;
-	return false;
-}
-
+/* Task context of a socket hook: who, and from where, then send. */
 static __always_inline void emit(struct sbt_egress_record *r)
 {
-	struct sbt_sandbox_stats *st;
-	__u32 slot = r->slot;
 	__u64 now = bpf_ktime_get_boot_ns(), id;
 
 	if (folded(r, now))
 		return;
-	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
-	if (!st)
-		return;
-	r->hdr.type = SBT_REC_EGRESS;
-	r->hdr.abi = SBT_ABI_VERSION;
-	r->hdr.size = sizeof(*r);
-	r->ts_boot_ns = now;
 	r->cgroup_id = bpf_get_current_cgroup_id();
 	id = bpf_get_current_pid_tgid();
 	r->tid = (__u32)id;
 	r->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	if (bpf_ringbuf_output(&events, r, sizeof(*r), wakeup_flags()) < 0)
-		__sync_fetch_and_add(&st->egress_lost, 1);
-	else
-		__sync_fetch_and_add(&st->egress, 1);
+	send_egress(r, now);
 }
 
 /* Fill the fields every egress record has. */

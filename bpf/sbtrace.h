@@ -105,6 +105,7 @@ enum sbt_egress_hook {
 	SBT_HOOK_CGROUP_SKB,
 	SBT_HOOK_TCP_CONNECT,	 /* observation: fentry/kprobe tcp_connect, inet_sock_set_state */
 	SBT_HOOK_SOCKET_SYSCALL, /* observation: syscalls/sys_enter_socket */
+	SBT_HOOK_TAP,		 /* tc ingress on a microVM's tap (or a veth's host end) */
 };
 
 enum sbt_verdict {
@@ -121,6 +122,20 @@ enum sbt_reason {
 	SBT_REASON_PACKET_SOCKET,    /* AF_PACKET socket: no cgroup hook can stop its frames */
 	SBT_REASON_OWN_LOOPBACK,     /* loopback inside the sandbox's own network namespace */
 	SBT_REASON_NO_POLICY,	     /* observe-only: no policy given */
+	/* tap only */
+	SBT_REASON_RESOLVER,	     /* DNS to the designated resolver */
+	SBT_REASON_NOT_RESOLVER,     /* DNS (port 53) to anything but the designated resolver */
+	SBT_REASON_SPOOFED_SOURCE,   /* source address (IP or ARP sender) not the guest's */
+	SBT_REASON_MALFORMED,	     /* truncated or invalid header at some layer */
+	SBT_REASON_FRAGMENT,	     /* a non-first fragment whose first fragment was not allowed */
+	SBT_REASON_UNSUPPORTED,	     /* frame type, source route, routing header, mapped address */
+};
+
+/* What a tap sent back into the guest for a denial. */
+enum sbt_reply {
+	SBT_REPLY_NONE = 0,
+	SBT_REPLY_TCP_RST = 1,	/* a RST|ACK for a denied SYN */
+	SBT_REPLY_ICMP = 2,	/* ICMP/ICMPv6 administratively prohibited */
 };
 
 #define SBT_POLICY_PORTS_MAX 8
@@ -178,9 +193,12 @@ struct sbt_egress_record {
 	__u8 reason;	 /* enum sbt_reason */
 	__u8 would_deny; /* audit/observe: the policy would deny it */
 	__u8 sock_type;	 /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW ... when known */
-	__u8 pad[7];
-	__u8 daddr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	__u8 reply;	 /* enum sbt_reply (tap) */
+	__u16 ethertype; /* tap: the frame's innermost ethertype */
+	__u32 ifindex;	 /* tap: the device the frame arrived on, else 0 */
+	__u8 daddr[16];	 /* IPv4 as ::ffff:a.b.c.d */
 	char comm[SBT_COMM_LEN];
+	__u8 saddr[16]; /* tap: the frame's source address (IPv4 mapped), else zero */
 };
 
 /* Key of the fold table (an LRU hash). */
@@ -219,6 +237,35 @@ struct sbt_fast_sandbox {
 struct sbt_sandbox_key_val {
 	__u32 slot;
 	__u32 level; /* the sandbox cgroup's level in the v2 hierarchy */
+};
+
+/* --- tap (tc ingress) ----------------------------------------------- */
+
+#define SBT_MAX_TAPS 16
+
+#define SBT_TAP_GUEST4	 (1u << 0) /* guest4 is the only IPv4 source allowed */
+#define SBT_TAP_GUEST6	 (1u << 1) /* guest6 is the only global IPv6 source allowed */
+#define SBT_TAP_RESOLVER (1u << 2) /* resolver is the only DNS server allowed */
+#define SBT_TAP_CHECK_SRC (1u << 3) /* sources are checked (some guest address is known) */
+
+/* One device the tc program is attached to (the loader fills taps[] in .bss). */
+struct sbt_tap {
+	__u32 ifindex;
+	__u32 slot;
+	__u32 flags; /* SBT_TAP_* */
+	__u8 guest4[4];
+	__u8 guest6[16];
+	__u8 resolver[16]; /* IPv4 as ::ffff:a.b.c.d */
+};
+
+/* Fragments of a flow whose first fragment was allowed (an LRU hash). */
+struct sbt_frag_key {
+	__u32 slot;
+	__u32 id;
+	__u8 proto;
+	__u8 pad[3];
+	__u8 saddr[16];
+	__u8 daddr[16];
 };
 
 #endif /* SBTRACE_ABI_H */

@@ -229,10 +229,25 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbo
 			  const struct sbt_egress_cfg *cfg)
 {
 	char path[64], text[8192];
-	int pid = find_sandbox_pid(sb->path, 0);
+	int pid = sbt_sandbox_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1;
 
 	es->nsfd = -1;
 	es->resolver_pid = pid;
+	/* A guest resolves with its own resolver, reached from the tap's side. */
+	if (sb->has_tap && (sb->tap.has_resolver || cfg->has_resolver)) {
+		memcpy(es->resolver, sb->tap.has_resolver ? sb->tap.resolver : cfg->resolver, 16);
+		snprintf(es->resolver_source, sizeof(es->resolver_source), "%s",
+			 sb->tap.has_resolver ? "--tap resolver=" : "--resolver");
+		es->has_resolver = true;
+		if (sb->tap.netns[0]) {
+			char ns[PATH_MAX + 16];
+
+			snprintf(ns, sizeof(ns), "%s%s", sb->tap.netns[0] == '/' ? "" : "/run/netns/",
+				 sb->tap.netns);
+			es->nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+		}
+		return;
+	}
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 		es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -535,6 +550,8 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 				err);
 			return -EINVAL;
 		}
+		if (!sbt_sandbox_has_cgroup(&sandboxes[i]))
+			continue; /* a tap-only sandbox: the tc program enforces its trie */
 		if (attach_cgroup_progs(st, i, &sandboxes[i]))
 			return -EPERM;
 	}

@@ -17,6 +17,18 @@ enum sbt_exit {
 	SBT_EXIT_KERNEL = 3,  /* kernel capability missing, load or attach failed */
 };
 
+#define SBT_TAP_GUESTS 4
+
+/* The network view of a microVM: a tap (or a veth's host end) judged by tc ingress. */
+struct sbt_tap_spec {
+	char ifname[16];
+	char netns[PATH_MAX]; /* "" the loader's; else a name under /run/netns or a path */
+	uint8_t guest[SBT_TAP_GUESTS][16]; /* the guest's own source addresses (IPv4 mapped) */
+	uint32_t nr_guest;
+	bool has_resolver;
+	uint8_t resolver[16];
+};
+
 /* One traced sandbox. */
 struct sbt_sandbox {
 	char name[PATH_MAX]; /* cgroup path relative to the v2 root, e.g. "/sbtrace/x" */
@@ -24,9 +36,18 @@ struct sbt_sandbox {
 	uint64_t cgroup_id;
 	uint32_t level;
 	uint32_t slot;
-	const char *origin;  /* "cgroup" or "pid" */
+	const char *origin;  /* "cgroup", "pid", "sandbox" or "tap" */
 	uint32_t origin_pid; /* for --pid */
+	bool has_tap;	     /* tap.* is set: the tc program judges its frames */
+	bool exec_hidden;    /* its workload runs in a guest kernel: execs are invisible */
+	struct sbt_tap_spec tap;
 };
+
+/* A sandbox with a cgroup (a tap-only one has none: cgroup_id 0). */
+static inline bool sbt_sandbox_has_cgroup(const struct sbt_sandbox *sb)
+{
+	return sb->cgroup_id != 0;
+}
 
 /* cgroup.c */
 int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len);
@@ -70,6 +91,7 @@ struct sbt_exec_opts {
 	bool observe;		    /* load the packet-socket observation */
 	bool observe_connect;	    /* load the tcp_connect observation */
 	bool policy;		    /* load the egress policy programs */
+	bool tap;		    /* load the tap program (tc) */
 	uint64_t host_netns_cookie; /* the loader's network namespace */
 };
 
@@ -108,5 +130,27 @@ void sbt_hook_record(struct sbt_hook_result *res, const char *mode, const char *
  */
 void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox *const *sandboxes,
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
+
+/* tap.c: parse --tap SPEC into a tap-only sandbox's spec. 0, or -EINVAL after a message. */
+int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen);
+
+struct sbt_tap_state {
+	struct sbt_hook_result res[SBT_MAX_TAPS]; /* per tap: tcx or clsact, and failures */
+	int link_fd[SBT_MAX_TAPS];		  /* tcx link, -1 if none */
+	bool clsact[SBT_MAX_TAPS];		  /* a clsact filter was attached */
+	bool qdisc_made[SBT_MAX_TAPS];		  /* ... on a clsact qdisc we created */
+	uint32_t idx[SBT_MAX_TAPS];		  /* sandbox index of each tap */
+	int ifindex[SBT_MAX_TAPS];		  /* in the tap's network namespace */
+	uint32_t nr;
+};
+
+/*
+ * Resolve each sandbox's tap in its network namespace, register it in the
+ * program's table and attach tap_ingress (tcx, else clsact). 0, or -errno
+ * (-ENODEV: no such device, a usage error) after a one-line message.
+ */
+int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
+		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver);
+void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxes);
 
 #endif

@@ -45,7 +45,8 @@ static void usage_main(FILE *f)
 static void usage_trace(FILE *f)
 {
 	fprintf(f,
-		"Usage: sbtrace trace (--cgroup PATH | --pid PID)... [OPTIONS]\n"
+		"Usage: sbtrace trace (--cgroup PATH | --pid PID | --sandbox NAME | --tap IFNAME)...\n"
+		"                    [OPTIONS]\n"
 		"\n"
 		"Attach to one or more sandboxes and stream every exec inside them (the\n"
 		"cgroup itself or any descendant) as events; at stop, report the shell\n"
@@ -58,6 +59,17 @@ static void usage_trace(FILE *f)
 		"      --sandbox NAME     a sandbox started by sbtrace-shim (its state file);\n"
 		"                         a shim waiting for a tracer is released once attached\n"
 		"      --state-dir DIR    where shim state files live (default /run/sbtrace)\n"
+		"      --tap IFNAME[,netns=NS][,guest=ADDR]...[,resolver=ADDR]\n"
+		"                         a microVM's tap (or a veth's host end): its ingress\n"
+		"                         is the guest's egress, judged by a tc program with\n"
+		"                         the same rules (denied SYN: RST back; denied UDP or\n"
+		"                         echo: ICMP prohibited). netns: where the device is\n"
+		"                         (a name in /run/netns or a path); guest: the guest's\n"
+		"                         own addresses (any other source is dropped as\n"
+		"                         spoofed; without one, sources are not checked);\n"
+		"                         resolver: the only DNS server the guest may use\n"
+		"                         (default --resolver; none: DNS refused). The guest's\n"
+		"                         execs are invisible from here (visibility.exec none)\n"
 		"\n"
 		"Output:\n"
 		"  -o, --output FORMAT    json (JSON Lines, default) or text (aligned columns)\n"
@@ -302,6 +314,7 @@ static int cmd_trace(int argc, char **argv)
 		{ "resolver", required_argument, NULL, 9 },
 		{ "sandbox", required_argument, NULL, 10 },
 		{ "state-dir", required_argument, NULL, 11 },
+		{ "tap", required_argument, NULL, 12 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -423,6 +436,35 @@ static int cmd_trace(int argc, char **argv)
 		case 11:
 			state_dir = optarg;
 			break;
+		case 12: {
+			char err[256];
+
+			if (opts.nr_sandboxes >= SBT_MAX_SANDBOXES)
+				return usage_error("trace", "more than 64 sandboxes (at %s)",
+						   optarg);
+			sb = &opts.sandboxes[opts.nr_sandboxes];
+			memset(sb, 0, sizeof(*sb));
+			if (sbt_tap_parse(optarg, &sb->tap, err, sizeof(err))) {
+				fprintf(stderr,
+					"sbtrace trace: --tap '%s': %s; see 'sbtrace trace "
+					"--help'\n",
+					optarg, err);
+				return SBT_EXIT_USAGE;
+			}
+			memcpy(sb->name, "tap:", 4);
+			memcpy(sb->name + 4, sb->tap.ifname, sizeof(sb->tap.ifname));
+			for (uint32_t i = 0; i < opts.nr_sandboxes; i++)
+				if (strcmp(opts.sandboxes[i].name, sb->name) == 0 &&
+				    strcmp(opts.sandboxes[i].tap.netns, sb->tap.netns) == 0)
+					return usage_error("trace", "--tap %s given twice",
+							   sb->tap.ifname);
+			sb->origin = "tap";
+			sb->has_tap = true;
+			sb->exec_hidden = true;
+			sb->slot = opts.nr_sandboxes++;
+			opts.exec.tap = true;
+			break;
+		}
 		case 'h':
 			usage_trace(stdout);
 			return SBT_EXIT_OK;
@@ -461,7 +503,9 @@ static int cmd_trace(int argc, char **argv)
 		opts.hook_arg = &handshake;
 	}
 	if (opts.nr_sandboxes == 0)
-		return usage_error("trace", "%sno sandbox given: use --cgroup PATH or --pid PID",
+		return usage_error("trace",
+				   "%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox NAME "
+				   "or --tap IFNAME",
 				   "");
 	/* Default: enforce when any rule is given, else observe only. */
 	if (egress_mode == -2)
@@ -481,6 +525,9 @@ static int cmd_trace(int argc, char **argv)
 	opts.exec.observe = egress_mode != SBT_EGRESS_OFF;
 	opts.exec.observe_connect = egress_mode == SBT_EGRESS_OBSERVE;
 	opts.exec.policy = egress_mode == SBT_EGRESS_AUDIT || egress_mode == SBT_EGRESS_ENFORCE;
+	if (opts.exec.tap && egress_mode == SBT_EGRESS_OFF)
+		return usage_error("trace", "%s--egress off with --tap: a tap is only watched "
+				   "for egress; drop one of them", "");
 	if (out_path) {
 		opts.out = fopen(out_path, "we");
 		if (!opts.out) {

@@ -193,6 +193,7 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 	eg = egress_progs(skel, &neg);
 	for (size_t i = 0; i < neg; i++)
 		bpf_program__set_autoload(eg[i], opts->policy);
+	bpf_program__set_autoload(skel->progs.tap_ingress, opts->tap);
 	skel->rodata->argv_max = opts->argv_max;
 	skel->rodata->wakeup_each = opts->poll_ms == 0;
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;

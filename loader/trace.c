@@ -72,6 +72,7 @@ struct trace_ctx {
 	int map_stats_fd;
 	struct sbt_plan *plan;
 	struct sbt_egress_state *egress;
+	struct sbt_tap_state *taps;
 	struct fold_entry *folds; /* open addressing, FOLD_SLOTS entries */
 };
 
@@ -369,19 +370,17 @@ static json_object *hooks_json(const struct sbt_hook_result *const *list)
 	return hooks;
 }
 
-static json_object *sandbox_json(const struct sbt_sandbox *sb)
+/* Which views of a sandbox the host has (design: "What the host cannot see"). */
+static const char *vis_exec(const struct sbt_sandbox *sb)
 {
-	json_object *o = json_object_new_object();
+	return sb->exec_hidden || !sbt_sandbox_has_cgroup(sb) ? "none" : "host";
+}
 
-	json_object_object_add(o, "name", json_object_new_string(sb->name));
-	json_object_object_add(o, "slot", json_object_new_int64(sb->slot));
-	json_object_object_add(o, "cgroup", json_object_new_string(sb->path));
-	json_object_object_add(o, "cgroup_id", json_object_new_uint64(sb->cgroup_id));
-	json_object_object_add(o, "level", json_object_new_int64(sb->level));
-	json_object_object_add(o, "key", json_object_new_string(sb->origin));
-	if (sb->origin_pid)
-		json_object_object_add(o, "pid", json_object_new_int64(sb->origin_pid));
-	return o;
+static const char *vis_network(const struct sbt_sandbox *sb, int egress_mode)
+{
+	if (sb->has_tap)
+		return "tap";
+	return egress_mode == SBT_EGRESS_OFF ? "none" : "cgroup";
 }
 
 static json_object *addr_json(const uint8_t addr[16])
@@ -390,6 +389,57 @@ static json_object *addr_json(const uint8_t addr[16])
 
 	sbt_addr_str(addr, buf, sizeof(buf));
 	return json_object_new_string(buf);
+}
+
+static json_object *tap_json(const struct sbt_sandbox *sb, const struct sbt_tap_state *ts,
+			     const struct sbt_egress_cfg *cfg)
+{
+	json_object *o = json_object_new_object(), *guests = json_object_new_array();
+	const struct sbt_tap_spec *t = &sb->tap;
+
+	json_object_object_add(o, "ifname", json_object_new_string(t->ifname));
+	for (uint32_t k = 0; ts && k < ts->nr; k++)
+		if (ts->idx[k] == sb->slot)
+			json_object_object_add(o, "ifindex", json_object_new_int64(ts->ifindex[k]));
+	json_object_object_add(o, "netns", t->netns[0] ? json_object_new_string(t->netns) : NULL);
+	for (uint32_t g = 0; g < t->nr_guest; g++)
+		json_object_array_add(guests, addr_json(t->guest[g]));
+	json_object_object_add(o, "guest", guests);
+	json_object_object_add(o, "source_check", json_object_new_boolean(t->nr_guest > 0));
+	if (t->has_resolver)
+		json_object_object_add(o, "resolver", addr_json(t->resolver));
+	else if (cfg->has_resolver)
+		json_object_object_add(o, "resolver", addr_json(cfg->resolver));
+	else
+		json_object_object_add(o, "resolver", NULL);
+	for (uint32_t k = 0; ts && k < ts->nr; k++)
+		if (ts->idx[k] == sb->slot)
+			json_object_object_add(o, "mode",
+					       ts->res[k].mode
+						       ? json_object_new_string(ts->res[k].mode)
+						       : NULL);
+	return o;
+}
+
+static json_object *sandbox_json(const struct sbt_sandbox *sb, const struct sbt_tap_state *ts,
+				 const struct sbt_egress_cfg *cfg)
+{
+	json_object *o = json_object_new_object(), *vis = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string(sb->name));
+	json_object_object_add(o, "slot", json_object_new_int64(sb->slot));
+	json_object_object_add(o, "cgroup",
+			       sbt_sandbox_has_cgroup(sb) ? json_object_new_string(sb->path) : NULL);
+	json_object_object_add(o, "cgroup_id", json_object_new_uint64(sb->cgroup_id));
+	json_object_object_add(o, "level", json_object_new_int64(sb->level));
+	json_object_object_add(o, "key", json_object_new_string(sb->origin));
+	if (sb->origin_pid)
+		json_object_object_add(o, "pid", json_object_new_int64(sb->origin_pid));
+	json_object_object_add(vis, "exec", json_object_new_string(vis_exec(sb)));
+	json_object_object_add(vis, "network", json_object_new_string(vis_network(sb, cfg->mode)));
+	json_object_object_add(o, "visibility", vis);
+	json_object_object_add(o, "tap", sb->has_tap ? tap_json(sb, ts, cfg) : NULL);
+	return o;
 }
 
 /* The policy as loaded: mode, rules, floor, and per sandbox its resolver and hosts. */
@@ -479,15 +529,23 @@ static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *co
 	json_object_object_add(ev, "version", json_object_new_string(SBTRACE_VERSION));
 	if (uname(&u) == 0)
 		json_object_object_add(ev, "kernel", json_object_new_string(u.release));
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
-		json_object_array_add(sbs, sandbox_json(&ctx->opts->sandboxes[i]));
+	const char *vexec = "host", *vnet = NULL;
+
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+		const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
+		const char *n = vis_network(sb, ctx->opts->egress.mode);
+
+		json_object_array_add(sbs, sandbox_json(sb, ctx->taps, &ctx->opts->egress));
+		/* the run as a whole: the weakest exec view; a tap when any sandbox has one */
+		if (strcmp(vis_exec(sb), "none") == 0)
+			vexec = "none";
+		if (!vnet || strcmp(n, "tap") == 0 || strcmp(vnet, "none") == 0)
+			vnet = n;
+	}
 	json_object_object_add(ev, "sandboxes", sbs);
 	json_object_object_add(ev, "hooks", hooks_json(hooks));
-	json_object_object_add(vis, "exec", json_object_new_string("host"));
-	json_object_object_add(vis, "network",
-			       json_object_new_string(ctx->opts->egress.mode == SBT_EGRESS_OFF
-							      ? "none"
-							      : "cgroup"));
+	json_object_object_add(vis, "exec", json_object_new_string(vexec));
+	json_object_object_add(vis, "network", json_object_new_string(vnet ? vnet : "none"));
 	json_object_object_add(ev, "visibility", vis);
 	json_object_object_add(ev, "egress", egress_json(ctx));
 	json_object_object_add(ev, "argv_max", json_object_new_int64(ctx->opts->exec.argv_max));
@@ -527,6 +585,9 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			sbt_sink_write(&ctx->sink, ev);
 		}
 		complete = missing == 0 && st->kernel_lost == 0 && ctx->decode_errors == 0;
+		/* Execs inside a guest kernel were never visible: no count is complete. */
+		if (strcmp(vis_exec(&ctx->opts->sandboxes[i]), "none") == 0)
+			complete = false;
 		if (st->kernel_eg > st->eg_received) {
 			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), name);
 			json_object_object_add(
@@ -550,6 +611,9 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			json_object_put(s);
 		}
 		json_object_object_add(ev, "complete", json_object_new_boolean(complete));
+		json_object_object_add(ev, "exec_visible",
+				       json_object_new_boolean(strcmp(vis_exec(&ctx->opts->sandboxes[i]),
+								      "host") == 0));
 		if (shells)
 			json_object_array_add(shells, json_object_get(ev));
 		sbt_sink_write(&ctx->sink, ev);
@@ -680,11 +744,15 @@ static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trac
 	uint64_t ptrs[SBT_FAST_SANDBOXES];
 	struct sbtrace_bpf *skel = plan->skel;
 	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
-	uint32_t n = opts->nr_sandboxes, nr_fast = 0, nr_levels = 0;
+	uint32_t n = 0, nr_fast = 0, nr_levels = 0;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j = i;
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		uint32_t j = n++;
 
+		if (!sbt_sandbox_has_cgroup(&opts->sandboxes[i])) {
+			n--; /* a tap-only sandbox: its key is the tap, registered by tap.c */
+			continue;
+		}
 		for (; j > 0 && order[j - 1]->level < opts->sandboxes[i].level; j--)
 			order[j] = order[j - 1];
 		order[j] = &opts->sandboxes[i];
@@ -823,11 +891,25 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		ret = err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
 		goto cleanup;
 	}
+	ctx->taps = calloc(1, sizeof(*ctx->taps));
+	if (!ctx->taps)
+		goto oom;
+	if (opts->exec.tap) {
+		err = sbt_tap_attach(ctx->taps, &plan, opts->sandboxes, opts->nr_sandboxes,
+				     opts->egress.has_resolver ? opts->egress.resolver : NULL);
+		if (err) {
+			ret = err == -ENODEV || err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
+			goto cleanup;
+		}
+		for (uint32_t k = 0; k < ctx->taps->nr; k++)
+			report_fallback(&ctx->taps->res[k]);
+	}
 	ctx->boot_offset = sbt_boot_epoch_offset_ns();
 	start_ms = mono_ms();
 	emit_started(ctx,
-		     (const struct sbt_hook_result *const[]){ &plan.exec, &membership,
-							      &plan.connect, &plan.packet, NULL },
+		     (const struct sbt_hook_result *const[]){
+			     &plan.exec, &membership, &plan.connect, &plan.packet,
+			     ctx->taps->nr ? &ctx->taps->res[0] : NULL, NULL },
 		     start_ms - t0);
 	snapshot_sandboxes(ctx);
 	if (opts->on_attached)
@@ -878,6 +960,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 		}
 	}
 	/* Detach first so no new events arrive, then drain what is in flight. */
+	sbt_tap_detach(ctx->taps, opts->sandboxes);
 	sbt_egress_detach(ctx->egress);
 	sbt_plan_detach(&plan);
 	drain(ctx, rb);
@@ -894,6 +977,9 @@ oom:
 	ret = SBT_EXIT_RUNTIME;
 cleanup:
 	ring_buffer__free(rb);
+	if (ctx->taps)
+		sbt_tap_detach(ctx->taps, opts->sandboxes);
+	free(ctx->taps);
 	if (ctx->egress)
 		sbt_egress_teardown(ctx->egress);
 	sbt_plan_destroy(&plan);

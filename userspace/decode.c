@@ -133,9 +133,10 @@ enum sbt_decode_err sbt_decode_egress(const void *data, size_t len, struct sbt_e
 	if (rec.hdr.size != len || len != sizeof(rec))
 		return SBT_DECODE_BAD_SIZE;
 	memcpy(&rec, data, sizeof(rec));
-	if (rec.hook < SBT_HOOK_CONNECT4 || rec.hook > SBT_HOOK_SOCKET_SYSCALL ||
+	if (rec.hook < SBT_HOOK_CONNECT4 || rec.hook > SBT_HOOK_TAP ||
 	    rec.verdict < SBT_VERDICT_ALLOWED || rec.verdict > SBT_VERDICT_OBSERVED ||
-	    rec.reason < SBT_REASON_RULE || rec.reason > SBT_REASON_NO_POLICY || rec.count == 0)
+	    rec.reason < SBT_REASON_RULE || rec.reason > SBT_REASON_UNSUPPORTED ||
+	    rec.reply > SBT_REPLY_ICMP || rec.count == 0)
 		return SBT_DECODE_BAD_FIELD;
 	memset(out, 0, sizeof(*out));
 	out->ts_boot_ns = rec.ts_boot_ns;
@@ -155,7 +156,11 @@ enum sbt_decode_err sbt_decode_egress(const void *data, size_t len, struct sbt_e
 	out->reason = rec.reason;
 	out->would_deny = rec.would_deny;
 	out->sock_type = rec.sock_type;
+	out->reply = rec.reply;
+	out->ethertype = rec.ethertype;
+	out->ifindex = rec.ifindex;
 	memcpy(out->daddr, rec.daddr, sizeof(out->daddr));
+	memcpy(out->saddr, rec.saddr, sizeof(out->saddr));
 	copy_comm(out->comm, rec.comm);
 	return SBT_DECODE_OK;
 }

@@ -66,7 +66,11 @@ struct sbt_egress {
 	uint32_t floor_idx;
 	uint16_t dport;
 	uint8_t family, proto, hook, verdict, reason, would_deny, sock_type;
+	uint8_t reply;	    /* enum sbt_reply: what a tap sent back into the guest */
+	uint16_t ethertype; /* tap: the frame's innermost ethertype */
+	uint32_t ifindex;   /* tap: the device, else 0 */
 	uint8_t daddr[16];
+	uint8_t saddr[16]; /* tap: the frame's source (IPv4 mapped), else zero */
 	char comm[SBT_COMM_LEN]; /* NUL-terminated */
 };
 

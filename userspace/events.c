@@ -185,6 +185,7 @@ const char *sbt_egress_hook_name(unsigned int hook)
 		[SBT_HOOK_CGROUP_SKB] = "cgroup_skb",
 		[SBT_HOOK_TCP_CONNECT] = "tcp_connect",
 		[SBT_HOOK_SOCKET_SYSCALL] = "socket_syscall",
+		[SBT_HOOK_TAP] = "tap",
 	};
 
 	return hook < sizeof(names) / sizeof(names[0]) && names[hook] ? names[hook] : "unknown";
@@ -200,6 +201,12 @@ const char *sbt_egress_reason_name(unsigned int reason)
 		[SBT_REASON_PACKET_SOCKET] = "packet_socket",
 		[SBT_REASON_OWN_LOOPBACK] = "own_loopback",
 		[SBT_REASON_NO_POLICY] = "no_policy",
+		[SBT_REASON_RESOLVER] = "resolver",
+		[SBT_REASON_NOT_RESOLVER] = "not_resolver",
+		[SBT_REASON_SPOOFED_SOURCE] = "spoofed_source",
+		[SBT_REASON_MALFORMED] = "malformed",
+		[SBT_REASON_FRAGMENT] = "fragment",
+		[SBT_REASON_UNSUPPORTED] = "unsupported",
 	};
 
 	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
@@ -281,6 +288,25 @@ json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const
 	json_object_object_add(o, "comm", sbt_json_string(ev->comm));
 	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->cgroup_id));
 	json_object_object_add(o, "hook", json_object_new_string(sbt_egress_hook_name(ev->hook)));
+	json_object_object_add(o, "source",
+			       json_object_new_string(ev->hook == SBT_HOOK_TAP ? "tap" : "cgroup"));
+	if (ev->hook == SBT_HOOK_TAP) {
+		static const char *const replies[] = { [SBT_REPLY_NONE] = NULL,
+						       [SBT_REPLY_TCP_RST] = "tcp_rst",
+						       [SBT_REPLY_ICMP] = "icmp_prohibited" };
+		const char *rep = ev->reply <= SBT_REPLY_ICMP ? replies[ev->reply] : NULL;
+		bool ip = ev->family == AF_INET || ev->family == AF_INET6;
+
+		json_object_object_add(o, "ifindex", json_object_new_int64(ev->ifindex));
+		json_object_object_add(o, "ethertype", json_object_new_int64(ev->ethertype));
+		if (ip || ev->reason == SBT_REASON_SPOOFED_SOURCE) {
+			sbt_addr_str(ev->saddr, addr, sizeof(addr));
+			json_object_object_add(o, "saddr", json_object_new_string(addr));
+		} else {
+			json_object_object_add(o, "saddr", NULL);
+		}
+		json_object_object_add(o, "reply", rep ? json_object_new_string(rep) : NULL);
+	}
 	json_object_object_add(o, "family", json_object_new_string(family_name(ev->family)));
 	json_object_object_add(o, "sock_type", type ? json_object_new_string(type) : NULL);
 	json_object_object_add(o, "proto",

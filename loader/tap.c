@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tap capability: tap_ingress (bpf/tap.bpf.c) on the host side of a
+ * microVM's tap, or on any device whose ingress is a sandbox's egress (the
+ * host end of a veth). Attached with tcx where the kernel has it (a link: it
+ * goes with the loader, even after SIGKILL), else as a clsact ingress filter
+ * (detached at stop; the qdisc removed when the loader created it).
+ * The device may live in another network namespace: the loader enters it
+ * for the lookup and the attach, then comes back.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "policy.h"
+#include "sbtrace.skel.h"
+
+#define SBT_BPF_TCX_INGRESS 46 /* enum bpf_attach_type, Linux 6.6; older headers lack it */
+#define TAP_TC_PRIO	    0xbeef
+
+static bool ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= IFNAMSIZ || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || *s == ',' || *s == '=' || *s <= ' ' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+static int addr_parse(const char *s, uint8_t out[16])
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &a4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -EINVAL;
+}
+
+int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL, *tok;
+	bool first = true;
+
+	memset(t, 0, sizeof(*t));
+	if (strlen(arg) >= sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = false) {
+		char *eq = strchr(tok, '=');
+
+		if (first) {
+			if (eq || !ifname_ok(tok)) {
+				snprintf(err, errlen,
+					 "'%s' is not a device name (1..15 characters, no / : , =)",
+					 tok);
+				return -EINVAL;
+			}
+			snprintf(t->ifname, sizeof(t->ifname), "%s", tok);
+			continue;
+		}
+		if (!eq) {
+			snprintf(err, errlen, "'%s': expected KEY=VALUE (netns, guest, resolver)",
+				 tok);
+			return -EINVAL;
+		}
+		*eq++ = '\0';
+		if (strcmp(tok, "netns") == 0) {
+			if (!*eq || (strchr(eq, '/') && eq[0] != '/') || strlen(eq) >= PATH_MAX) {
+				snprintf(err, errlen, "netns '%s': give a name or an absolute path",
+					 eq);
+				return -EINVAL;
+			}
+			snprintf(t->netns, sizeof(t->netns), "%s", eq);
+		} else if (strcmp(tok, "guest") == 0) {
+			if (t->nr_guest >= SBT_TAP_GUESTS) {
+				snprintf(err, errlen, "more than %d guest addresses",
+					 SBT_TAP_GUESTS);
+				return -EINVAL;
+			}
+			if (addr_parse(eq, t->guest[t->nr_guest])) {
+				snprintf(err, errlen, "guest '%s' is not an IPv4 or IPv6 address",
+					 eq);
+				return -EINVAL;
+			}
+			t->nr_guest++;
+		} else if (strcmp(tok, "resolver") == 0) {
+			if (addr_parse(eq, t->resolver)) {
+				snprintf(err, errlen,
+					 "resolver '%s' is not an IPv4 or IPv6 address", eq);
+				return -EINVAL;
+			}
+			t->has_resolver = true;
+		} else {
+			snprintf(err, errlen, "unknown key '%s' (netns, guest, resolver)", tok);
+			return -EINVAL;
+		}
+	}
+	if (!t->ifname[0]) {
+		snprintf(err, errlen, "no device name");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Enter the tap's network namespace; *saved gets the current one back (-1: nothing to do). */
+static int netns_enter(const char *netns, int *saved)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	*saved = -1;
+	if (!netns[0])
+		return 0;
+	if (netns[0] == '/')
+		snprintf(path, sizeof(path), "%s", netns);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (*saved < 0 || setns(fd, CLONE_NEWNET) < 0) {
+		int err = -errno;
+
+		close(fd);
+		if (*saved >= 0)
+			close(*saved);
+		*saved = -1;
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+static void netns_leave(int saved)
+{
+	if (saved < 0)
+		return;
+	if (setns(saved, CLONE_NEWNET) < 0)
+		fprintf(stderr, "sbtrace: tap: cannot return to the loader's netns: %s\n",
+			strerror(errno));
+	close(saved);
+}
+
+static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifindex,
+		       const uint8_t *cfg_res)
+{
+	static const uint8_t v4pre[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	const struct sbt_tap_spec *t = &sb->tap;
+
+	memset(e, 0, sizeof(*e));
+	e->ifindex = (uint32_t)ifindex;
+	e->slot = sb->slot;
+	for (uint32_t g = 0; g < t->nr_guest; g++) {
+		e->flags |= SBT_TAP_CHECK_SRC;
+		if (memcmp(t->guest[g], v4pre, 12) == 0) {
+			memcpy(e->guest4, t->guest[g] + 12, 4);
+			e->flags |= SBT_TAP_GUEST4;
+		} else {
+			memcpy(e->guest6, t->guest[g], 16);
+			e->flags |= SBT_TAP_GUEST6;
+		}
+	}
+	if (t->has_resolver) {
+		memcpy(e->resolver, t->resolver, 16);
+		e->flags |= SBT_TAP_RESOLVER;
+	} else if (cfg_res) {
+		memcpy(e->resolver, cfg_res, 16);
+		e->flags |= SBT_TAP_RESOLVER;
+	}
+}
+
+/* tcx first (a link), then clsact. 0 or -errno; the hook result says what was tried. */
+static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifindex)
+{
+	struct sbt_hook_result *res = &ts->res[k];
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = TAP_TC_PRIO,
+			    .prog_fd = prog_fd);
+	int err;
+
+	res->capability = "tap";
+	if (sbt_hook_disabled("tap", "tcx")) {
+		sbt_hook_record(res, "tcx", "attach", -EPERM);
+	} else {
+		int fd = bpf_link_create(prog_fd, ifindex, SBT_BPF_TCX_INGRESS, NULL);
+
+		if (fd >= 0) {
+			ts->link_fd[k] = fd;
+			sbt_hook_record(res, "tcx", "attached", 0);
+			res->mode = "tcx";
+			return 0;
+		}
+		sbt_hook_record(res, "tcx", "attach", fd);
+	}
+	if (sbt_hook_disabled("tap", "clsact")) {
+		sbt_hook_record(res, "clsact", "attach", -EPERM);
+		return -EPERM;
+	}
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		sbt_hook_record(res, "clsact", "attach", err);
+		return err;
+	}
+	ts->qdisc_made[k] = err == 0;
+	err = bpf_tc_attach(&hook, &tco);
+	if (err) {
+		sbt_hook_record(res, "clsact", "attach", err);
+		if (ts->qdisc_made[k]) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
+		return err;
+	}
+	ts->clsact[k] = true;
+	sbt_hook_record(res, "clsact", "attached", 0);
+	res->mode = "clsact";
+	return 0;
+}
+
+int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
+		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver)
+{
+	struct sbtrace_bpf *skel = plan->skel;
+	int prog_fd = bpf_program__fd(skel->progs.tap_ingress);
+
+	memset(ts, 0, sizeof(*ts));
+	for (uint32_t i = 0; i < SBT_MAX_TAPS; i++)
+		ts->link_fd[i] = -1;
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct sbt_sandbox *sb = &sandboxes[i];
+		uint32_t k = ts->nr;
+		int saved, err, ifindex;
+
+		if (!sb->has_tap)
+			continue;
+		if (k >= SBT_MAX_TAPS) {
+			fprintf(stderr, "sbtrace: tap: more than %d taps\n", SBT_MAX_TAPS);
+			return -EINVAL;
+		}
+		err = netns_enter(sb->tap.netns, &saved);
+		if (err) {
+			fprintf(stderr, "sbtrace: tap %s: cannot enter netns '%s': %s\n",
+				sb->tap.ifname, sb->tap.netns, strerror(-err));
+			return err == -ENOENT ? -ENODEV : err;
+		}
+		ifindex = (int)if_nametoindex(sb->tap.ifname);
+		if (!ifindex) {
+			err = -errno;
+			netns_leave(saved);
+			fprintf(stderr, "sbtrace: tap %s: no such device%s%s: %s\n",
+				sb->tap.ifname, sb->tap.netns[0] ? " in netns " : "",
+				sb->tap.netns, strerror(-err));
+			return -ENODEV;
+		}
+		for (uint32_t j = 0; j < k; j++)
+			if (ts->ifindex[j] == ifindex &&
+			    strcmp(sandboxes[ts->idx[j]].tap.netns, sb->tap.netns) == 0) {
+				netns_leave(saved);
+				fprintf(stderr, "sbtrace: tap %s given twice\n", sb->tap.ifname);
+				return -ENODEV;
+			}
+		/* Registered before the attach: no frame goes unjudged. */
+		ts->ifindex[k] = ifindex;
+		fill_entry(&skel->bss->taps[k], sb, ifindex, cfg_resolver);
+		__atomic_store_n(&skel->bss->nr_taps, k + 1, __ATOMIC_RELEASE);
+		ts->idx[k] = i;
+		ts->nr = k + 1;
+		err = attach_one(ts, k, prog_fd, ifindex);
+		netns_leave(saved);
+		if (err) {
+			fprintf(stderr,
+				"sbtrace: tap %s: cannot attach the tc program (tcx: %s, clsact: "
+				"%s); the kernel needs CONFIG_NET_CLS_BPF / CONFIG_NET_SCH_INGRESS "
+				"(or tcx, Linux >= 6.6)\n",
+				sb->tap.ifname, strerror(-ts->res[k].tries[0].err), strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxes)
+{
+	for (uint32_t k = 0; k < ts->nr; k++) {
+		const struct sbt_tap_spec *t = &sandboxes[ts->idx[k]].tap;
+		DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ts->ifindex[k],
+				    .attach_point = BPF_TC_INGRESS);
+		DECLARE_LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = TAP_TC_PRIO);
+		int saved;
+
+		if (ts->link_fd[k] >= 0) {
+			close(ts->link_fd[k]);
+			ts->link_fd[k] = -1;
+		}
+		if (!ts->clsact[k])
+			continue;
+		if (netns_enter(t->netns, &saved)) {
+			fprintf(stderr, "sbtrace: tap %s: netns '%s' is gone\n", t->ifname,
+				t->netns);
+			continue;
+		}
+		if (bpf_tc_detach(&hook, &tco) && errno != ENODEV && errno != ENOENT)
+			fprintf(stderr, "sbtrace: tap %s: cannot detach the tc filter: %s\n",
+				t->ifname, strerror(errno));
+		if (ts->qdisc_made[k]) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
+		ts->clsact[k] = false;
+		netns_leave(saved);
+	}
+}
