@@ -361,36 +361,6 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 	return 0;
 }
 
-static void policy_key(struct sbt_policy_key *key, uint32_t slot, const uint8_t addr[16],
-		       uint8_t prefix)
-{
-	memset(key, 0, sizeof(*key));
-	key->prefixlen = 32 + prefix;
-	key->slot = slot;
-	memcpy(key->addr, addr, 16);
-}
-
-/* The longest floor prefix covering an entry, or -1. */
-static int covering_floor(const struct sbt_floor *floor, size_t nfloor,
-			  const struct sbt_policy_entry *e)
-{
-	int best = -1;
-
-	for (size_t f = 0; f < nfloor; f++) {
-		uint8_t p = floor[f].prefix;
-		size_t bytes = p / 8;
-		uint8_t mask = (uint8_t)(0xff << (8 - p % 8));
-
-		if (e->prefix < p || memcmp(e->addr, floor[f].addr, bytes) != 0)
-			continue;
-		if (p % 8 && (e->addr[bytes] & mask) != (floor[f].addr[bytes] & mask))
-			continue;
-		if (best < 0 || floor[f].prefix > floor[best].prefix)
-			best = (int)f;
-	}
-	return best;
-}
-
 /* Compile a sandbox's rules and make the trie hold exactly those entries. */
 static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf, size_t errlen)
 {
@@ -401,8 +371,8 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 	size_t nr_rules, cap;
 	int n, fd = bpf_map__fd(st->plan->skel->maps.egress_policy);
 	size_t nfloor;
-	const struct sbt_floor *floor = sbt_policy_floor(&nfloor);
 
+	sbt_policy_floor(&nfloor);
 	if (sandbox_rules(st->cfg, es, &rules, &nr_rules))
 		return -ENOMEM;
 	cap = nr_rules + nfloor + 1;
@@ -421,32 +391,8 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 	for (int i = 0; i < n; i++) {
 		struct sbt_policy_key key;
 		struct sbt_policy_val val;
-		int fidx;
 
-		memset(&val, 0, sizeof(val));
-		/*
-		 * An entry under a floor prefix (a rule naming 127.0.0.1/32 port 80)
-		 * is a floor entry too: its other ports are denied as the floor, and
-		 * loopback in the sandbox's own netns stays allowed.
-		 */
-		fidx = entries[i].floor ? (int)entries[i].floor_idx
-					: covering_floor(floor, nfloor, &entries[i]);
-		if (fidx >= 0) {
-			val.flags = SBT_POLICY_FLOOR;
-			val.floor_idx = (uint32_t)fidx;
-			val.floor_kind =
-				strcmp(floor[fidx].what, "loopback") == 0   ? SBT_FLOOR_LOOPBACK
-				: strcmp(floor[fidx].what, "metadata") == 0 ? SBT_FLOOR_METADATA
-									    : SBT_FLOOR_LINK_LOCAL;
-		}
-		val.nr_ports = (uint32_t)entries[i].nr_ports;
-		for (size_t j = 0; j < entries[i].nr_ports && j < SBT_POLICY_PORTS_MAX; j++) {
-			val.ports[j].lo = entries[i].ports[j].lo;
-			val.ports[j].hi = entries[i].ports[j].hi;
-			val.ports[j].proto = entries[i].ports[j].proto;
-			val.ports[j].rule_id = entries[i].ports[j].rule_id;
-		}
-		policy_key(&key, slot, entries[i].addr, entries[i].prefix);
+		sbt_policy_bpf_entry(&entries[i], slot, &key, &val);
 		if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
 			snprintf(errbuf, errlen, "policy map update: %s", strerror(errno));
 			free(entries);
@@ -462,8 +408,9 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 			       memcmp(es->entries[i].addr, entries[j].addr, 16) == 0;
 		if (!keep) {
 			struct sbt_policy_key key;
+			struct sbt_policy_val val;
 
-			policy_key(&key, slot, es->entries[i].addr, es->entries[i].prefix);
+			sbt_policy_bpf_entry(&es->entries[i], slot, &key, &val);
 			bpf_map_delete_elem(fd, &key);
 		}
 	}

@@ -6,6 +6,7 @@
  * else than what was written is worse than one that is refused.
  */
 #include "policy.h"
+#include "sbtrace.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -946,4 +947,53 @@ uint32_t sbt_policy_verdict(const struct sbt_policy_entry *entries, size_t n,
 			return pp->rule_id;
 	}
 	return 0;
+}
+
+/* The longest floor prefix covering an entry, or -1. */
+static int covering_floor(const struct sbt_floor *floor, size_t nfloor,
+			  const struct sbt_policy_entry *e)
+{
+	int best = -1;
+
+	for (size_t f = 0; f < nfloor; f++) {
+		uint8_t p = floor[f].prefix;
+		size_t bytes = p / 8;
+		uint8_t mask = (uint8_t)(0xff << (8 - p % 8));
+
+		if (e->prefix < p || memcmp(e->addr, floor[f].addr, bytes) != 0)
+			continue;
+		if (p % 8 && (e->addr[bytes] & mask) != (floor[f].addr[bytes] & mask))
+			continue;
+		if (best < 0 || floor[f].prefix > floor[best].prefix)
+			best = (int)f;
+	}
+	return best;
+}
+
+void sbt_policy_bpf_entry(const struct sbt_policy_entry *e, uint32_t slot,
+			  struct sbt_policy_key *key, struct sbt_policy_val *val)
+{
+	size_t nfloor;
+	const struct sbt_floor *floor = sbt_policy_floor(&nfloor);
+	int fidx = e->floor ? (int)e->floor_idx : covering_floor(floor, nfloor, e);
+
+	memset(key, 0, sizeof(*key));
+	key->prefixlen = 32 + e->prefix;
+	key->slot = slot;
+	memcpy(key->addr, e->addr, 16);
+	memset(val, 0, sizeof(*val));
+	if (fidx >= 0) {
+		val->flags = SBT_POLICY_FLOOR;
+		val->floor_idx = (uint32_t)fidx;
+		val->floor_kind = strcmp(floor[fidx].what, "loopback") == 0   ? SBT_FLOOR_LOOPBACK
+				  : strcmp(floor[fidx].what, "metadata") == 0 ? SBT_FLOOR_METADATA
+									      : SBT_FLOOR_LINK_LOCAL;
+	}
+	val->nr_ports = (uint32_t)e->nr_ports;
+	for (size_t j = 0; j < e->nr_ports && j < SBT_POLICY_PORTS_MAX; j++) {
+		val->ports[j].lo = e->ports[j].lo;
+		val->ports[j].hi = e->ports[j].hi;
+		val->ports[j].proto = e->ports[j].proto;
+		val->ports[j].rule_id = e->ports[j].rule_id;
+	}
 }

@@ -132,4 +132,15 @@ int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt
 uint32_t sbt_policy_verdict(const struct sbt_policy_entry *entries, size_t n,
 			    const uint8_t addr[16], uint16_t port, uint8_t proto, bool *floor);
 
+/*
+ * The BPF trie's key and value for one compiled entry of sandbox `slot`. An
+ * entry under a floor prefix (a rule naming 127.0.0.1/32 port 80) is a floor
+ * entry too: its other ports are denied as the floor, and loopback in the
+ * sandbox's own netns stays allowed.
+ */
+struct sbt_policy_key;
+struct sbt_policy_val;
+void sbt_policy_bpf_entry(const struct sbt_policy_entry *e, uint32_t slot,
+			  struct sbt_policy_key *key, struct sbt_policy_val *val);
+
 #endif
