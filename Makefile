@@ -59,6 +59,11 @@ UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/asan/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(TESTBIN)/%,$(HELPER_SRCS))
 
+# Tests of BPF programs on the real kernel (BPF_PROG_TEST_RUN; root): tests/kernel/test_*.c,
+# run by tests/integration/ scripts.
+KERNEL_SRCS := $(wildcard tests/kernel/test_*.c)
+KERNEL_BINS := $(patsubst tests/kernel/%.c,$(TESTBIN)/kernel/%,$(KERNEL_SRCS))
+
 # Benchmark helpers that load BPF (e.g. the empty-program floor): tests/bench/*.c
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
@@ -66,7 +71,7 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
 	vmlinux help fuzz check-format
 
-all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS)
+all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS)
 
 help:
 	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan integration bench fuzz'
@@ -136,6 +141,12 @@ $(BIN)/sbtrace-shim: $(SHIM_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 $(TESTBIN)/%: tests/helpers/%.c | $(TESTBIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+$(TESTBIN)/kernel/%: tests/kernel/%.c tests/kernel/taplab.h tests/common/frames.h \
+		$(OBJ)/libsbtrace.a $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ -lcmocka $(LDLIBS_BPF) $(LDLIBS_JSON)
 
 $(BUILD)/bench/%: tests/bench/%.c $(SKELS)
 	$(call msg,CC,$@)

@@ -158,7 +158,9 @@ static __always_inline int parse_l4(struct __sk_buff *skb, struct pkt *p)
 	case IPPROTO_UDP:
 		if (room < 8 || load_l4(skb, p->l4off, h, 8))
 			return SBT_REASON_MALFORMED;
-		if ((((__u32)h[4] << 8) | h[5]) < 8 || (((__u32)h[4] << 8) | h[5]) > room)
+		/* the length covers the whole datagram: in a first fragment it is longer */
+		if ((((__u32)h[4] << 8) | h[5]) < 8 ||
+		    ((((__u32)h[4] << 8) | h[5]) > room && p->frag != FRAG_FIRST))
 			return SBT_REASON_MALFORMED;
 		p->sport = ((__u16)h[0] << 8) | h[1];
 		p->dport = ((__u16)h[2] << 8) | h[3];
