@@ -188,6 +188,16 @@ FUZZ_SECONDS ?= 20
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
+# The tap target feeds frames to the real program: it links libbpf and the skeleton.
+FUZZ_TAP_LIB := userspace/policy.c userspace/decode.c
+$(BUILD)/fuzz/fuzz_tap: tests/fuzz/fuzz_tap.c tests/kernel/taplab.h tests/common/frames.h \
+		$(FUZZ_TAP_LIB) $(SKELS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -I. -Ibpf -Iuserspace -Iskel \
+		-DSBTRACE_VERSION='"$(VERSION)"' -fsanitize=fuzzer,address,undefined \
+		$< $(FUZZ_TAP_LIB) -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON)
+
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
