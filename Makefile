@@ -148,10 +148,10 @@ $(TESTBIN)/kernel/%: tests/kernel/%.c tests/kernel/taplab.h tests/common/frames.
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ -lcmocka $(LDLIBS_BPF) $(LDLIBS_JSON)
 
-$(BUILD)/bench/%: tests/bench/%.c $(SKELS)
+$(BUILD)/bench/%: tests/bench/%.c $(SKELS) $(OBJ)/libsbtrace.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LDLIBS_BPF) -lpthread
+	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) -lpthread
 
 $(TESTBIN)/test_%: tests/unit/test_%.c $(OBJ)/libsbtrace.a | $(TESTBIN)
 	$(call msg,CC,$@)

@@ -14,3 +14,10 @@ int BPF_PROG(bench_empty_exec, struct task_struct *p, pid_t old_pid, struct linu
 {
 	return 0;
 }
+
+/* The tc floor for the tap benchmark: a classifier that lets every frame pass. */
+SEC("tc")
+int bench_empty_tc(struct __sk_buff *skb)
+{
+	return 0;
+}

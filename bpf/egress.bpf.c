@@ -26,16 +26,16 @@ const volatile __u64 host_netns_cookie = 0;
 /* Task context of a socket hook: who, and from where, then send. */
 static __always_inline void emit(struct sbt_egress_record *r)
 {
-	__u64 now = bpf_ktime_get_boot_ns(), id;
+	__u64 id;
 
-	if (folded(r, now))
+	if (folded(r, bpf_ktime_get_coarse_ns()))
 		return;
 	r->cgroup_id = bpf_get_current_cgroup_id();
 	id = bpf_get_current_pid_tgid();
 	r->tid = (__u32)id;
 	r->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	send_egress(r, now);
+	send_egress(r);
 }
 
 /* Fill the fields every egress record has. */

@@ -106,7 +106,11 @@ static __always_inline void policy_check(__u32 slot, const __u8 addr[16], __u16 
 	v->floor_idx = val->floor_idx;
 }
 
-/* True when an identical event was sent less than a second ago: count it there instead. */
+/*
+ * True when an identical event was sent less than a second ago: count it
+ * there instead. `now` is the coarse monotonic clock (a tick is plenty for a
+ * one-second window, and reading it is a load, not a clock-source read).
+ */
 static __always_inline bool folded(struct sbt_egress_record *r, __u64 now)
 {
 	struct sbt_fold_key k = {
@@ -138,7 +142,7 @@ static __always_inline bool folded(struct sbt_egress_record *r, __u64 now)
 }
 
 /* Send a filled record (not folded away) and count it, or count its loss. */
-static __always_inline void send_egress(struct sbt_egress_record *r, __u64 now)
+static __always_inline void send_egress(struct sbt_egress_record *r)
 {
 	struct sbt_sandbox_stats *st;
 	__u32 slot = r->slot;
@@ -149,7 +153,7 @@ static __always_inline void send_egress(struct sbt_egress_record *r, __u64 now)
 	r->hdr.type = SBT_REC_EGRESS;
 	r->hdr.abi = SBT_ABI_VERSION;
 	r->hdr.size = sizeof(*r);
-	r->ts_boot_ns = now;
+	r->ts_boot_ns = bpf_ktime_get_boot_ns();
 	if (bpf_ringbuf_output(&events, r, sizeof(*r), wakeup_flags()) < 0)
 		__sync_fetch_and_add(&st->egress_lost, 1);
 	else

@@ -470,13 +470,47 @@ struct pseudo6 {
 	__u8 zero[3], nexthdr;
 };
 
-/* A denied SYN: RST|ACK, seq 0, ack = its seq + 1 + its data, from the destination. */
-static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
+/* One's-complement sum of `len` (constant, even) bytes, unrolled: no helper call. */
+static __always_inline __u32 csum_words(const void *buf, const int len, __u32 sum)
 {
-	__u8 tcp[20] = {};
-	__u32 ack = bpf_htonl(p->seq + 1 + p->payload), hlen;
-	__s64 sum;
+	const __u16 *w = buf;
 
+#pragma unroll
+	for (int i = 0; i < len / 2; i++)
+		sum += w[i];
+	return sum;
+}
+
+static __always_inline __u16 csum_fold32(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+/*
+ * A denied SYN: RST|ACK, seq 0, ack = its seq + 1 + its data, from the
+ * destination. The frame is cut to the reply's length and the headers are
+ * written in place (direct packet access, checksums summed inline: the
+ * helper-free path is about 3x cheaper than store_bytes and csum_diff).
+ */
+struct rst4 {
+	__u8 mac[12];
+	struct iphdr ip;
+	__u8 tcp[20];
+};
+
+struct rst6 {
+	__u8 mac[12];
+	struct ipv6hdr ip6;
+	__u8 tcp[20];
+};
+
+static __always_inline void rst_tcp(__u8 tcp[20], const struct pkt *p)
+{
+	__u32 ack = bpf_htonl(p->seq + 1 + p->payload);
+
+	__builtin_memset(tcp, 0, 20);
 	tcp[0] = p->dport >> 8;
 	tcp[1] = p->dport & 0xff;
 	tcp[2] = p->sport >> 8;
@@ -484,55 +518,68 @@ static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
 	__builtin_memcpy(tcp + 8, &ack, 4);
 	tcp[12] = 5 << 4;
 	tcp[13] = TCP_FLAG_RST | TCP_FLAG_ACK;
+}
+
+static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
+{
+	__u32 off = p->l3off, sum;
+	void *data, *end;
+	__u16 c;
+
+	if (off > ETH_HLEN + 4 * MAX_VLAN_TAGS)
+		return TC_ACT_SHOT;
 	if (p->family == AF_INET) {
-		struct iphdr ip = {
-			.version = 4,
-			.ihl = 5,
-			.tot_len = bpf_htons(40),
-			.frag_off = bpf_htons(0x4000),
-			.ttl = 64,
-			.protocol = IPPROTO_TCP,
-		};
-		struct pseudo4 ph = { .zero = 0, .proto = IPPROTO_TCP, .len = bpf_htons(20) };
-		__u16 c;
+		struct rst4 r;
 
-		__builtin_memcpy(&ip.saddr, p->daddr + 12, 4);
-		__builtin_memcpy(&ip.daddr, p->saddr + 12, 4);
-		ip.check = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)&ip, sizeof(ip), 0));
-		ph.saddr = ip.saddr;
-		ph.daddr = ip.daddr;
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, sizeof(ph), 0);
-		c = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)tcp, sizeof(tcp), sum));
-		__builtin_memcpy(tcp + 16, &c, 2);
-		hlen = p->l3off + 40;
-		if (hlen > ETH_HLEN + 4 * MAX_VLAN_TAGS + 40 || bpf_skb_change_tail(skb, hlen, 0) ||
-		    swap_macs(skb, p) ||
-		    bpf_skb_store_bytes(skb, p->l3off, &ip, sizeof(ip), 0) ||
-		    bpf_skb_store_bytes(skb, p->l3off + 20, tcp, sizeof(tcp), 0))
+		if (bpf_skb_change_tail(skb, off + 40, 0))
 			return TC_ACT_SHOT;
+		__builtin_memcpy(r.mac, p->mac + 6, 6);
+		__builtin_memcpy(r.mac + 6, p->mac, 6);
+		__builtin_memset(&r.ip, 0, sizeof(r.ip));
+		r.ip.version = 4;
+		r.ip.ihl = 5;
+		r.ip.tot_len = bpf_htons(40);
+		r.ip.frag_off = bpf_htons(0x4000);
+		r.ip.ttl = 64;
+		r.ip.protocol = IPPROTO_TCP;
+		__builtin_memcpy(&r.ip.saddr, p->daddr + 12, 4);
+		__builtin_memcpy(&r.ip.daddr, p->saddr + 12, 4);
+		r.ip.check = csum_fold32(csum_words(&r.ip, 20, 0));
+		rst_tcp(r.tcp, p);
+		/* pseudo-header: addresses, protocol, TCP length */
+		sum = csum_words(&r.ip.saddr, 8, bpf_htons(IPPROTO_TCP) + bpf_htons(20));
+		c = csum_fold32(csum_words(r.tcp, 20, sum));
+		__builtin_memcpy(r.tcp + 16, &c, 2);
+		data = PKT_DATA(skb);
+		end = PKT_END(skb);
+		if (data + ETH_HLEN > end || data + off + 40 > end)
+			return TC_ACT_SHOT;
+		__builtin_memcpy(data, r.mac, 12);
+		__builtin_memcpy(data + off, &r.ip, 40);
 	} else {
-		struct ipv6hdr ip6 = {
-			.version = 6,
-			.payload_len = bpf_htons(20),
-			.nexthdr = IPPROTO_TCP,
-			.hop_limit = 64,
-		};
-		struct pseudo6 ph = { .len = bpf_htonl(20), .nexthdr = IPPROTO_TCP };
-		__u16 c;
+		struct rst6 r;
 
-		__builtin_memcpy(&ip6.saddr, p->daddr, 16);
-		__builtin_memcpy(&ip6.daddr, p->saddr, 16);
-		__builtin_memcpy(ph.saddr, p->daddr, 16);
-		__builtin_memcpy(ph.daddr, p->saddr, 16);
-		sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, sizeof(ph), 0);
-		c = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)tcp, sizeof(tcp), sum));
-		__builtin_memcpy(tcp + 16, &c, 2);
-		hlen = p->l3off + 60;
-		if (hlen > ETH_HLEN + 4 * MAX_VLAN_TAGS + 60 || bpf_skb_change_tail(skb, hlen, 0) ||
-		    swap_macs(skb, p) ||
-		    bpf_skb_store_bytes(skb, p->l3off, &ip6, sizeof(ip6), 0) ||
-		    bpf_skb_store_bytes(skb, p->l3off + 40, tcp, sizeof(tcp), 0))
+		if (bpf_skb_change_tail(skb, off + 60, 0))
 			return TC_ACT_SHOT;
+		__builtin_memcpy(r.mac, p->mac + 6, 6);
+		__builtin_memcpy(r.mac + 6, p->mac, 6);
+		__builtin_memset(&r.ip6, 0, sizeof(r.ip6));
+		r.ip6.version = 6;
+		r.ip6.payload_len = bpf_htons(20);
+		r.ip6.nexthdr = IPPROTO_TCP;
+		r.ip6.hop_limit = 64;
+		__builtin_memcpy(&r.ip6.saddr, p->daddr, 16);
+		__builtin_memcpy(&r.ip6.daddr, p->saddr, 16);
+		rst_tcp(r.tcp, p);
+		sum = csum_words(&r.ip6.saddr, 32, bpf_htons(IPPROTO_TCP) + bpf_htons(20));
+		c = csum_fold32(csum_words(r.tcp, 20, sum));
+		__builtin_memcpy(r.tcp + 16, &c, 2);
+		data = PKT_DATA(skb);
+		end = PKT_END(skb);
+		if (data + ETH_HLEN > end || data + off + 60 > end)
+			return TC_ACT_SHOT;
+		__builtin_memcpy(data, r.mac, 12);
+		__builtin_memcpy(data + off, &r.ip6, 60);
 	}
 	return bpf_redirect(skb->ifindex, 0);
 }
@@ -652,7 +699,6 @@ static __noinline void tap_event(const struct sbt_tap *t, const struct pkt *p,
 				 const struct decision *d)
 {
 	struct sbt_egress_record r;
-	__u64 now = bpf_ktime_get_boot_ns();
 
 	__builtin_memset(&r, 0, sizeof(r));
 	r.slot = t->slot;
@@ -670,9 +716,9 @@ static __noinline void tap_event(const struct sbt_tap *t, const struct pkt *p,
 	r.floor_idx = d->v.floor_idx;
 	__builtin_memcpy(r.daddr, p->daddr, 16);
 	__builtin_memcpy(r.saddr, p->saddr, 16);
-	if (folded(&r, now))
+	if (folded(&r, bpf_ktime_get_coarse_ns()))
 		return;
-	send_egress(&r, now);
+	send_egress(&r);
 }
 
 static __always_inline void frag_key(struct sbt_frag_key *k, const struct sbt_tap *t,

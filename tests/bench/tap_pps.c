@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tap program's cost per frame, from the kernel's own clock
+ * (BPF_PROG_TEST_RUN duration), next to an empty tc program measured the
+ * same way in the same run:
+ *
+ *   tap_pps [RUNS]
+ *
+ * Frames that pass are run with repeat (the kernel averages RUNS runs);
+ * a denied SYN turns into its RST on the first run, so it is run once per
+ * call, RUNS calls, and compared with the empty program run the same way.
+ * Each figure is the median of 5 rounds. Prints one line per case:
+ * "case NAME ns N floor_ns F" (F: the empty program measured alike).
+ * Exit codes: 0 ok, 1 a run failed, 3 load failed.
+ */
+#include <stdlib.h>
+
+#include "bench_empty.skel.h"
+#include "tests/common/frames.h"
+#include "tests/kernel/taplab.h"
+
+#define ROUNDS 5
+
+static const char *const rules[] = {
+	"cidr 198.51.100.7/32 port 80 proto tcp",
+	"cidr 2001:db8:2::7/128 port 80 proto tcp",
+	"cidr 192.0.2.0/24",
+	"cidr 2001:db8:4::/48 port 443",
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median over ROUNDS of the per-run average (repeat) or of RUNS single runs. */
+static int measure(int prog_fd, const struct frame *f, uint32_t runs, bool single, int want,
+		   uint32_t *median)
+{
+	uint32_t r[ROUNDS];
+	uint8_t out[FRAME_BUF_SIZE + 256];
+
+	for (int k = 0; k < ROUNDS; k++) {
+		uint64_t sum = 0;
+		uint32_t calls = single ? runs : 1;
+
+		for (uint32_t c = 0; c < calls; c++) {
+			struct __sk_buff ctx = { .ifindex = TAPLAB_IFINDEX };
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->buf,
+				    .data_size_in = (uint32_t)f->len, .data_out = out,
+				    .data_size_out = sizeof(out), .ctx_in = &ctx,
+				    .ctx_size_in = sizeof(ctx), .repeat = single ? 1 : runs);
+
+			if (bpf_prog_test_run_opts(prog_fd, &o)) {
+				perror("tap_pps: test_run");
+				return -1;
+			}
+			if (want >= 0 && (int)o.retval != want) {
+				fprintf(stderr, "tap_pps: verdict %u, expected %d\n", o.retval,
+					want);
+				return -1;
+			}
+			sum += o.duration;
+		}
+		r[k] = (uint32_t)(sum / calls);
+	}
+	qsort(r, ROUNDS, sizeof(r[0]), cmp_u32);
+	*median = r[ROUNDS / 2];
+	return 0;
+}
+
+static void tcp_frame(struct frame *f, struct frame_addr src, struct frame_addr dst, uint16_t dport,
+		      uint8_t flags, size_t payload)
+{
+	static const uint8_t data[1400];
+
+	frame_init(f);
+	frame_eth(f, FRAME_MAC(2, 0, 0, 0, 0, 1), FRAME_MAC(2, 0, 0, 0, 0, 2), 0);
+	frame_ip(f, &(struct frame_ip){ .src = src, .dst = dst });
+	frame_tcp(f, &(struct frame_tcp){ .sport = 40000,
+					  .dport = dport,
+					  .seq = 7,
+					  .ack = flags & FRAME_TCP_ACK ? 9 : 0,
+					  .flags = flags,
+					  .window = 64240,
+					  .mss = flags & FRAME_TCP_SYN ? 1460 : 0 });
+	if (payload)
+		frame_payload(f, data, payload);
+	frame_finish(f);
+}
+
+int main(int argc, char **argv)
+{
+	struct frame_addr g4 = FRAME_V4(203, 0, 113, 254), g6 = FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 2);
+	struct frame_addr a4 = FRAME_V4(198, 51, 100, 7), a6 = FRAME_V6(0x2001, 0xdb8, 2, 0, 0, 0, 0, 7);
+	struct frame_addr d4 = FRAME_V4(203, 0, 113, 5), d6 = FRAME_V6(0x2001, 0xdb8, 3, 0, 0, 0, 0, 5);
+	struct sbt_tap t = { .flags = SBT_TAP_CHECK_SRC | SBT_TAP_GUEST4 | SBT_TAP_GUEST6 };
+	uint32_t runs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 200000;
+	struct bench_empty_bpf *empty;
+	struct taplab lab;
+	struct {
+		const char *name;
+		struct frame f;
+		bool single;
+		int want;
+	} cases[8];
+	int n = 0, empty_fd;
+	uint32_t floor_rep, floor_single, ns;
+
+	if (!runs)
+		runs = 200000;
+	memcpy(t.guest4, g4.a + 12, 4);
+	memcpy(t.guest6, g6.a, 16);
+	if (taplab_open(&lab, SBT_EGRESS_ENFORCE, rules, 4, &t))
+		return 3;
+	empty = bench_empty_bpf__open_and_load();
+	if (!empty) {
+		fprintf(stderr, "tap_pps: cannot load bench_empty\n");
+		return 3;
+	}
+	empty_fd = bpf_program__fd(empty->progs.bench_empty_tc);
+
+	cases[n].name = "allowed_v4_tcp";
+	tcp_frame(&cases[n].f, g4, a4, 80, FRAME_TCP_ACK, 100);
+	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
+	cases[n].name = "allowed_v6_tcp";
+	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_ACK, 100);
+	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
+	cases[n].name = "allowed_v4_syn_folded";
+	tcp_frame(&cases[n].f, g4, a4, 80, FRAME_TCP_SYN, 0);
+	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
+	cases[n].name = "allowed_v6_syn_folded";
+	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_SYN, 0);
+	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
+	cases[n].name = "denied_v4_syn_rst";
+	tcp_frame(&cases[n].f, g4, d4, 80, FRAME_TCP_SYN, 0);
+	cases[n].single = true, cases[n++].want = TAPLAB_TC_REDIRECT;
+	cases[n].name = "denied_v6_syn_rst";
+	tcp_frame(&cases[n].f, g6, d6, 80, FRAME_TCP_SYN, 0);
+	cases[n].single = true, cases[n++].want = TAPLAB_TC_REDIRECT;
+
+	if (measure(empty_fd, &cases[0].f, runs, false, 0, &floor_rep) ||
+	    measure(empty_fd, &cases[4].f, runs / 10, true, 0, &floor_single))
+		return 1;
+	for (int i = 0; i < n; i++) {
+		taplab_reset(&lab);
+		if (measure(lab.prog_fd, &cases[i].f, cases[i].single ? runs / 10 : runs,
+			    cases[i].single, cases[i].want, &ns))
+			return 1;
+		printf("case %s ns %u floor_ns %u\n", cases[i].name, ns,
+		       cases[i].single ? floor_single : floor_rep);
+	}
+	printf("case empty_tc ns %u floor_ns %u\n", floor_rep, floor_rep);
+	printf("case empty_tc_single ns %u floor_ns %u\n", floor_single, floor_single);
+	bench_empty_bpf__destroy(empty);
+	taplab_close(&lab);
+	return 0;
+}
