@@ -138,7 +138,7 @@ $(BIN)/sbtrace-shim: $(SHIM_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_JSON)
 
-$(TESTBIN)/%: tests/helpers/%.c | $(TESTBIN)
+$(TESTBIN)/%: tests/helpers/%.c tests/common/frames.h | $(TESTBIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 

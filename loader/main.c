@@ -294,6 +294,35 @@ static void shim_handshake(void *arg)
 	}
 }
 
+/* The tap of a qemu-backend sandbox, from its state file (validated by sbt_state_read). */
+static int sandbox_tap_from_state(struct sbt_sandbox *sb, const struct sbt_sandbox_state *st)
+{
+	struct sbt_tap_spec *t = &sb->tap;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->ifname, sizeof(t->ifname), "%s", st->tap);
+	snprintf(t->netns, sizeof(t->netns), "%s", st->tap_netns);
+	for (int i = 0; i < st->nr_guest_addrs && t->nr_guest < SBT_TAP_GUESTS; i++) {
+		char a[64], *slash;
+		bool v4;
+
+		snprintf(a, sizeof(a), "%s", st->guest_addrs[i]);
+		slash = strchr(a, '/');
+		if (slash)
+			*slash = '\0';
+		if (sbt_addr_parse(a, t->guest[t->nr_guest], &v4)) {
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: guest address '%s' in its state file "
+				"is not an address; restart the sandbox\n",
+				st->name, st->guest_addrs[i]);
+			return -EINVAL;
+		}
+		t->nr_guest++;
+	}
+	sb->has_tap = true;
+	return 0;
+}
+
 static int cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -495,6 +524,12 @@ static int cmd_trace(int argc, char **argv)
 			return SBT_EXIT_USAGE;
 		sb->origin = "sandbox";
 		sb->slot = opts.nr_sandboxes++;
+		/* A microVM: its execs are in the guest kernel; its network is the tap. */
+		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0;
+		if (st.tap[0] && sandbox_tap_from_state(sb, &st))
+			return SBT_EXIT_USAGE;
+		if (sb->has_tap)
+			opts.exec.tap = true;
 		snprintf(handshake.fifo[handshake.n++], PATH_MAX, "%s/%s.attach", state_dir,
 			 sandbox_names[i]);
 	}
