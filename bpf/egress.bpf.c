@@ -23,12 +23,17 @@
 /* The loader's own network namespace: loopback there is the host's. */
 const volatile __u64 host_netns_cookie = 0;
 
-/* Task context of a socket hook: who, and from where, then send. */
-static __always_inline void emit(struct sbt_egress_record *r)
+/*
+ * Task context of a hook: who, and from where, then send. `now` is a
+ * monotonic clock for the fold window: the coarse one where the program type
+ * may read it (cgroup hooks), the precise one in tracing programs (which may
+ * not). A fold key includes the hook, so one key always sees one clock.
+ */
+static __always_inline void emit_at(struct sbt_egress_record *r, __u64 now)
 {
 	__u64 id;
 
-	if (folded(r, bpf_ktime_get_coarse_ns()))
+	if (folded(r, now))
 		return;
 	r->cgroup_id = bpf_get_current_cgroup_id();
 	id = bpf_get_current_pid_tgid();
@@ -36,6 +41,16 @@ static __always_inline void emit(struct sbt_egress_record *r)
 	r->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	send_egress(r);
+}
+
+static __always_inline void emit(struct sbt_egress_record *r)
+{
+	emit_at(r, bpf_ktime_get_coarse_ns());
+}
+
+static __always_inline void emit_traced(struct sbt_egress_record *r)
+{
+	emit_at(r, bpf_ktime_get_ns());
 }
 
 /* Fill the fields every egress record has. */
@@ -274,7 +289,7 @@ static __always_inline void observe_connect(int slot, __u16 family, const __u8 d
 	__builtin_memcpy(r.daddr, daddr, 16);
 	r.verdict = SBT_VERDICT_OBSERVED;
 	r.reason = SBT_REASON_NO_POLICY;
-	emit(&r);
+	emit_traced(&r);
 }
 
 static __always_inline void observe_sock(int slot, struct sock *sk)
@@ -379,6 +394,6 @@ int packet_socket(struct socket_args *ctx)
 	r.verdict = SBT_VERDICT_OBSERVED;
 	r.reason = SBT_REASON_PACKET_SOCKET;
 	r.would_deny = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)] != SBT_EGRESS_OBSERVE;
-	emit(&r);
+	emit_traced(&r);
 	return 0;
 }

@@ -111,6 +111,31 @@ static int usage(const char *msg)
 	return 1;
 }
 
+/*
+ * Attaching brings the carrier up, but the kernel activates the device's
+ * queue asynchronously (linkwatch, up to a second later): until then what it
+ * sends to the guest is dropped. Wait until operstate says up (at most 2 s).
+ */
+static void wait_link_up(const char *name)
+{
+	char path[64], state[16];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", name);
+	for (int i = 0; i < 200; i++) {
+		FILE *f = fopen(path, "re");
+		bool up = false;
+
+		if (f) {
+			up = fgets(state, sizeof(state), f) && strncmp(state, "up", 2) == 0;
+			fclose(f);
+		}
+		if (up)
+			return;
+		usleep(10000);
+	}
+	fprintf(stderr, PROG ": tap %s: link not up after 2 s; going on\n", name);
+}
+
 static int tap_open(const char *name)
 {
 	struct ifreq ifr;
@@ -141,6 +166,7 @@ static int tap_open(const char *name)
 		close(fd);
 		return -1;
 	}
+	wait_link_up(name);
 	return fd;
 }
 
