@@ -123,19 +123,19 @@ enum sbt_reason {
 	SBT_REASON_OWN_LOOPBACK,     /* loopback inside the sandbox's own network namespace */
 	SBT_REASON_NO_POLICY,	     /* observe-only: no policy given */
 	/* tap only */
-	SBT_REASON_RESOLVER,	     /* DNS to the designated resolver */
-	SBT_REASON_NOT_RESOLVER,     /* DNS (port 53) to anything but the designated resolver */
-	SBT_REASON_SPOOFED_SOURCE,   /* source address (IP or ARP sender) not the guest's */
-	SBT_REASON_MALFORMED,	     /* truncated or invalid header at some layer */
-	SBT_REASON_FRAGMENT,	     /* a non-first fragment whose first fragment was not allowed */
-	SBT_REASON_UNSUPPORTED,	     /* frame type, source route, routing header, mapped address */
+	SBT_REASON_RESOLVER,	   /* DNS to the designated resolver */
+	SBT_REASON_NOT_RESOLVER,   /* DNS (port 53) to anything but the designated resolver */
+	SBT_REASON_SPOOFED_SOURCE, /* source address (IP or ARP sender) not the guest's */
+	SBT_REASON_MALFORMED,	   /* truncated or invalid header at some layer */
+	SBT_REASON_FRAGMENT,	   /* a non-first fragment whose first fragment was not allowed */
+	SBT_REASON_UNSUPPORTED,	   /* frame type, source route, routing header, mapped address */
 };
 
 /* What a tap sent back into the guest for a denial. */
 enum sbt_reply {
 	SBT_REPLY_NONE = 0,
-	SBT_REPLY_TCP_RST = 1,	/* a RST|ACK for a denied SYN */
-	SBT_REPLY_ICMP = 2,	/* ICMP/ICMPv6 administratively prohibited */
+	SBT_REPLY_TCP_RST = 1, /* a RST|ACK for a denied SYN */
+	SBT_REPLY_ICMP = 2,    /* ICMP/ICMPv6 administratively prohibited */
 };
 
 #define SBT_POLICY_PORTS_MAX 8
@@ -243,9 +243,9 @@ struct sbt_sandbox_key_val {
 
 #define SBT_MAX_TAPS 16
 
-#define SBT_TAP_GUEST4	 (1u << 0) /* guest4 is the only IPv4 source allowed */
-#define SBT_TAP_GUEST6	 (1u << 1) /* guest6 is the only global IPv6 source allowed */
-#define SBT_TAP_RESOLVER (1u << 2) /* resolver is the only DNS server allowed */
+#define SBT_TAP_GUEST4	  (1u << 0) /* guest4 is the only IPv4 source allowed */
+#define SBT_TAP_GUEST6	  (1u << 1) /* guest6 is the only global IPv6 source allowed */
+#define SBT_TAP_RESOLVER  (1u << 2) /* resolver is the only DNS server allowed */
 #define SBT_TAP_CHECK_SRC (1u << 3) /* sources are checked (some guest address is known) */
 
 /* One device the tc program is attached to (the loader fills taps[] in .bss). */

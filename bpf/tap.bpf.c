@@ -81,7 +81,7 @@ struct pkt {
 	__u8 family, proto, tcp_flags, icmp_type, frag, hop_limit;
 	__u8 saddr[16] __attribute__((aligned(8)));
 	__u8 daddr[16] __attribute__((aligned(8))); /* both IPv4 mapped */
-	__u8 mac[12];		   /* destination then source, as in the frame */
+	__u8 mac[12];				    /* destination then source, as in the frame */
 };
 
 /*
@@ -595,8 +595,7 @@ static __noinline int reply_icmp4(struct __sk_buff *skb, const struct pkt *p)
 	__u32 q = p->l4off - p->l3off + 8, off = p->l3off;
 	__u16 c;
 
-	if (q > QUOTE4_MAX || q < 28 || off > ETH_HLEN + 4 * MAX_VLAN_TAGS ||
-	    off + q > p->l3end)
+	if (q > QUOTE4_MAX || q < 28 || off > ETH_HLEN + 4 * MAX_VLAN_TAGS || off + q > p->l3end)
 		return TC_ACT_SHOT;
 	if (bpf_skb_load_bytes(skb, off, r.quote, q) < 0)
 		return TC_ACT_SHOT;

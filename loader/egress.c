@@ -242,8 +242,8 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbo
 		if (sb->tap.netns[0]) {
 			char ns[PATH_MAX + 16];
 
-			snprintf(ns, sizeof(ns), "%s%s", sb->tap.netns[0] == '/' ? "" : "/run/netns/",
-				 sb->tap.netns);
+			snprintf(ns, sizeof(ns), "%s%s",
+				 sb->tap.netns[0] == '/' ? "" : "/run/netns/", sb->tap.netns);
 			es->nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 		}
 		return;

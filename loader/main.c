@@ -45,7 +45,8 @@ static void usage_main(FILE *f)
 static void usage_trace(FILE *f)
 {
 	fprintf(f,
-		"Usage: sbtrace trace (--cgroup PATH | --pid PID | --sandbox NAME | --tap IFNAME)...\n"
+		"Usage: sbtrace trace (--cgroup PATH | --pid PID | --sandbox NAME | --tap "
+		"IFNAME)...\n"
 		"                    [OPTIONS]\n"
 		"\n"
 		"Attach to one or more sandboxes and stream every exec inside them (the\n"
@@ -538,10 +539,11 @@ static int cmd_trace(int argc, char **argv)
 		opts.hook_arg = &handshake;
 	}
 	if (opts.nr_sandboxes == 0)
-		return usage_error("trace",
-				   "%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox NAME "
-				   "or --tap IFNAME",
-				   "");
+		return usage_error(
+			"trace",
+			"%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox NAME "
+			"or --tap IFNAME",
+			"");
 	/* Default: enforce when any rule is given, else observe only. */
 	if (egress_mode == -2)
 		egress_mode = opts.egress.nr_rules ? SBT_EGRESS_ENFORCE : SBT_EGRESS_OBSERVE;
@@ -561,8 +563,10 @@ static int cmd_trace(int argc, char **argv)
 	opts.exec.observe_connect = egress_mode == SBT_EGRESS_OBSERVE;
 	opts.exec.policy = egress_mode == SBT_EGRESS_AUDIT || egress_mode == SBT_EGRESS_ENFORCE;
 	if (opts.exec.tap && egress_mode == SBT_EGRESS_OFF)
-		return usage_error("trace", "%s--egress off with --tap: a tap is only watched "
-				   "for egress; drop one of them", "");
+		return usage_error("trace",
+				   "%s--egress off with --tap: a tap is only watched "
+				   "for egress; drop one of them",
+				   "");
 	if (out_path) {
 		opts.out = fopen(out_path, "we");
 		if (!opts.out) {

@@ -64,7 +64,8 @@ int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t err
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), first = false) {
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save), first = false) {
 		char *eq = strchr(tok, '=');
 
 		if (first) {
@@ -267,9 +268,9 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		if (!ifindex) {
 			err = -errno;
 			netns_leave(saved);
-			fprintf(stderr, "sbtrace: tap %s: no such device%s%s: %s\n",
-				sb->tap.ifname, sb->tap.netns[0] ? " in netns " : "",
-				sb->tap.netns, strerror(-err));
+			fprintf(stderr, "sbtrace: tap %s: no such device%s%s: %s\n", sb->tap.ifname,
+				sb->tap.netns[0] ? " in netns " : "", sb->tap.netns,
+				strerror(-err));
 			return -ENODEV;
 		}
 		for (uint32_t j = 0; j < k; j++)

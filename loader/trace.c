@@ -414,10 +414,9 @@ static json_object *tap_json(const struct sbt_sandbox *sb, const struct sbt_tap_
 		json_object_object_add(o, "resolver", NULL);
 	for (uint32_t k = 0; ts && k < ts->nr; k++)
 		if (ts->idx[k] == sb->slot)
-			json_object_object_add(o, "mode",
-					       ts->res[k].mode
-						       ? json_object_new_string(ts->res[k].mode)
-						       : NULL);
+			json_object_object_add(
+				o, "mode",
+				ts->res[k].mode ? json_object_new_string(ts->res[k].mode) : NULL);
 	return o;
 }
 
@@ -428,8 +427,8 @@ static json_object *sandbox_json(const struct sbt_sandbox *sb, const struct sbt_
 
 	json_object_object_add(o, "name", json_object_new_string(sb->name));
 	json_object_object_add(o, "slot", json_object_new_int64(sb->slot));
-	json_object_object_add(o, "cgroup",
-			       sbt_sandbox_has_cgroup(sb) ? json_object_new_string(sb->path) : NULL);
+	json_object_object_add(
+		o, "cgroup", sbt_sandbox_has_cgroup(sb) ? json_object_new_string(sb->path) : NULL);
 	json_object_object_add(o, "cgroup_id", json_object_new_uint64(sb->cgroup_id));
 	json_object_object_add(o, "level", json_object_new_int64(sb->level));
 	json_object_object_add(o, "key", json_object_new_string(sb->origin));
@@ -611,9 +610,10 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			json_object_put(s);
 		}
 		json_object_object_add(ev, "complete", json_object_new_boolean(complete));
-		json_object_object_add(ev, "exec_visible",
-				       json_object_new_boolean(strcmp(vis_exec(&ctx->opts->sandboxes[i]),
-								      "host") == 0));
+		json_object_object_add(
+			ev, "exec_visible",
+			json_object_new_boolean(
+				strcmp(vis_exec(&ctx->opts->sandboxes[i]), "host") == 0));
 		if (shells)
 			json_object_array_add(shells, json_object_get(ev));
 		sbt_sink_write(&ctx->sink, ev);

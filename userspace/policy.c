@@ -985,9 +985,10 @@ void sbt_policy_bpf_entry(const struct sbt_policy_entry *e, uint32_t slot,
 	if (fidx >= 0) {
 		val->flags = SBT_POLICY_FLOOR;
 		val->floor_idx = (uint32_t)fidx;
-		val->floor_kind = strcmp(floor[fidx].what, "loopback") == 0   ? SBT_FLOOR_LOOPBACK
-				  : strcmp(floor[fidx].what, "metadata") == 0 ? SBT_FLOOR_METADATA
-									      : SBT_FLOOR_LINK_LOCAL;
+		val->floor_kind = strcmp(floor[fidx].what, "loopback") == 0 ? SBT_FLOOR_LOOPBACK
+				  : strcmp(floor[fidx].what, "metadata") == 0
+					  ? SBT_FLOOR_METADATA
+					  : SBT_FLOOR_LINK_LOCAL;
 	}
 	val->nr_ports = (uint32_t)e->nr_ports;
 	for (size_t j = 0; j < e->nr_ports && j < SBT_POLICY_PORTS_MAX; j++) {

@@ -93,9 +93,12 @@ static void tcp_frame(struct frame *f, struct frame_addr src, struct frame_addr 
 
 int main(int argc, char **argv)
 {
-	struct frame_addr g4 = FRAME_V4(203, 0, 113, 254), g6 = FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 2);
-	struct frame_addr a4 = FRAME_V4(198, 51, 100, 7), a6 = FRAME_V6(0x2001, 0xdb8, 2, 0, 0, 0, 0, 7);
-	struct frame_addr d4 = FRAME_V4(203, 0, 113, 5), d6 = FRAME_V6(0x2001, 0xdb8, 3, 0, 0, 0, 0, 5);
+	struct frame_addr g4 = FRAME_V4(203, 0, 113, 254),
+			  g6 = FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 2);
+	struct frame_addr a4 = FRAME_V4(198, 51, 100, 7),
+			  a6 = FRAME_V6(0x2001, 0xdb8, 2, 0, 0, 0, 0, 7);
+	struct frame_addr d4 = FRAME_V4(203, 0, 113, 5),
+			  d6 = FRAME_V6(0x2001, 0xdb8, 3, 0, 0, 0, 0, 5);
 	struct sbt_tap t = { .flags = SBT_TAP_CHECK_SRC | SBT_TAP_GUEST4 | SBT_TAP_GUEST6 };
 	uint32_t runs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 200000;
 	struct bench_empty_bpf *empty;

@@ -26,8 +26,8 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 
-#define TAPLAB_IFINDEX	 1 /* test_run's device */
-#define TAPLAB_MAX_RULES 16
+#define TAPLAB_IFINDEX	  1 /* test_run's device */
+#define TAPLAB_MAX_RULES  16
 #define TAPLAB_MAX_EVENTS 64
 
 #define TAPLAB_TC_OK	   0

@@ -23,16 +23,16 @@
 #define GUEST4	  FRAME_V4(203, 0, 113, 254)
 #define GUEST6	  FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 2)
 #define GUEST_LL  FRAME_V6(0xfe80, 0, 0, 0, 0, 0, 0, 2)
-#define ALLOW4	  FRAME_V4(198, 51, 100, 7)   /* tcp 80, udp 9999 */
-#define ANY4	  FRAME_V4(192, 0, 2, 1)      /* every port */
-#define DENY4	  FRAME_V4(203, 0, 113, 5)    /* no rule */
+#define ALLOW4	  FRAME_V4(198, 51, 100, 7) /* tcp 80, udp 9999 */
+#define ANY4	  FRAME_V4(192, 0, 2, 1)    /* every port */
+#define DENY4	  FRAME_V4(203, 0, 113, 5)  /* no rule */
 #define RESOLVER4 FRAME_V4(192, 0, 2, 53)
 #define ALLOW6	  FRAME_V6(0x2001, 0xdb8, 2, 0, 0, 0, 0, 7) /* port 80 */
 #define DENY6	  FRAME_V6(0x2001, 0xdb8, 3, 0, 0, 0, 0, 5)
 #define META4	  FRAME_V4(169, 254, 169, 254)
 
 static const char *const rules[] = {
-	"cidr 198.51.100.7/32 port 80 proto tcp",  /* 1 */
+	"cidr 198.51.100.7/32 port 80 proto tcp",   /* 1 */
 	"cidr 198.51.100.7/32 port 9999 proto udp", /* 2 */
 	"cidr 2001:db8:2::7/128 port 80",	    /* 3 */
 	"cidr 192.0.2.1/32",			    /* 4 */
@@ -76,8 +76,8 @@ struct spec {
 	uint16_t tags[3][2]; /* tpid, vid */
 	int ntags;
 	struct frame_addr src, dst;
-	uint8_t proto;	     /* FRAME_IPPROTO_TCP / UDP / ICMP / ICMPV6 */
-	uint8_t tcp_flags;   /* default SYN */
+	uint8_t proto;	   /* FRAME_IPPROTO_TCP / UDP / ICMP / ICMPV6 */
+	uint8_t tcp_flags; /* default SYN */
 	uint16_t sport, dport;
 	uint32_t seq;
 	size_t payload;
@@ -117,12 +117,13 @@ static void build(struct frame *f, const struct spec *s)
 		frame_icmp6_echo(f, false, 7, 1);
 		break;
 	default:
-		frame_tcp(f, &(struct frame_tcp){ .sport = s->sport,
-						  .dport = s->dport,
-						  .seq = s->seq,
-						  .flags = s->tcp_flags ? s->tcp_flags : FRAME_TCP_SYN,
-						  .window = 64240,
-						  .mss = 1460 });
+		frame_tcp(f,
+			  &(struct frame_tcp){ .sport = s->sport,
+					       .dport = s->dport,
+					       .seq = s->seq,
+					       .flags = s->tcp_flags ? s->tcp_flags : FRAME_TCP_SYN,
+					       .window = 64240,
+					       .mss = 1460 });
 	}
 	if (s->payload)
 		frame_payload(f, data, s->payload);
@@ -145,9 +146,9 @@ static void run_on(struct taplab *L, const void *frame, size_t len, struct outco
 	int before = L->nr_events;
 
 	memset(o, 0, sizeof(*o));
-	assert_int_equal(taplab_run(L, frame, len, o->out, sizeof(o->out), &o->out_len, &o->ret, 1,
-				    NULL),
-			 0);
+	assert_int_equal(
+		taplab_run(L, frame, len, o->out, sizeof(o->out), &o->out_len, &o->ret, 1, NULL),
+		0);
 	o->nr_events = L->nr_events - before;
 	if (L->nr_events)
 		o->ev = L->events[L->nr_events - 1];
@@ -303,8 +304,12 @@ static void t_v4_tcp_wrong_port_rst(void **s)
 static void t_v4_tcp_syn_data_rst(void **s)
 {
 	/* TCP Fast Open: the SYN's data counts in the ack; the sequence wraps */
-	expect_rst(&(struct spec){ .src = GUEST4, .sport = 40000, .dst = DENY4, .dport = 80,
-				   .payload = 10, .seq = 0xfffffff0 },
+	expect_rst(&(struct spec){ .src = GUEST4,
+				   .sport = 40000,
+				   .dst = DENY4,
+				   .dport = 80,
+				   .payload = 10,
+				   .seq = 0xfffffff0 },
 		   SBT_REASON_NOT_IN_ALLOWLIST);
 }
 
@@ -367,9 +372,9 @@ static void t_v6_echo_denied_icmp6(void **s)
 
 static void t_vlan_allowed(void **s)
 {
-	expect_allowed(V4(.tags = { { FRAME_ETH_8021Q, 100 } }, .ntags = 1, .dst = ALLOW4,
-			  .dport = 80),
-		       SBT_REASON_RULE, 1);
+	expect_allowed(
+		V4(.tags = { { FRAME_ETH_8021Q, 100 } }, .ntags = 1, .dst = ALLOW4, .dport = 80),
+		SBT_REASON_RULE, 1);
 }
 
 static void t_vlan_denied_rst_keeps_tag(void **s)
@@ -392,7 +397,8 @@ static void t_three_tags_unsupported(void **s)
 {
 	struct frame f;
 
-	build(&f, V4(.tags = { { FRAME_ETH_8021AD, 1 }, { FRAME_ETH_8021Q, 2 },
+	build(&f, V4(.tags = { { FRAME_ETH_8021AD, 1 },
+			       { FRAME_ETH_8021Q, 2 },
 			       { FRAME_ETH_8021Q, 3 } },
 		     .ntags = 3, .dst = ALLOW4, .dport = 80));
 	expect_dropped(&f, SBT_REASON_UNSUPPORTED);
@@ -459,8 +465,7 @@ static void frag_case(bool v6, bool allowed_first)
 	build(&whole, &sp);
 	frame_l3(&whole, &l3);
 	assert_int_equal(frame_fragment(&first, &whole, 0, 32, true, 77), 0);
-	assert_int_equal(frame_fragment(&rest, &whole, 32, l3 - (v6 ? 40 : 20) - 32, false, 77),
-			 0);
+	assert_int_equal(frame_fragment(&rest, &whole, 32, l3 - (v6 ? 40 : 20) - 32, false, 77), 0);
 	taplab_reset(&lab);
 	run_on(&lab, first.buf, first.len, &o);
 	if (allowed_first) {
@@ -504,18 +509,22 @@ static void t_spoofed_sources(void **s)
 {
 	struct frame f;
 
-	build(&f, &(struct spec){ .src = FRAME_V4(203, 0, 113, 99), .dst = ALLOW4, .dport = 80,
-				  .sport = 1 });
+	build(&f,
+	      &(struct spec){
+		      .src = FRAME_V4(203, 0, 113, 99), .dst = ALLOW4, .dport = 80, .sport = 1 });
 	expect_dropped(&f, SBT_REASON_SPOOFED_SOURCE);
-	build(&f, &(struct spec){ .src = FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 3), .dst = ALLOW6,
-				  .dport = 80, .sport = 1 });
+	build(&f, &(struct spec){ .src = FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 3),
+				  .dst = ALLOW6,
+				  .dport = 80,
+				  .sport = 1 });
 	expect_dropped(&f, SBT_REASON_SPOOFED_SOURCE);
 	/* a link-local source may not leave the link */
 	build(&f, &(struct spec){ .src = GUEST_LL, .dst = ALLOW6, .dport = 80, .sport = 1 });
 	expect_dropped(&f, SBT_REASON_SPOOFED_SOURCE);
 	/* a spoofed source is never answered, even to a denied destination */
-	build(&f, &(struct spec){ .src = FRAME_V4(198, 51, 100, 8), .dst = DENY4, .dport = 80,
-				  .sport = 1 });
+	build(&f,
+	      &(struct spec){
+		      .src = FRAME_V4(198, 51, 100, 8), .dst = DENY4, .dport = 80, .sport = 1 });
 	expect_dropped(&f, SBT_REASON_SPOOFED_SOURCE);
 }
 
@@ -571,9 +580,9 @@ static void t_dns_only_to_resolver(void **s)
 
 static void t_ip_options(void **s)
 {
-	static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };		/* record route */
+	static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };		 /* record route */
 	static const uint8_t lsrr[] = { 1, 131, 7, 4, 198, 51, 100, 7 }; /* NOP, loose route */
-	static const uint8_t bad[] = { 68, 1 };				/* length 1 */
+	static const uint8_t bad[] = { 68, 1 };				 /* length 1 */
 	struct frame f;
 	struct outcome o;
 	const uint8_t *opts[] = { rr, lsrr, bad };
@@ -582,9 +591,12 @@ static void t_ip_options(void **s)
 	for (int i = 0; i < 3; i++) {
 		frame_init(&f);
 		frame_eth(&f, GW_MAC, GUEST_MAC, 0);
-		frame_ip(&f, &(struct frame_ip){ .src = GUEST4, .dst = ALLOW4, .opts = opts[i],
+		frame_ip(&f, &(struct frame_ip){ .src = GUEST4,
+						 .dst = ALLOW4,
+						 .opts = opts[i],
 						 .opts_len = lens[i] });
-		frame_tcp(&f, &(struct frame_tcp){ .sport = 1, .dport = 80, .flags = FRAME_TCP_SYN });
+		frame_tcp(&f,
+			  &(struct frame_tcp){ .sport = 1, .dport = 80, .flags = FRAME_TCP_SYN });
 		assert_int_equal(frame_finish(&f), 0);
 		if (i == 0) {
 			run(&f, &o);
@@ -679,8 +691,8 @@ static void truncate_all(const struct spec *sp)
 
 static void t_truncated_everywhere(void **s)
 {
-	truncate_all(V4(.tags = { { FRAME_ETH_8021Q, 5 } }, .ntags = 1, .dst = ALLOW4,
-			.dport = 80));
+	truncate_all(
+		V4(.tags = { { FRAME_ETH_8021Q, 5 } }, .ntags = 1, .dst = ALLOW4, .dport = 80));
 	truncate_all(V4(.dst = ALLOW4, .dport = 9999, .proto = FRAME_IPPROTO_UDP, .payload = 4));
 	truncate_all(V6(.tags = { { FRAME_ETH_8021AD, 5 }, { FRAME_ETH_8021Q, 6 } }, .ntags = 2,
 			.dst = ALLOW6, .dport = 80, .v6_ext = "hd"));
