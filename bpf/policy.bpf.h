@@ -107,10 +107,30 @@ static __always_inline void policy_check(__u32 slot, const __u8 addr[16], __u16 
 }
 
 /*
- * True when an identical event was sent less than a second ago: count it
- * there instead. `now` is the coarse monotonic clock (a tick is plenty for a
- * one-second window, and reading it is a load, not a clock-source read).
+ * Fold an event: 0 when an identical one was sent less than a second ago (it
+ * is counted there instead), else the number of events the record to send
+ * stands for (itself plus those folded since the previous one). `now` is a
+ * monotonic clock (the coarse one where the program type may read it).
  */
+static __always_inline __u64 fold(const struct sbt_fold_key *k, __u64 now)
+{
+	struct sbt_fold_val *f, init = { .window_start_ns = now };
+
+	f = bpf_map_lookup_elem(&egress_fold, k);
+	if (!f) {
+		bpf_map_update_elem(&egress_fold, k, &init, BPF_ANY);
+		return 1;
+	}
+	if (now - f->window_start_ns < fold_window_ns) {
+		__sync_fetch_and_add(&f->folded, 1);
+		return 0;
+	}
+	/* A new window: this record also stands for those folded in the last one. */
+	f->window_start_ns = now;
+	return 1 + __sync_fetch_and_and(&f->folded, 0);
+}
+
+/* fold() for a filled record; true when it was folded away, else r->count is set. */
 static __always_inline bool folded(struct sbt_egress_record *r, __u64 now)
 {
 	struct sbt_fold_key k = {
@@ -122,23 +142,10 @@ static __always_inline bool folded(struct sbt_egress_record *r, __u64 now)
 		.verdict = r->verdict,
 		.reason = r->reason,
 	};
-	struct sbt_fold_val *f, init = { .window_start_ns = now };
 
 	__builtin_memcpy(k.daddr, r->daddr, 16);
-	f = bpf_map_lookup_elem(&egress_fold, &k);
-	if (!f) {
-		bpf_map_update_elem(&egress_fold, &k, &init, BPF_ANY);
-		r->count = 1;
-		return false;
-	}
-	if (now - f->window_start_ns < fold_window_ns) {
-		__sync_fetch_and_add(&f->folded, 1);
-		return true;
-	}
-	/* A new window: this record also stands for those folded in the last one. */
-	r->count = 1 + __sync_fetch_and_and(&f->folded, 0);
-	f->window_start_ns = now;
-	return false;
+	r->count = fold(&k, now);
+	return r->count == 0;
 }
 
 /* Send a filled record (not folded away) and count it, or count its loss. */

@@ -64,6 +64,36 @@ struct {
 	__type(value, __u32);
 } tap_frags SEC(".maps");
 
+/*
+ * Verdicts of recent destinations, per CPU, direct-mapped: the segments of a
+ * flow skip the trie (about 40 ns of the 60 an allowed frame costs). Valid
+ * while policy_gen is unchanged.
+ */
+#define FLOW_CACHE_SLOTS 64
+
+/* Bumped by the loader after every change to the trie: older cached verdicts are stale. */
+__u32 policy_gen;
+
+struct flow_cache {
+	__u8 daddr[16];
+	__u32 slot;
+	__u32 gen;
+	__u32 rule_id;
+	__u32 floor_idx;
+	__u16 dport;
+	__u8 proto;
+	__u8 valid;
+	__u8 allowed;
+	__u8 reason;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FLOW_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct flow_cache);
+} tap_flows SEC(".maps");
+
 enum frag_kind {
 	FRAG_NONE = 0,
 	FRAG_FIRST,    /* offset 0, more fragments follow: carries the ports */
@@ -520,6 +550,21 @@ static __always_inline void rst_tcp(__u8 tcp[20], const struct pkt *p)
 	tcp[13] = TCP_FLAG_RST | TCP_FLAG_ACK;
 }
 
+/*
+ * The reply is never longer than the SYN it answers (same tags, minimal
+ * headers). A few bytes more (the SYN's options) stay as Ethernet padding
+ * behind the IP length, which the guest's stack trims; more (data in the
+ * SYN) is cut, so nothing of size goes back.
+ */
+static __always_inline int trim_to(struct __sk_buff *skb, __u32 len)
+{
+	if (skb->len < len)
+		return -1;
+	if (skb->len - len <= 32)
+		return 0;
+	return bpf_skb_change_tail(skb, len, 0);
+}
+
 static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
 {
 	__u32 off = p->l3off, sum;
@@ -531,7 +576,7 @@ static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
 	if (p->family == AF_INET) {
 		struct rst4 r;
 
-		if (bpf_skb_change_tail(skb, off + 40, 0))
+		if (trim_to(skb, off + 40))
 			return TC_ACT_SHOT;
 		__builtin_memcpy(r.mac, p->mac + 6, 6);
 		__builtin_memcpy(r.mac + 6, p->mac, 6);
@@ -559,7 +604,7 @@ static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
 	} else {
 		struct rst6 r;
 
-		if (bpf_skb_change_tail(skb, off + 60, 0))
+		if (trim_to(skb, off + 60))
 			return TC_ACT_SHOT;
 		__builtin_memcpy(r.mac, p->mac + 6, 6);
 		__builtin_memcpy(r.mac + 6, p->mac, 6);
@@ -697,9 +742,24 @@ struct decision {
 static __noinline void tap_event(const struct sbt_tap *t, const struct pkt *p,
 				 const struct decision *d)
 {
+	struct sbt_fold_key k = {
+		.slot = t->slot,
+		.dport = p->dport,
+		.proto = p->proto,
+		.hook = SBT_HOOK_TAP,
+		.verdict = d->verdict,
+		.reason = d->v.reason,
+	};
 	struct sbt_egress_record r;
+	__u64 count;
 
+	/* The fold key first: a folded event costs no record. */
+	__builtin_memcpy(k.daddr, p->daddr, 16);
+	count = fold(&k, bpf_ktime_get_coarse_ns());
+	if (!count)
+		return;
 	__builtin_memset(&r, 0, sizeof(r));
+	r.count = count;
 	r.slot = t->slot;
 	r.hook = SBT_HOOK_TAP;
 	r.family = p->family;
@@ -715,9 +775,38 @@ static __noinline void tap_event(const struct sbt_tap *t, const struct pkt *p,
 	r.floor_idx = d->v.floor_idx;
 	__builtin_memcpy(r.daddr, p->daddr, 16);
 	__builtin_memcpy(r.saddr, p->saddr, 16);
-	if (folded(&r, bpf_ktime_get_coarse_ns()))
-		return;
 	send_egress(&r);
+}
+
+static __always_inline void judge(const struct sbt_tap *t, const struct pkt *p, struct verdict *v)
+{
+	__u32 gen = policy_gen, idx;
+	struct flow_cache *c;
+
+	__builtin_memcpy(&idx, p->daddr + 12, 4);
+	idx = (idx ^ (idx >> 16) ^ p->dport ^ t->slot) & (FLOW_CACHE_SLOTS - 1);
+	c = bpf_map_lookup_elem(&tap_flows, &idx);
+	if (c && c->valid && c->gen == gen && c->dport == p->dport && c->proto == p->proto &&
+	    c->slot == t->slot && addr_eq(c->daddr, p->daddr)) {
+		v->allowed = c->allowed;
+		v->rule_id = c->rule_id;
+		v->floor_idx = c->floor_idx;
+		v->reason = c->reason;
+		return;
+	}
+	policy_check(t->slot, p->daddr, p->dport, p->proto, false, v);
+	if (!c)
+		return;
+	__builtin_memcpy(c->daddr, p->daddr, 16);
+	c->slot = t->slot;
+	c->gen = gen;
+	c->rule_id = v->rule_id;
+	c->floor_idx = v->floor_idx;
+	c->dport = p->dport;
+	c->proto = p->proto;
+	c->allowed = v->allowed;
+	c->reason = v->reason;
+	c->valid = 1;
 }
 
 static __always_inline void frag_key(struct sbt_frag_key *k, const struct sbt_tap *t,
@@ -791,7 +880,7 @@ int tap_ingress(struct __sk_buff *skb)
 			d.v.reason = SBT_REASON_NOT_RESOLVER;
 		}
 	} else {
-		policy_check(t->slot, p.daddr, p.dport, p.proto, false, &d.v);
+		judge(t, &p, &d.v);
 	}
 
 	if (d.v.allowed) {

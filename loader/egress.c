@@ -417,6 +417,8 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 	free(es->entries);
 	es->entries = entries;
 	es->nr_entries = (size_t)n;
+	/* Cached verdicts (the tap's flow cache) of the old trie are stale now. */
+	__atomic_add_fetch(&st->plan->skel->bss->policy_gen, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

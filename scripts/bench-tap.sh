@@ -21,9 +21,18 @@ trap 'sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"' EXIT INT TERM
 sysctl -qw kernel.bpf_stats_enabled=0
 
 OUT=$("$BIN" "$RUNS") || die "tap_pps failed"
+REP=$(echo "$OUT" | awk '$2 == "empty_tc" { print $4 }')
+SGL=$(echo "$OUT" | awk '$2 == "empty_tc_single" { print $4 }')
 echo "== tap program: ns per frame (BPF_PROG_TEST_RUN, median of 5 rounds)"
-printf '%-24s %8s %12s %10s %8s  %s\n' case ns "empty tc" "above" target verdict
+echo "   empty tc program: $REP ns with repeat, $SGL ns run once per call"
+printf '%-26s %6s %9s %9s %7s  %s\n' case raw "overhead" "program" target verdict
 echo "$OUT" | while read -r _ name _ ns _ floor; do
+	case $name in empty_tc*) continue ;; esac
+	# Runs once per call carry the clock reads and cold caches of a single
+	# run: the empty program measured alike shows that overhead.
+	over=0
+	[ "$floor" = "$SGL" ] && [ "$SGL" != "$REP" ] && over=$((SGL - REP))
+	prog=$((ns - over))
 	case $name in
 	allowed_v4_tcp) target=60 ;;
 	allowed_v6_tcp) target=80 ;;
@@ -32,10 +41,13 @@ echo "$OUT" | while read -r _ name _ ns _ floor; do
 	esac
 	verdict=""
 	if [ -n "$target" ]; then
-		if [ "$ns" -le "$target" ]; then verdict=met; else verdict="TARGET MISSED"; fi
+		if [ "$prog" -le "$target" ]; then verdict=met; else verdict="TARGET MISSED"; fi
 	fi
-	printf '%-24s %8s %12s %10s %8s  %s\n' "$name" "$ns" "$floor" "$((ns - floor))" \
-		"${target:--}" "$verdict"
+	printf '%-26s %6s %9s %9s %7s  %s\n' "$name" "$ns" "$over" "$prog" "${target:--}" "$verdict"
 done
-echo "(allowed: established segments, no event; *_syn_folded: a SYN whose event folds;"
-echo " denied SYNs run once per call, so their empty-program floor includes one clock read)"
+cat << 'EOF2'
+allowed_*_tcp: established segments of one flow (verdict from the flow cache, no event);
+*_uncached: the policy generation bumped before each frame (every frame walks the trie);
+*_syn_folded: a SYN whose event folds; denied_*_syn_rst: the RST built and redirected, its
+event folded. "program" = raw minus the overhead of a single run (empty_tc_single - empty_tc).
+EOF2

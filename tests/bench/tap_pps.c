@@ -6,9 +6,13 @@
  *
  *   tap_pps [RUNS]
  *
- * Frames that pass are run with repeat (the kernel averages RUNS runs);
- * a denied SYN turns into its RST on the first run, so it is run once per
- * call, RUNS calls, and compared with the empty program run the same way.
+ * Frames that pass are run with repeat (the kernel averages RUNS runs): the
+ * segments of one flow, whose verdict the flow cache holds. A denied SYN
+ * turns into its RST on the first run, so it is run once per call (RUNS/10
+ * calls), and so is the uncached case (the policy generation bumped before
+ * each call: every frame goes to the trie); those compare with the empty
+ * program run once per call too (the clock reads around a single run are in
+ * both).
  * Each figure is the median of 5 rounds. Prints one line per case:
  * "case NAME ns N floor_ns F" (F: the empty program measured alike).
  * Exit codes: 0 ok, 1 a run failed, 3 load failed.
@@ -35,9 +39,13 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median over ROUNDS of the per-run average (repeat) or of RUNS single runs. */
+/*
+ * Median over ROUNDS of the per-run average (repeat) or of RUNS single runs.
+ * With gen (single runs only), *gen is bumped before each run: the flow
+ * cache never hits, every frame goes to the trie.
+ */
 static int measure(int prog_fd, const struct frame *f, uint32_t runs, bool single, int want,
-		   uint32_t *median)
+		   volatile uint32_t *gen, uint32_t *median)
 {
 	uint32_t r[ROUNDS];
 	uint8_t out[FRAME_BUF_SIZE + 256];
@@ -53,6 +61,8 @@ static int measure(int prog_fd, const struct frame *f, uint32_t runs, bool singl
 				    .data_size_out = sizeof(out), .ctx_in = &ctx,
 				    .ctx_size_in = sizeof(ctx), .repeat = single ? 1 : runs);
 
+			if (gen)
+				(*gen)++;
 			if (bpf_prog_test_run_opts(prog_fd, &o)) {
 				perror("tap_pps: test_run");
 				return -1;
@@ -107,8 +117,9 @@ int main(int argc, char **argv)
 		const char *name;
 		struct frame f;
 		bool single;
+		bool uncached;
 		int want;
-	} cases[8];
+	} cases[10] = { 0 };
 	int n = 0, empty_fd;
 	uint32_t floor_rep, floor_single, ns;
 
@@ -137,6 +148,12 @@ int main(int argc, char **argv)
 	cases[n].name = "allowed_v6_syn_folded";
 	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_SYN, 0);
 	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
+	cases[n].name = "allowed_v4_tcp_uncached";
+	tcp_frame(&cases[n].f, g4, a4, 80, FRAME_TCP_ACK, 100);
+	cases[n].single = true, cases[n].uncached = true, cases[n++].want = TAPLAB_TC_OK;
+	cases[n].name = "allowed_v6_tcp_uncached";
+	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_ACK, 100);
+	cases[n].single = true, cases[n].uncached = true, cases[n++].want = TAPLAB_TC_OK;
 	cases[n].name = "denied_v4_syn_rst";
 	tcp_frame(&cases[n].f, g4, d4, 80, FRAME_TCP_SYN, 0);
 	cases[n].single = true, cases[n++].want = TAPLAB_TC_REDIRECT;
@@ -144,13 +161,14 @@ int main(int argc, char **argv)
 	tcp_frame(&cases[n].f, g6, d6, 80, FRAME_TCP_SYN, 0);
 	cases[n].single = true, cases[n++].want = TAPLAB_TC_REDIRECT;
 
-	if (measure(empty_fd, &cases[0].f, runs, false, 0, &floor_rep) ||
-	    measure(empty_fd, &cases[4].f, runs / 10, true, 0, &floor_single))
+	if (measure(empty_fd, &cases[0].f, runs, false, 0, NULL, &floor_rep) ||
+	    measure(empty_fd, &cases[0].f, runs / 10, true, 0, NULL, &floor_single))
 		return 1;
 	for (int i = 0; i < n; i++) {
 		taplab_reset(&lab);
 		if (measure(lab.prog_fd, &cases[i].f, cases[i].single ? runs / 10 : runs,
-			    cases[i].single, cases[i].want, &ns))
+			    cases[i].single, cases[i].want,
+			    cases[i].uncached ? &lab.skel->bss->policy_gen : NULL, &ns))
 			return 1;
 		printf("case %s ns %u floor_ns %u\n", cases[i].name, ns,
 		       cases[i].single ? floor_single : floor_rep);

@@ -737,6 +737,31 @@ static void t_denials_fold(void **s)
 	assert_int_equal(found, 1);
 }
 
+/* The flow cache follows the policy: after a trie change (generation bumped) a cached allow is gone. */
+static void t_policy_change_invalidates_cache(void **s)
+{
+	struct sbt_policy_key key = { .prefixlen = 32 + 128, .slot = 0 };
+	struct sbt_policy_val val;
+	struct frame_addr a = ALLOW4;
+	int fd = bpf_map__fd(lab.skel->maps.egress_policy);
+	struct frame f;
+	struct outcome o;
+
+	memcpy(key.addr, a.a, 16);
+	build(&f, V4(.dst = ALLOW4, .dport = 80, .tcp_flags = FRAME_TCP_ACK));
+	expect_pass_silent(&f);
+	expect_pass_silent(&f); /* now from the cache */
+	assert_int_equal(bpf_map_lookup_elem(fd, &key, &val), 0);
+	assert_int_equal(bpf_map_delete_elem(fd, &key), 0);
+	lab.skel->bss->policy_gen++;
+	run(&f, &o);
+	assert_int_equal(o.ret, TAPLAB_TC_SHOT);
+	expect_event(&o, SBT_VERDICT_DENIED, SBT_REASON_NOT_IN_ALLOWLIST);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &val, BPF_ANY), 0);
+	lab.skel->bss->policy_gen++;
+	expect_pass_silent(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -777,6 +802,7 @@ int main(void)
 		cmocka_unit_test(t_truncated_everywhere),
 		cmocka_unit_test(t_audit_mode_allows_and_reports),
 		cmocka_unit_test(t_denials_fold),
+		cmocka_unit_test(t_policy_change_invalidates_cache),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
