@@ -85,6 +85,7 @@ probe: deps
 	$(Q)scripts/mounts.sh
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)test -n "$(REPO)" || { echo 'make probe: give REPO=path/to/repo' >&2; exit 2; }
+	$(Q)$(if $(findstring qemu,$(PROBE_ARGS)),scripts/guest-build.sh > /dev/null,true)
 	$(Q)$(BIN)/sbtrace probe $(PROBE_ARGS) $(REPO)
 
 vmlinux:

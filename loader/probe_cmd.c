@@ -8,6 +8,7 @@
  * (namespaces, mounts) while this process loads the BPF object; the
  * workload's first exec waits until the trace is attached.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -43,6 +44,7 @@ struct probe_ctx {
 	uint64_t t0_epoch_ns;
 	char boot_err[512];
 	bool timed_out;
+	int console_out; /* the qemu backend: where the guest's console goes */
 };
 
 static uint64_t mono_ms(void)
@@ -80,6 +82,25 @@ static void on_attached(void *arg)
 	progress(p, "sandbox up, tracing; build running%s", "");
 }
 
+/*
+ * The qemu backend: the workload's exit code comes from the guest's console
+ * (SBT-GUEST-EXIT), qemu's own from waitpid; a VM that ends without the
+ * marker never ran the workload to its end: a boot failure.
+ */
+static void vm_exited(struct probe_ctx *p)
+{
+	while (sbt_sandbox_console(&p->run, p->console_out) > 0)
+		;
+	if (p->run.con.phase == SBT_VM_EXITED) {
+		p->status = (p->run.con.exit_code & 0xff) << 8; /* as waitpid() has it */
+		return;
+	}
+	p->boot_failed = true;
+	snprintf(p->boot_err, sizeof(p->boot_err),
+		 "the VM ended before the workload finished (qemu status %d): %.300s",
+		 p->status, p->run.con.tail_len ? p->run.con.tail : "no console output");
+}
+
 static const char *on_tick(void *arg)
 {
 	struct probe_ctx *p = arg;
@@ -87,8 +108,16 @@ static const char *on_tick(void *arg)
 
 	if (p->boot_failed)
 		return "sandbox_boot_failed";
+	if (p->run.vm)
+		while (sbt_sandbox_console(&p->run, p->console_out) > 0)
+			;
 	if (sbt_sandbox_wait(&p->run, &p->status, 0) == 0) {
 		p->exited = true;
+		if (p->run.vm) {
+			vm_exited(p);
+			if (p->boot_failed)
+				return "sandbox_boot_failed";
+		}
 		return "workload_exited";
 	}
 	if (p->timeout_ms && now - p->go_ms > p->timeout_ms) {
@@ -236,7 +265,6 @@ static void workspace_teardown(struct workspace *ws)
 	ws->dir[0] = '\0';
 }
 
-#include <dirent.h>
 
 /* rm -rf without following symlinks (the upper layer holds what the build wrote). */
 static int rm_tree(const char *path, int depth)
@@ -697,6 +725,68 @@ static void dockerfile_cleanup_image(enum engine eng, const char *iidfile, const
 	}
 }
 
+/* The newest guest scripts/guest-build.sh left in the cache. 0, or -ENOENT. */
+static int newest_guest(char *out, size_t len)
+{
+	const char *dir = getenv("SBTRACE_GUEST_CACHE");
+	struct dirent *de;
+	time_t best = 0;
+	DIR *d;
+
+	if (!dir || !*dir)
+		dir = "/var/cache/sbtrace/guest";
+	d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX], vmlinux[PATH_MAX + 16];
+		struct stat st;
+
+		if (strncmp(de->d_name, "guest-", 6) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		snprintf(vmlinux, sizeof(vmlinux), "%s/vmlinux", path);
+		if (stat(vmlinux, &st) == 0 && st.st_mtime >= best) {
+			best = st.st_mtime;
+			snprintf(out, len, "%s", path);
+		}
+	}
+	closedir(d);
+	return best ? 0 : -ENOENT;
+}
+
+/* --backend qemu: the build kind, the guest, the tap's addresses. 0, or -EINVAL after a message. */
+static int vm_options(const struct sbt_build_plan *plan, const char **guest, char *guest_buf,
+		      const char *tap_addrs, char *tap_host, char *tap_guest)
+{
+	const char *comma = strchr(tap_addrs, ',');
+
+	if (plan->kind == SBT_BUILD_DOCKERFILE) {
+		fprintf(stderr, "sbtrace probe: --backend qemu runs --cmd, npm or make builds in a "
+				"busybox guest; a Dockerfile build runs on podman (drop --backend)\n");
+		return -EINVAL;
+	}
+	if (!*guest) {
+		if (newest_guest(guest_buf, PATH_MAX) < 0) {
+			fprintf(stderr, "sbtrace probe: --backend qemu: no guest built; run "
+					"scripts/guest-build.sh (or give --guest DIR)\n");
+			return -EINVAL;
+		}
+		*guest = guest_buf;
+	}
+	if (!comma || comma == tap_addrs || !comma[1] || comma - tap_addrs >= 64 ||
+	    strlen(comma + 1) >= 64 || !strchr(tap_addrs, '/') || !strchr(comma + 1, '/')) {
+		fprintf(stderr,
+			"sbtrace probe: --tap-addrs '%s': give HOST/LEN,GUEST/LEN (e.g. "
+			"10.255.255.1/30,10.255.255.2/30)\n",
+			tap_addrs);
+		return -EINVAL;
+	}
+	snprintf(tap_host, 64, "%.*s", (int)(comma - tap_addrs), tap_addrs);
+	snprintf(tap_guest, 64, "%s", comma + 1);
+	return 0;
+}
+
 void sbt_probe_usage(FILE *f)
 {
 	fprintf(f, "Usage: sbtrace probe [OPTIONS] REPO\n"
@@ -710,6 +800,17 @@ void sbt_probe_usage(FILE *f)
 		   "  --cmd \"PROG ARGS\"     the build command, split into words with simple\n"
 		   "                         quoting ('...', \"...\", \\), never given to a shell\n"
 		   "  --target STAGE        the Dockerfile stage (default builder)\n"
+		   "  --backend ns|qemu     ns (default): namespaces and a cgroup, execs seen;\n"
+		   "                         qemu: a microVM (qemu -M microvm, busybox guest),\n"
+		   "                         whose execs the host cannot see: the report is\n"
+		   "                         never a confident 'safe' (exec_not_visible)\n"
+		   "  --guest DIR           the guest scripts/guest-build.sh built (default:\n"
+		   "                         the newest in $SBTRACE_GUEST_CACHE or\n"
+		   "                         /var/cache/sbtrace/guest)\n"
+		   "  --tap-addrs HOST,GUEST  the VM's tap addresses (CIDR; default\n"
+		   "                         10.255.255.1/30,10.255.255.2/30), in a network\n"
+		   "                         namespace of the probe's own: nothing is routed\n"
+		   "                         beyond it; the tap program judges every frame\n"
 		   "  --allow-cidr, --allow-host, --allowlist, --egress, --resolver\n"
 		   "                         egress policy as for 'sbtrace trace'; default:\n"
 		   "                         enforce with an empty allowlist (no network)\n"
@@ -738,6 +839,9 @@ int sbt_probe_main(int argc, char **argv)
 		{ "allowlist", required_argument, NULL, 9 },
 		{ "egress", required_argument, NULL, 10 },
 		{ "resolver", required_argument, NULL, 11 },
+		{ "backend", required_argument, NULL, 12 },
+		{ "guest", required_argument, NULL, 13 },
+		{ "tap-addrs", required_argument, NULL, 14 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -758,6 +862,10 @@ int sbt_probe_main(int argc, char **argv)
 	enum engine eng = ENGINE_NONE;
 	char iidfile[64] = "";
 	bool runs_unseen = false;
+	bool vm = false;
+	const char *guest = NULL, *tap_addrs = "10.255.255.1/30,10.255.255.2/30";
+	char guest_buf[PATH_MAX], tap_host[64], tap_guest[64], netns[64] = "";
+	bool netns_made = false;
 
 	p.t0_ms = mono_ms();
 	memset(&df, 0, sizeof(df));
@@ -804,6 +912,23 @@ int sbt_probe_main(int argc, char **argv)
 						  longopts[optind_long].name, optarg))
 				return SBT_EXIT_USAGE;
 			break;
+		case 12:
+			if (strcmp(optarg, "qemu") == 0) {
+				vm = true;
+			} else if (strcmp(optarg, "ns") != 0) {
+				fprintf(stderr,
+					"sbtrace probe: --backend '%s': use ns or qemu (a "
+					"Dockerfile build always runs on podman)\n",
+					optarg);
+				return SBT_EXIT_USAGE;
+			}
+			break;
+		case 13:
+			guest = optarg;
+			break;
+		case 14:
+			tap_addrs = optarg;
+			break;
 		case 'q':
 			p.quiet = true;
 			break;
@@ -835,11 +960,16 @@ int sbt_probe_main(int argc, char **argv)
 		fprintf(stderr, "sbtrace probe: %s\n", err);
 		return SBT_EXIT_USAGE;
 	}
+	if (vm && vm_options(&plan, &guest, guest_buf, tap_addrs, tap_host, tap_guest) < 0) {
+		sbt_build_plan_free(&plan);
+		return SBT_EXIT_USAGE;
+	}
 	/* Dockerfile: the engine and the base images (their ids are inputs) first. */
 	if (plan.kind == SBT_BUILD_DOCKERFILE &&
 	    dockerfile_prepare(repo, &plan, &df, &eng, p.boot_err, sizeof(p.boot_err)) < 0)
 		p.boot_failed = true;
-	sbt_probe_cache_key(&plan, SBTRACE_VERSION, key);
+	/* A VM's report is another answer than a namespace sandbox's: its own key. */
+	sbt_probe_cache_key(&plan, vm ? SBTRACE_VERSION "+qemu" : SBTRACE_VERSION, key);
 	if (p.boot_failed) {
 		snprintf(name, sizeof(name), "probe-%.12s-%d", key, (int)getpid());
 		goto report;
@@ -933,6 +1063,47 @@ int sbt_probe_main(int argc, char **argv)
 			snprintf(ws.merged, sizeof(ws.merged), "%s", repo);
 		}
 	}
+	if (vm) {
+		/*
+		 * The qemu backend: the repo is copied into the guest (read there,
+		 * nothing comes back); the tap lives in a network namespace of our
+		 * own, with no route anywhere: the tap program reports and refuses
+		 * whatever the build tries to reach.
+		 */
+		struct sbt_sandbox_spec spec = {
+			.name = name,
+			.workspace = repo,
+			.net = SBT_NET_NONE,
+			.argv = plan.argv,
+			.stdout_fd = -1,
+			.stderr_fd = -1,
+			.vm = true,
+			.guest_dir = guest,
+			.tap_host_cidr = tap_host,
+			.tap_guest_cidr = tap_guest,
+		};
+		char *add[] = { "ip", "netns", "add", netns, NULL };
+		int status;
+
+		snprintf(netns, sizeof(netns), "sbtrace-probe-%d", (int)getpid());
+		if (sbt_run(add, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			p.boot_failed = true;
+			snprintf(p.boot_err, sizeof(p.boot_err),
+				 "cannot create network namespace %s for the VM's tap", netns);
+			goto report;
+		}
+		netns_made = true;
+		spec.tap_netns = netns;
+		p.console_out = p.quiet ? -1 : STDERR_FILENO;
+		if (sbt_sandbox_start(&spec, &p.run, p.boot_err, sizeof(p.boot_err)) < 0) {
+			p.boot_failed = true;
+			goto report;
+		}
+		p.started = true;
+		if (sbt_state_write(NULL, &p.run, sbt_sandbox_backend(&p.run)) < 0)
+			progress(&p, "could not write the sandbox state file (%s)",
+				 p.run.state_file);
+	}
 	if (!p.started) {
 		struct sbt_sandbox_spec spec = {
 			.name = name,
@@ -980,6 +1151,23 @@ int sbt_probe_main(int argc, char **argv)
 	}
 	opts.sandboxes[0].origin = "sandbox";
 	opts.nr_sandboxes = 1;
+	if (vm) {
+		struct sbt_sandbox *sb = &opts.sandboxes[0];
+
+		sb->exec_hidden = true;
+		sb->has_tap = true;
+		snprintf(sb->tap.ifname, sizeof(sb->tap.ifname), "%s", p.run.tap);
+		snprintf(sb->tap.netns, sizeof(sb->tap.netns), "%s", p.run.tap_netns);
+		for (int i = 0; i < p.run.nr_guest_addrs && sb->tap.nr_guest < SBT_TAP_GUESTS;
+		     i++) {
+			bool v4;
+
+			if (sbt_addr_parse(p.run.guest_addrs[i], sb->tap.guest[sb->tap.nr_guest],
+					   &v4) == 0)
+				sb->tap.nr_guest++;
+		}
+		opts.exec.tap = true;
+	}
 	opts.format = SBT_FORMAT_JSON;
 	opts.exec.forced_mode = -1;
 	opts.exec.argv_max = SBT_ARGV_DEFAULT;
@@ -1037,6 +1225,16 @@ report:
 	if (p.boot_failed) {
 		reason = "sandbox_boot_failed";
 		add_warning(warnings, "sandbox_boot_failed", p.boot_err);
+	} else if (vm) {
+		/* Whatever happened inside, the host saw only qemu: no exec, no shell. */
+		reason = "exec_not_visible";
+		add_warning(warnings, "exec_not_visible",
+			    "the build ran in a microVM: host BPF cannot see execs in the guest "
+			    "kernel, so no shell count is evidence (visibility.exec none)");
+		if (p.timed_out || !build_ok)
+			add_warning(warnings, "build_failed",
+				    p.timed_out ? "the build did not finish within --timeout"
+						: "the build in the VM did not exit with status 0");
 	} else if (p.timed_out) {
 		reason = "build_failed";
 		add_warning(warnings, "build_failed", "the build did not finish within --timeout");
@@ -1135,10 +1333,12 @@ report:
 	{
 		json_object *vis = json_object_new_object();
 
-		json_object_object_add(vis, "exec", json_object_new_string("host"));
-		json_object_object_add(
-			vis, "network",
-			json_object_new_string(egress_mode == SBT_EGRESS_OFF ? "none" : "cgroup"));
+		json_object_object_add(vis, "exec", json_object_new_string(vm ? "none" : "host"));
+		json_object_object_add(vis, "network",
+				       json_object_new_string(vm ? "tap"
+							  : egress_mode == SBT_EGRESS_OFF
+								  ? "none"
+								  : "cgroup"));
 		json_object_object_add(report, "visibility", vis);
 	}
 	{
@@ -1163,6 +1363,13 @@ report:
 			json_object_object_add(t, "to_first_exec", NULL);
 		}
 		json_object_object_add(t, "build", json_object_new_uint64(build_ms));
+		/* the VM: go to the guest's SBT-GUEST-READY (kernel boot and init) */
+		if (vm && p.run.con.ready_ns && p.run.go_ns && p.run.con.ready_ns > p.run.go_ns)
+			json_object_object_add(
+				t, "vm_boot",
+				json_object_new_uint64((p.run.con.ready_ns - p.run.go_ns) / 1000000));
+		else
+			json_object_object_add(t, "vm_boot", NULL);
 		json_object_object_add(report, "timings_ms", t);
 	}
 	printf("%s\n", json_object_to_json_string_ext(
@@ -1184,6 +1391,13 @@ cleanup:
 		unlink(iidfile);
 	}
 	workspace_teardown(&ws);
+	if (netns_made) {
+		char *del[] = { "ip", "netns", "del", netns, NULL };
+		int status;
+
+		if (sbt_run(del, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			progress(&p, "could not delete network namespace %s", netns);
+	}
 	if (events_tmp[0])
 		unlink(events_tmp);
 	json_object_put(report);
