@@ -58,7 +58,9 @@ static void usage_trace(FILE *f)
 		"                         v2 mount (e.g. sbtrace/job1)\n"
 		"  -p, --pid PID          the cgroup that process PID is in\n"
 		"      --sandbox NAME     a sandbox started by sbtrace-shim (its state file);\n"
-		"                         a shim waiting for a tracer is released once attached\n"
+		"                         a shim waiting for a tracer is released once attached;\n"
+		"                         when every sandbox is one of these, the trace stops\n"
+		"                         by itself once they have all ended\n"
 		"      --state-dir DIR    where shim state files live (default /run/sbtrace)\n"
 		"      --tap IFNAME[,netns=NS][,guest=ADDR]...[,resolver=ADDR]\n"
 		"                         a microVM's tap (or a veth's host end): its ingress\n"
@@ -276,7 +278,23 @@ int sbt_cli_load_allowlist(struct sbt_egress_cfg *cfg, const char *path)
 struct handshake {
 	int n;
 	char fifo[SBT_MAX_SANDBOXES][PATH_MAX];
+	char cgroup[SBT_MAX_SANDBOXES][PATH_MAX]; /* to notice the sandboxes ending */
+	bool stop_when_gone;			  /* every sandbox came from --sandbox */
+	uint64_t ticks;
 };
+
+/* All the shim's sandboxes have ended (their cgroups are gone): nothing more can come. */
+static const char *shim_gone(void *arg)
+{
+	struct handshake *h = arg;
+
+	if (!h->stop_when_gone || ++h->ticks % 4)
+		return NULL;
+	for (int i = 0; i < h->n; i++)
+		if (access(h->cgroup[i], F_OK) == 0)
+			return NULL;
+	return "workload_exited";
+}
 
 static void shim_handshake(void *arg)
 {
@@ -531,12 +549,15 @@ static int cmd_trace(int argc, char **argv)
 			return SBT_EXIT_USAGE;
 		if (sb->has_tap)
 			opts.exec.tap = true;
+		snprintf(handshake.cgroup[handshake.n], PATH_MAX, "%s", st.cgroup_path);
 		snprintf(handshake.fifo[handshake.n++], PATH_MAX, "%s/%s.attach", state_dir,
 			 sandbox_names[i]);
 	}
 	if (handshake.n) {
 		opts.on_attached = shim_handshake;
+		opts.on_tick = shim_gone;
 		opts.hook_arg = &handshake;
+		handshake.stop_when_gone = (uint32_t)handshake.n == opts.nr_sandboxes;
 	}
 	if (opts.nr_sandboxes == 0)
 		return usage_error(

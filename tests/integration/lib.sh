@@ -97,7 +97,7 @@ start_trace() {
 # stop_trace [SIGNAL]: stop sbtrace, return its exit code in TRACE_RC; every
 # line it wrote must validate against the events JSON schema.
 stop_trace() {
-	kill -"${1:-INT}" "$TRACE_PID"
+	kill -"${1:-INT}" "$TRACE_PID" 2> /dev/null # it may have stopped by itself
 	wait "$TRACE_PID"; TRACE_RC=$?
 	TRACE_PID=""
 	validate_schema "$TRACE_OUT"

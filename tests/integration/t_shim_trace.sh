@@ -23,8 +23,13 @@ start_trace "$OUT" --sandbox "$NAME" --state-dir "$STATE" || exit 1
 wait "$SHIM_PID"
 check "shim exit code is the workload's" 0 $?
 check "the workload ran after the handshake" first "$(cat "$WORK/ws/marker" 2> /dev/null)"
-sleep 0.2
+i=0
+while kill -0 "$TRACE_PID" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check_true "the trace stops by itself once the sandbox has ended" sh -c "! kill -0 $TRACE_PID 2>/dev/null"
 stop_trace INT
+check "the trace's exit code" 0 "$TRACE_RC"
+check "TraceStopped: workload_exited" workload_exited \
+	"$(jq -r 'select(.event == "TraceStopped") | .reason' "$OUT")"
 check "sandbox key" "sandbox /sbtrace/$NAME" "$(head -n 1 "$OUT" | jq -r '.sandboxes[0] | "\(.key) \(.name)"')"
 check "the very first exec is in the trace" "1 /bin/busybox" \
 	"$(jq -r 'select(.event == "ProcessExec") | "\(.seq) \(.filename)"' "$OUT" | head -n 1)"
