@@ -58,9 +58,38 @@
  * runc also creates that path in every v1 hierarchy on a hybrid system, so
  * destroy (and gc) remove <v1 mount>/sbtrace/NAME trees as well.
  *
+ * The qemu backend (spec->vm): CLONE_INTO_CGROUP alone, like podman's. The
+ * caller prepares everything before the clone: STATE_DIR/NAME.vm/initrd (the
+ * guest's base initramfs, zero padding to a 4-byte boundary, then a second
+ * newc archive with /sbt/run and the workspace, cpio.h; the kernel unpacks
+ * both), the tap (below), the qemu command line and the console pipe. The
+ * child takes stdin /dev/null, stdout the console pipe, fd 3 the tap, drops
+ * every capability (securebits locked, no_new_privs: qemu needs none, as the
+ * tap is open already and its files belong to root), reports ready, waits
+ * for go and becomes qemu-system-x86_64 (sbt_exec(SBT_EXEC_HOST)), which
+ * also runs under its own seccomp filter (-sandbox on). run->pid is qemu.
+ *
+ * The tap: the caller enters spec->tap_netns (setns on /run/netns/NAME, and
+ * back), opens /dev/net/tun, TUNSETIFF IFF_TAP | IFF_NO_PI | IFF_VNET_HDR
+ * (qemu probes the vnet header on a tap fd= and uses it) | IFF_TUN_EXCL (an
+ * existing device of that name is an error, never attached to), and gives
+ * the host side its addresses with `ip`. Not persistent: the tap exists as
+ * long as an fd is attached, i.e. as long as qemu runs; destroy and gc
+ * delete it by name only if it is still there with the recorded ifindex.
+ *
+ * The guest's kernel gets tsc_early_khz=<the host's TSC rate>: TCG's guest
+ * TSC runs at the host TSC's rate, and without the hint the guest calibrates
+ * it against emulated timers, which under TCG stalls about one boot in
+ * five. The rate comes from the host kernel's own log (/dev/kmsg: "tsc:
+ * Refined TSC clocksource calibration: N MHz", else "tsc: Detected N MHz
+ * processor"), else from counting TSC ticks over 20 ms of CLOCK_MONOTONIC_RAW
+ * (x86); /proc/cpuinfo's "cpu MHz" is not used, as with cpufreq it is the
+ * current core clock, not the TSC's.
+ *
  * Requirements: Linux 5.12 (clone3 CLONE_INTO_CGROUP 5.7, mount_setattr
  * 5.12), root, a single-threaded caller (the child of a raw clone3 must not
- * find a lock held by another thread; the child avoids malloc).
+ * find a lock held by another thread; the child avoids malloc; the tap set-up
+ * switches the calling thread's network namespace for a moment).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -84,16 +113,28 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <linux/capability.h>
+#include <linux/if_tun.h>
 #include <linux/magic.h>
 #include <linux/securebits.h>
 #include <json-c/json.h>
 
 #include "cgroupfs.h"
+#include "cpio.h"
 #include "extbin.h"
 #include "sandbox.h"
 
 static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err, size_t errlen);
+struct vm_prep;
+static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		      const char *sdir, struct vm_prep **out, char *err, size_t errlen);
+static void vm_prep_free(struct vm_prep *v);
+static void vm_dir_remove(const char *dir);
+static int check_state_dir(const char *dir, bool create);
+static bool netns_name_ok(const char *n);
+static int vm_addrs(const struct sbt_sandbox_spec *spec, char *append, size_t len,
+		    char (*guest)[64], int *nr_guest, char *err, size_t errlen);
 
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
@@ -119,6 +160,29 @@ struct child_ctx {
 	const char *cwd;
 	char **envp;
 	int ready_w, go_r, ws_fd;
+	/* the qemu backend */
+	char **vm_argv;
+	int console_w, tap_fd;
+};
+
+#define VM_TAP_FD 3 /* where qemu finds the tap: -netdev tap,fd=3 */
+#define STR(x)	  #x
+#define XSTR(x)	  STR(x)
+
+#define VM_QEMU	    "qemu-system-x86_64"
+#define VM_ARGV_MAX 40
+#define VM_MACHINE  "microvm,x-option-roms=off,isa-serial=on,rtc=on"
+#define VM_SECCOMP  "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+#define VM_CMDLINE  "console=ttyS0 quiet reboot=t panic=-1"
+
+/* What the clone needs for the VM; freed by the caller after the clone. */
+struct vm_prep {
+	char *argv[VM_ARGV_MAX];
+	char *env[2];
+	char path_env[4096];
+	char mem[16], kernel[PATH_MAX], initrd[PATH_MAX], append[1024], device[96];
+	int tap_fd;
+	int console[2];
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -863,6 +927,49 @@ static void host_tool_main(struct child_ctx *c)
 	_exit(127);
 }
 
+/* The qemu backend's child: the console and the tap in place, no capabilities, then qemu. */
+static void vm_main(struct child_ctx *c) __attribute__((noreturn));
+
+static void vm_main(struct child_ctx *c)
+{
+	const struct sbt_sandbox_spec *spec = c->spec;
+	/* Above the slots they go to (0-3), so no dup2 below overwrites another. */
+	int out = fcntl(c->console_w, F_DUPFD_CLOEXEC, 10);
+	int tap = fcntl(c->tap_fd, F_DUPFD_CLOEXEC, 10);
+	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
+	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
+	int keep[] = { 0, 1, 2, VM_TAP_FD, -1, -1 };
+	int ret;
+
+	if (ready_w >= 0)
+		c->ready_w = ready_w;
+	if (go_r >= 0)
+		c->go_r = go_r;
+	keep[4] = c->ready_w;
+	keep[5] = c->go_r;
+	reset_signals();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		child_fail(c, errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
+	prctl(PR_SET_NAME, "sandbox-vm", 0, 0, 0);
+	setsid();
+	if (out < 0 || tap < 0 || ready_w < 0 || go_r < 0 || null < 0 || dup2(null, 0) < 0 ||
+	    dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) || dup2(tap, VM_TAP_FD) < 0)
+		child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
+	if (chdir("/"))
+		child_fail(c, errno, "chdir /: %s", strerror(errno));
+	close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	drop_privileges(c);
+
+	ready_then_wait_go(c);
+	environ = c->envp;
+	ret = sbt_exec(SBT_EXEC_HOST, c->vm_argv);
+	dprintf(2, "sandbox %s: cannot execute '%s': %s\n", spec->name, c->vm_argv[0],
+		ret == -EPERM ? "not on the host tool allowlist" : strerror(-ret));
+	_exit(127);
+}
+
 /* ---- the caller's side -------------------------------------------------- */
 
 /* The caller's environment with HOME=/root and PWD=cwd; TMPDIR (a host path) dropped. */
@@ -897,20 +1004,33 @@ static void run_reset(struct sbt_sandbox_run *run)
 	memset(run, 0, sizeof(*run));
 	run->go_fd = -1;
 	run->ready_fd = -1;
+	run->console_fd = -1;
 }
 
-int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
-		      size_t errlen)
+/* An executable `prog` in one of PATH's directories (as execvp will look). */
+static bool in_path(const char *prog)
 {
-	struct child_ctx c = { .spec = spec, .ready_w = -1, .go_r = -1, .ws_fd = -1 };
-	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, cgfd = -1, ret = 0;
-	char mnt_point[PATH_MAX], parent[PATH_MAX], *pwd = NULL;
-	const char *sdir;
-	struct stat st;
-	bool made = false;
-	pid_t pid;
+	const char *path = getenv("PATH"), *p, *end;
+	char full[PATH_MAX];
 
-	run_reset(run);
+	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = end) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end > p && str_fits(full, sizeof(full), "%.*s/%s", (int)(end - p), p, prog) &&
+		    access(full, X_OK) == 0)
+			return true;
+		if (*end == ':')
+			end++;
+	}
+	return false;
+}
+
+int sbt_sandbox_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
 	if (!spec || !spec->name || !sbt_sandbox_name_ok(spec->name))
 		return seterr(err, errlen, -EINVAL,
 			      "sandbox name '%s': use 1-%d characters [A-Za-z0-9_.-], not starting "
@@ -929,14 +1049,72 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 			      "sandbox %s: a host-tool sandbox has no workspace (the tool reads "
 			      "host paths)",
 			      spec->name);
+	if (spec->vm && (spec->host_tool || spec->net != SBT_NET_NONE || spec->cwd))
+		return seterr(err, errlen, -EINVAL,
+			      "sandbox %s: a qemu sandbox takes no host tool, network mode or cwd "
+			      "(its network is the tap)",
+			      spec->name);
+	if (spec->vm && (!spec->guest_dir || !spec->guest_dir[0]))
+		return seterr(err, errlen, -EINVAL,
+			      "sandbox %s: no guest: build one with scripts/guest-build.sh and "
+			      "give the directory it prints",
+			      spec->name);
 	if (spec->host_tool && !sbt_extbin_allowed(spec->argv[0]))
 		return seterr(err, errlen, -EPERM,
 			      "sandbox %s: '%s' is not on the host tool allowlist", spec->name,
 			      spec->argv[0]);
-	c.cwd = spec->cwd ? spec->cwd : spec->workspace ? "/workspace" : "/";
-	if (c.cwd[0] != '/')
+	if (spec->cwd && spec->cwd[0] != '/')
 		return seterr(err, errlen, -EINVAL, "sandbox %s: cwd '%s' must be absolute",
-			      spec->name, c.cwd);
+			      spec->name, spec->cwd);
+	if (!spec->vm)
+		return 0;
+	if (spec->vm_mem_mb &&
+	    (spec->vm_mem_mb < SBT_VM_MEM_MIN_MB || spec->vm_mem_mb > SBT_VM_MEM_MAX_MB))
+		return seterr(err, errlen, -EINVAL, "sandbox %s: VM memory %u MiB: give %d-%d",
+			      spec->name, spec->vm_mem_mb, SBT_VM_MEM_MIN_MB, SBT_VM_MEM_MAX_MB);
+	if (spec->tap_netns && !netns_name_ok(spec->tap_netns))
+		return seterr(err, errlen, -EINVAL,
+			      "sandbox %s: '%s' is not a network namespace name (ip netns list)",
+			      spec->name, spec->tap_netns);
+	if (spec->tap_netns &&
+	    (!str_fits(path, sizeof(path), "/run/netns/%s", spec->tap_netns) || stat(path, &st)))
+		return seterr(err, errlen, -ENOENT,
+			      "sandbox %s: no network namespace %s (/run/netns/%s); create it with "
+			      "'ip netns add'",
+			      spec->name, spec->tap_netns, spec->tap_netns);
+	if (!in_path(VM_QEMU))
+		return seterr(err, errlen, -ENOENT,
+			      "sandbox %s: %s is not in PATH (Debian: apt-get install "
+			      "qemu-system-x86)",
+			      spec->name, VM_QEMU);
+	if (!str_fits(path, sizeof(path), "%s/vmlinux", spec->guest_dir) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return seterr(err, errlen, -ENOENT,
+			      "sandbox %s: no guest kernel %s; build the guest with "
+			      "scripts/guest-build.sh and give the directory it prints",
+			      spec->name, path);
+	return vm_addrs(spec, NULL, 0, NULL, NULL, err, errlen);
+}
+
+int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		      size_t errlen)
+{
+	struct child_ctx c = {
+		.spec = spec, .ready_w = -1, .go_r = -1, .ws_fd = -1, .console_w = -1, .tap_fd = -1
+	};
+	struct vm_prep *vm = NULL;
+	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, cgfd = -1, ret = 0;
+	char mnt_point[PATH_MAX], parent[PATH_MAX], *pwd = NULL;
+	const char *sdir;
+	struct stat st;
+	bool made = false;
+	pid_t pid;
+
+	run_reset(run);
+	ret = sbt_sandbox_check(spec, err, errlen);
+	if (ret)
+		return ret;
+	c.cwd = spec->cwd ? spec->cwd : spec->workspace && !spec->vm ? "/workspace" : "/";
 	sdir = spec->state_dir ? spec->state_dir : SBT_STATE_DIR_DEFAULT;
 	if (!str_fits(run->state_file, sizeof(run->state_file), "%s/%s.json", sdir, spec->name))
 		return seterr(err, errlen, -ENAMETOOLONG, "state dir '%s': path too long", sdir);
@@ -950,7 +1128,7 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	}
 	snprintf(run->name, sizeof(run->name), "%s", spec->name);
 
-	if (spec->workspace) {
+	if (spec->workspace && !spec->vm) { /* the VM gets a copy, see vm_initrd() */
 		if (stat(spec->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
 			errno = ENOTDIR;
 		else
@@ -997,9 +1175,22 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 			     strerror(errno));
 		goto fail;
 	}
+	if (spec->vm) {
+		ret = vm_prepare(spec, run, sdir, &vm, err, errlen);
+		if (!ret && !vm)
+			ret = -ENOMEM;
+		if (ret)
+			goto fail;
+		c.vm_argv = vm->argv;
+		c.console_w = vm->console[1];
+		c.tap_fd = vm->tap_fd;
+	}
 	/* The host tool gets the caller's environment as it is (not owned: not freed). */
-	c.envp = spec->host_tool ? environ : build_env(c.cwd, &pwd);
-	if (!c.envp && !spec->host_tool) {
+	if (spec->vm)
+		c.envp = vm->env;
+	else
+		c.envp = spec->host_tool ? environ : build_env(c.cwd, &pwd);
+	if (!c.envp) {
 		ret = seterr(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1010,26 +1201,34 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	c.ready_w = ready[1];
 	c.go_r = go[0];
 	run->start_ns = now_ns(CLOCK_REALTIME);
-	if (spec->host_tool)
+	if (spec->host_tool || spec->vm)
 		pid = raw_clone(CLONE_INTO_CGROUP, cgfd);
 	else
 		pid = raw_clone(CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
 					CLONE_NEWIPC | CLONE_NEWNET,
 				cgfd);
 	if (pid == 0) {
+		if (spec->vm)
+			vm_main(&c);
 		if (spec->host_tool)
 			host_tool_main(&c);
 		child_main(&c);
 	}
 	if (pid < 0) {
-		ret = seterr(err, errlen, -errno,
-			     "clone3 into cgroup %s%s: %s (needs root and Linux 5.7+)",
-			     run->cgroup_path, spec->host_tool ? "" : " with new namespaces",
-			     strerror(errno));
+		ret = seterr(
+			err, errlen, -errno,
+			"clone3 into cgroup %s%s: %s (needs root and Linux 5.7+)", run->cgroup_path,
+			spec->host_tool || spec->vm ? "" : " with new namespaces", strerror(errno));
 		goto fail;
 	}
 	run->pid = pid;
 	run->host_tool = spec->host_tool;
+	if (vm) {
+		/* The child holds the tap and the console's write end now. */
+		run->vm = true;
+		run->console_fd = vm->console[0];
+		vm->console[0] = -1;
+	}
 	if (spec->net == SBT_NET_VETH) {
 		ret = veth_setup(spec, pid, err, errlen);
 		if (ret) {
@@ -1054,12 +1253,14 @@ fail:
 		close(cgfd);
 	if (c.ws_fd >= 0)
 		close(c.ws_fd);
-	if (!spec->host_tool)
+	if (!spec->host_tool && !spec->vm)
 		free(c.envp);
 	free(pwd);
+	vm_prep_free(vm); /* the tap stays while the child holds it */
 	if (ret) {
 		if (made)
 			rmdir(run->cgroup_path);
+		vm_dir_remove(run->vm_dir);
 		run_reset(run);
 	}
 	return ret;
@@ -1152,6 +1353,548 @@ static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err,
 	return ret;
 }
 
+/* ---- the qemu backend: the caller's preparations ------------------------- */
+
+/* 32-bit FNV-1a: the tap's name and MAC address from the sandbox name. */
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* A name `ip netns` can have made: /run/netns/NAME, one path component. */
+static bool netns_name_ok(const char *n)
+{
+	size_t len = n ? strnlen(n, NAME_MAX + 1) : 0;
+
+	if (len == 0 || len > NAME_MAX || strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (n[i] == '/' || (unsigned char)n[i] <= ' ' || n[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* An interface name as the kernel accepts it (dev_valid_name). */
+static bool ifname_ok(const char *n)
+{
+	size_t len = n ? strnlen(n, IFNAMSIZ) : 0;
+
+	if (len == 0 || len >= IFNAMSIZ || strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (n[i] == '/' || n[i] == ':' || (unsigned char)n[i] <= ' ' || n[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* "ADDR/LEN" of `family`: the address (binary and text, without /LEN) and LEN. */
+static bool cidr_parse(const char *cidr, int family, unsigned char bin[16], char *text,
+		       size_t textlen, int *plen)
+{
+	const char *slash = cidr ? strchr(cidr, '/') : NULL;
+	int max = family == AF_INET ? 32 : 128, len = 0;
+	char a[INET6_ADDRSTRLEN];
+
+	if (!slash || slash == cidr || (size_t)(slash - cidr) >= sizeof(a) || !slash[1])
+		return false;
+	memcpy(a, cidr, (size_t)(slash - cidr));
+	a[slash - cidr] = '\0';
+	if (inet_pton(family, a, bin) != 1)
+		return false;
+	for (const char *p = slash + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || p - slash > 3)
+			return false;
+		len = len * 10 + (*p - '0');
+	}
+	if (len < 1 || len > max || strlen(a) >= textlen)
+		return false;
+	memcpy(text, a, strlen(a) + 1);
+	*plen = len;
+	return true;
+}
+
+static bool same_prefix(const unsigned char *a, const unsigned char *b, int plen)
+{
+	int bytes = plen / 8, bits = plen % 8;
+
+	if (memcmp(a, b, (size_t)bytes) != 0)
+		return false;
+	return !bits || ((a[bytes] ^ b[bytes]) & (0xff << (8 - bits))) == 0;
+}
+
+/*
+ * The tap's address pairs: the guest's half goes on the kernel command line
+ * (sbt.ip= sbt.gw=, sbt.ip6= sbt.gw6=, appended to `append`) and into
+ * guest[] (each may be NULL: only checked). Both of a pair, one subnet, two
+ * different addresses.
+ */
+static int vm_addrs(const struct sbt_sandbox_spec *spec, char *append, size_t len,
+		    char (*guest)[64], int *nr_guest, char *err, size_t errlen)
+{
+	static const struct {
+		int family;
+		const char *ip, *gw, *example;
+	} fam[2] = { { AF_INET, "sbt.ip", "sbt.gw", "203.0.113.253/30,203.0.113.254/30" },
+		     { AF_INET6, "sbt.ip6", "sbt.gw6", "2001:db8:9::1/64,2001:db8:9::2/64" } };
+	const char *pair[2][2] = { { spec->tap_host_cidr, spec->tap_guest_cidr },
+				   { spec->tap_host_cidr6, spec->tap_guest_cidr6 } };
+
+	for (int i = 0; i < 2; i++) {
+		unsigned char hb[16], gb[16];
+		char ht[INET6_ADDRSTRLEN], gt[INET6_ADDRSTRLEN];
+		int hl, gl, bytes = fam[i].family == AF_INET ? 4 : 16;
+		size_t n = append ? strlen(append) : 0;
+		const char *h = pair[i][0], *g = pair[i][1];
+
+		if (!h && !g)
+			continue;
+		if (!cidr_parse(h, fam[i].family, hb, ht, sizeof(ht), &hl) ||
+		    !cidr_parse(g, fam[i].family, gb, gt, sizeof(gt), &gl))
+			return seterr(
+				err, errlen, -EINVAL,
+				"sandbox %s: tap addresses '%s,%s': give HOST/LEN,GUEST/LEN of "
+				"IPv%d, e.g. %s",
+				spec->name, h ? h : "", g ? g : "", i ? 6 : 4, fam[i].example);
+		if (hl != gl || !same_prefix(hb, gb, hl) || memcmp(hb, gb, (size_t)bytes) == 0)
+			return seterr(
+				err, errlen, -EINVAL,
+				"sandbox %s: tap addresses '%s,%s': two different addresses of "
+				"one subnet (the same /LEN), e.g. %s",
+				spec->name, h, g, fam[i].example);
+		if (append &&
+		    !str_fits(append + n, len - n, " %s=%s %s=%s", fam[i].ip, g, fam[i].gw, ht))
+			return seterr(err, errlen, -ENAMETOOLONG, "kernel command line too long");
+		if (guest)
+			memcpy(guest[(*nr_guest)++], gt, strlen(gt) + 1);
+	}
+	return 0;
+}
+
+/* "2596.122 MHz..." -> 2596122 (kHz); 0 when it does not read like that. */
+static unsigned long mhz_to_khz(const char *s)
+{
+	unsigned long mhz = 0, frac = 0;
+	int digits = 0, whole = 0;
+
+	for (; *s >= '0' && *s <= '9' && whole < 7; s++, whole++)
+		mhz = mhz * 10 + (unsigned long)(*s - '0');
+	if (!whole)
+		return 0;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			if (digits < 3) {
+				frac = frac * 10 + (unsigned long)(*s - '0');
+				digits++;
+			}
+	for (; digits < 3; digits++)
+		frac *= 10;
+	if (strncmp(s, " MHz", 4) != 0 || mhz == 0 || mhz > 100000)
+		return 0;
+	return mhz * 1000 + frac;
+}
+
+/* The host kernel's own figure, from its log: the refined calibration, else the first one. */
+static unsigned long tsc_khz_from_kmsg(void)
+{
+	static const char refined[] = "tsc: Refined TSC clocksource calibration: ";
+	static const char detected[] = "tsc: Detected ";
+	unsigned long r = 0, d = 0;
+	char rec[2048];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (int i = 0; i < 1000000; i++) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		char *msg, *p;
+
+		if (n < 0 && (errno == EPIPE || errno == EINTR || errno == EINVAL))
+			continue; /* overwritten meanwhile, or a record longer than rec */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		if ((p = strstr(msg, refined)))
+			r = mhz_to_khz(p + sizeof(refined) - 1);
+		else if (!d && (p = strstr(msg, detected)) && strstr(p, " MHz processor"))
+			d = mhz_to_khz(p + sizeof(detected) - 1);
+	}
+	close(fd);
+	return r ? r : d;
+}
+
+/* TSC ticks per ms of CLOCK_MONOTONIC_RAW over 20 ms (x86 only). */
+static unsigned long tsc_khz_measured(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t c0, c1, t0, t1;
+
+	t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	c0 = __builtin_ia32_rdtsc();
+	sleep_ms(20);
+	c1 = __builtin_ia32_rdtsc();
+	t1 = now_ns(CLOCK_MONOTONIC_RAW);
+	if (t1 <= t0 || c1 <= c0)
+		return 0;
+	return (unsigned long)((c1 - c0) * 1000000ull / (t1 - t0));
+#else
+	return 0;
+#endif
+}
+
+/* The host's TSC rate for the guest's tsc_early_khz (see the top of this file); 0: unknown. */
+static unsigned long host_tsc_khz(void)
+{
+	unsigned long khz = tsc_khz_from_kmsg();
+
+	return khz ? khz : tsc_khz_measured();
+}
+
+/* Enter network namespace `name` (/run/netns/NAME); *back: the fd to return with. */
+static int netns_enter(const char *name, int *back)
+{
+	char path[PATH_MAX];
+	int fd, self, e;
+
+	*back = -1;
+	if (!name)
+		return 0;
+	if (!str_fits(path, sizeof(path), "/run/netns/%s", name))
+		return -ENAMETOOLONG;
+	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return -errno;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		e = -errno;
+		if (fd >= 0)
+			close(fd);
+		close(self);
+		return e;
+	}
+	close(fd);
+	*back = self;
+	return 0;
+}
+
+static int netns_leave(int back)
+{
+	int ret = 0;
+
+	if (back < 0)
+		return 0;
+	if (setns(back, CLONE_NEWNET))
+		ret = -errno;
+	close(back);
+	return ret;
+}
+
+/*
+ * Create run->tap in spec->tap_netns and return its fd (or -errno): an fd
+ * of /dev/net/tun opened in that namespace, so the device is born there.
+ */
+static int tap_create(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		      size_t errlen)
+{
+	const char *ns = spec->tap_netns ? spec->tap_netns : "(the shim's)";
+	struct ifreq ifr;
+	int back, fd = -1, ret, e;
+
+	ret = netns_enter(spec->tap_netns, &back);
+	if (ret)
+		return seterr(err, errlen, ret,
+			      "sandbox %s: network namespace %s (/run/netns/%s): %s; create it "
+			      "with 'ip netns add'",
+			      spec->name, ns, ns, strerror(-ret));
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = seterr(err, errlen, -errno, "sandbox %s: /dev/net/tun: %s (modprobe tun?)",
+			     spec->name, strerror(errno));
+		goto out;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, run->tap, strlen(run->tap) + 1);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_TUN_EXCL;
+	if (ioctl(fd, TUNSETIFF, &ifr)) {
+		e = errno;
+		if (e == EBUSY || e == EEXIST)
+			ret = seterr(err, errlen, -EEXIST,
+				     "sandbox %s: a network device %s exists already in network "
+				     "namespace %s (a sandbox of the same name? sbtrace-shim gc)",
+				     spec->name, run->tap, ns);
+		else
+			ret = seterr(err, errlen, -e,
+				     "sandbox %s: create tap %s in network namespace %s: %s",
+				     spec->name, run->tap, ns, strerror(e));
+		goto out;
+	}
+	run->tap_ifindex = (int)if_nametoindex(run->tap);
+	if (run->tap_ifindex <= 0)
+		ret = seterr(err, errlen, -ENODEV, "sandbox %s: tap %s has no ifindex", spec->name,
+			     run->tap);
+out:
+	e = netns_leave(back);
+	if (e && !ret)
+		ret = seterr(err, errlen, e,
+			     "sandbox %s: cannot return to the shim's network namespace: %s",
+			     spec->name, strerror(-e));
+	if (ret && fd >= 0)
+		close(fd);
+	return ret ? ret : fd;
+}
+
+/* `ip [-n NETNS] ARGS...` (args NULL-terminated, at most 12). */
+static int ip_in(const char *netns, char *const *args, char *err, size_t errlen)
+{
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = (char *)"ip";
+	if (netns && netns[0]) {
+		argv[n++] = (char *)"-n";
+		argv[n++] = (char *)netns;
+	}
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	return ip_cmd(err, errlen, argv);
+}
+
+/* The host side's addresses, then up. */
+static int tap_configure(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+			 char *err, size_t errlen)
+{
+	char *addr4[] = { "addr", "add", (char *)spec->tap_host_cidr, "dev", run->tap, NULL };
+	char *addr6[] = { "addr",  "add", (char *)spec->tap_host_cidr6, "dev", run->tap,
+			  "nodad", NULL };
+	char *up[] = { "link", "set", run->tap, "up", NULL };
+	int ret = 0;
+
+	if (spec->tap_host_cidr)
+		ret = ip_in(spec->tap_netns, addr4, err, errlen);
+	if (!ret && spec->tap_host_cidr6)
+		ret = ip_in(spec->tap_netns, addr6, err, errlen);
+	if (!ret)
+		ret = ip_in(spec->tap_netns, up, err, errlen);
+	return ret;
+}
+
+/* Delete the tap if it is still there with the recorded ifindex (a killed shim's). */
+static void tap_remove(const char *netns, const char *tap, int ifindex)
+{
+	const char *ns = netns && netns[0] ? netns : NULL;
+	char err[64];
+	int back;
+	unsigned int idx;
+
+	if (!tap[0] || ifindex <= 0 || netns_enter(ns, &back))
+		return;
+	idx = if_nametoindex(tap);
+	if (netns_leave(back) || idx == 0 || (int)idx != ifindex)
+		return;
+	{
+		char *del[] = { "link", "del", (char *)tap, NULL };
+
+		ip_in(ns, del, err, sizeof(err));
+	}
+}
+
+static void vm_dir_remove(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if (!dir[0])
+		return;
+	if (str_fits(p, sizeof(p), "%s/initrd", dir))
+		unlink(p);
+	rmdir(dir);
+}
+
+/* STATE_DIR/NAME.vm/initrd: the guest's base initramfs, padding, the second archive. */
+static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsigned int mem_mb,
+		     char *err, size_t errlen)
+{
+	static const char zeros[4];
+	char base[PATH_MAX], msg[PATH_MAX + 256], buf[65536];
+	uint64_t total = 0;
+	int in, out, ret = 0;
+	ssize_t n;
+
+	if (!str_fits(base, sizeof(base), "%s/initramfs.cpio.gz", spec->guest_dir))
+		return seterr(err, errlen, -ENAMETOOLONG, "guest directory path too long");
+	in = open(base, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return seterr(err, errlen, -errno,
+			      "sandbox %s: guest %s: %s; build it with scripts/guest-build.sh",
+			      spec->name, base, strerror(errno));
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		ret = seterr(err, errlen, -errno, "sandbox %s: create %s: %s", spec->name, path,
+			     strerror(errno));
+		close(in);
+		return ret;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (ret = write_all(out, buf, (size_t)n))) {
+			ret = ret ? ret : -errno;
+			break;
+		}
+		total += (uint64_t)n;
+	}
+	close(in);
+	/* The kernel looks for the next archive's "070701" at a 4-byte boundary. */
+	if (!ret && total % 4)
+		ret = write_all(out, zeros, (size_t)(4 - total % 4));
+	if (ret) {
+		close(out);
+		return seterr(err, errlen, ret, "sandbox %s: copy %s to %s: %s", spec->name, base,
+			      path, strerror(-ret));
+	}
+	ret = sbt_guest_archive(out, spec->argv, spec->workspace, ((uint64_t)mem_mb << 20) / 4, msg,
+				sizeof(msg));
+	if (close(out) && !ret)
+		ret = -errno;
+	if (ret)
+		return seterr(err, errlen, ret, "sandbox %s: %s", spec->name,
+			      msg[0] ? msg : strerror(-ret));
+	return 0;
+}
+
+static void vm_prep_free(struct vm_prep *v)
+{
+	if (!v)
+		return;
+	if (v->tap_fd >= 0)
+		close(v->tap_fd);
+	for (int i = 0; i < 2; i++)
+		if (v->console[i] >= 0)
+			close(v->console[i]);
+	free(v);
+}
+
+/*
+ * Everything the VM's child needs, made before the clone: the per-run
+ * initrd, the tap (created, addressed, up), the console pipe, qemu's
+ * command line and environment (PATH only). On error everything made is
+ * undone (the caller removes run->vm_dir).
+ */
+static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		      const char *sdir, struct vm_prep **out, char *err, size_t errlen)
+{
+	unsigned int mem = spec->vm_mem_mb ? spec->vm_mem_mb : SBT_VM_MEM_DEFAULT_MB;
+	const char *path = getenv("PATH");
+	struct vm_prep *v;
+	unsigned long khz;
+	uint32_t h = fnv1a(spec->name);
+	int n = 0, ret;
+
+	*out = NULL; /* the spec passed sbt_sandbox_check() */
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return seterr(err, errlen, -ENOMEM, "out of memory");
+	v->tap_fd = v->console[0] = v->console[1] = -1;
+	snprintf(run->tap, sizeof(run->tap), "sbt%08x", h);
+	if (spec->tap_netns)
+		snprintf(run->tap_netns, sizeof(run->tap_netns), "%s", spec->tap_netns);
+	khz = host_tsc_khz();
+	snprintf(v->append, sizeof(v->append), "%s", VM_CMDLINE);
+	if (khz)
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " tsc_early_khz=%lu", khz);
+	ret = vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs, &run->nr_guest_addrs,
+		       err, errlen);
+	if (ret)
+		goto fail;
+	if (!str_fits(run->vm_dir, sizeof(run->vm_dir), "%s/%s.vm", sdir, spec->name) ||
+	    !str_fits(v->initrd, sizeof(v->initrd), "%s/initrd", run->vm_dir) ||
+	    !str_fits(v->kernel, sizeof(v->kernel), "%s/vmlinux", spec->guest_dir) ||
+	    !str_fits(v->path_env, sizeof(v->path_env), "PATH=%s",
+		      path ? path
+			   : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")) {
+		ret = seterr(err, errlen, -ENAMETOOLONG, "sandbox %s: path too long", spec->name);
+		goto fail;
+	}
+	ret = check_state_dir(sdir, true);
+	if (ret) {
+		seterr(err, errlen, ret, "state dir %s: %s", sdir, strerror(-ret));
+		goto fail;
+	}
+	vm_dir_remove(run->vm_dir); /* a killed shim's, of the same name */
+	if (mkdir(run->vm_dir, 0700)) {
+		ret = seterr(err, errlen, -errno, "sandbox %s: mkdir %s: %s", spec->name,
+			     run->vm_dir, strerror(errno));
+		run->vm_dir[0] = '\0';
+		goto fail;
+	}
+	ret = vm_initrd(spec, v->initrd, mem, err, errlen);
+	if (ret)
+		goto fail;
+	if (pipe2(v->console, O_CLOEXEC) || fcntl(v->console[0], F_SETFL, O_NONBLOCK)) {
+		ret = seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	v->tap_fd = tap_create(spec, run, err, errlen);
+	if (v->tap_fd < 0) {
+		ret = v->tap_fd;
+		goto fail;
+	}
+	ret = tap_configure(spec, run, err, errlen);
+	if (ret)
+		goto fail;
+	snprintf(v->mem, sizeof(v->mem), "%u", mem);
+	snprintf(v->device, sizeof(v->device),
+		 "virtio-net-device,netdev=n0,mac=02:53:42:%02x:%02x:%02x", (h >> 16) & 0xff,
+		 (h >> 8) & 0xff, h & 0xff);
+	v->env[0] = v->path_env;
+	v->env[1] = NULL;
+#define ARG(x) (v->argv[n++] = (char *)(x))
+	ARG(VM_QEMU);
+	ARG("-M");
+	ARG(VM_MACHINE);
+	ARG("-accel");
+	ARG("tcg");
+	ARG("-cpu");
+	ARG("max");
+	ARG("-smp");
+	ARG("1");
+	ARG("-m");
+	ARG(v->mem);
+	ARG("-nodefaults");
+	ARG("-no-user-config");
+	ARG("-display");
+	ARG("none");
+	ARG("-no-reboot");
+	ARG("-sandbox");
+	ARG(VM_SECCOMP);
+	ARG("-kernel");
+	ARG(v->kernel);
+	ARG("-initrd");
+	ARG(v->initrd);
+	ARG("-append");
+	ARG(v->append);
+	ARG("-serial");
+	ARG("stdio");
+	ARG("-netdev");
+	ARG("tap,id=n0,fd=" XSTR(VM_TAP_FD));
+	ARG("-device");
+	ARG(v->device);
+#undef ARG
+	v->argv[n] = NULL;
+	*out = v;
+	return 0;
+fail:
+	vm_prep_free(v);
+	return ret;
+}
+
 int sbt_sandbox_ready(struct sbt_sandbox_run *run, char *err, size_t errlen)
 {
 	char buf[1100];
@@ -1214,6 +1957,7 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(run->go_fd);
 	run->go_fd = -1;
+	run->go_ns = now_ns(CLOCK_MONOTONIC);
 	return ret;
 }
 
@@ -1259,7 +2003,155 @@ int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms)
 
 const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run)
 {
+	if (run && run->vm)
+		return "qemu";
 	return run && run->host_tool ? "podman" : "ns";
+}
+
+/* ---- the qemu backend: the console -------------------------------------- */
+
+#define READY_LINE "SBT-GUEST-READY"
+#define EXIT_LINE  "SBT-GUEST-EXIT "
+
+void sbt_vm_console_init(struct sbt_vm_console *con)
+{
+	memset(con, 0, sizeof(*con));
+}
+
+/* Keep the last bytes of what was not the workload's, for error messages. */
+static void con_tail(struct sbt_vm_console *con, const char *p, size_t n, bool nl)
+{
+	size_t cap = sizeof(con->tail) - 1, add = n + (nl ? 1 : 0);
+
+	if (add > cap) { /* only the end of a long line */
+		p += add - cap;
+		n -= add - cap;
+		add = cap;
+	}
+	if (con->tail_len + add > cap) {
+		size_t drop = con->tail_len + add - cap;
+
+		memmove(con->tail, con->tail + drop, con->tail_len - drop);
+		con->tail_len -= drop;
+	}
+	memcpy(con->tail + con->tail_len, p, n);
+	con->tail_len += n;
+	if (nl)
+		con->tail[con->tail_len++] = '\n';
+	con->tail[con->tail_len] = '\0';
+}
+
+static void con_out(struct sbt_vm_console *con, int fd, const char *p, size_t n)
+{
+	if (!con->out_failed && n && write_all(fd, p, n))
+		con->out_failed = true; /* e.g. EPIPE: the VM runs on, its output is dropped */
+}
+
+/* "SBT-GUEST-EXIT <0-255>" (a CR before the end tolerated); the code or -1. */
+static int exit_marker(const char *l, size_t n)
+{
+	size_t k = sizeof(EXIT_LINE) - 1;
+	int code = 0;
+
+	if (n && l[n - 1] == '\r')
+		n--;
+	if (n <= k || n > k + 3 || memcmp(l, EXIT_LINE, k) != 0)
+		return -1;
+	for (size_t i = k; i < n; i++) {
+		if (l[i] < '0' || l[i] > '9')
+			return -1;
+		code = code * 10 + (l[i] - '0');
+	}
+	return code <= 255 ? code : -1;
+}
+
+/* One line (without its newline; `complete`: it had one). */
+static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
+{
+	const char *l = con->line;
+	size_t n = con->len;
+	int code;
+
+	switch (con->phase) {
+	case SBT_VM_BOOTING:
+		if (complete && (n == sizeof(READY_LINE) - 1 || n == sizeof(READY_LINE)) &&
+		    memcmp(l, READY_LINE, sizeof(READY_LINE) - 1) == 0 &&
+		    (n == sizeof(READY_LINE) - 1 || l[n - 1] == '\r')) {
+			con->phase = SBT_VM_RUNNING;
+			con->ready_ns = now_ns(CLOCK_MONOTONIC);
+			con->pending_nl = false;
+			con->mid_line = false;
+			break;
+		}
+		con_tail(con, l, n, complete);
+		break;
+	case SBT_VM_RUNNING:
+		code = con->mid_line ? -1 : exit_marker(l, n);
+		if (code >= 0 && complete) {
+			/* the newline before the marker is init's, not the workload's */
+			con->phase = SBT_VM_EXITED;
+			con->exit_code = code;
+			con->exit_ns = now_ns(CLOCK_MONOTONIC);
+			con->pending_nl = false;
+			break;
+		}
+		if (con->pending_nl)
+			con_out(con, out_fd, "\n", 1);
+		con_out(con, out_fd, l, n);
+		con->pending_nl = complete;
+		con->mid_line = !complete;
+		break;
+	case SBT_VM_EXITED:
+		con_tail(con, l, n, complete);
+		break;
+	}
+	con->len = 0;
+}
+
+void sbt_vm_console_feed(struct sbt_vm_console *con, const char *buf, size_t n, int out_fd)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			con_line(con, out_fd, true);
+			continue;
+		}
+		/* A full buffer is no marker: pass it on as part of a longer line. */
+		if (con->len == sizeof(con->line))
+			con_line(con, out_fd, false);
+		con->line[con->len++] = buf[i];
+	}
+}
+
+void sbt_vm_console_eof(struct sbt_vm_console *con, int out_fd)
+{
+	if (con->len)
+		con_line(con, out_fd, false);
+	if (con->phase == SBT_VM_RUNNING && con->pending_nl) {
+		con_out(con, out_fd, "\n", 1); /* the VM died: the workload's line stays whole */
+		con->pending_nl = false;
+	}
+}
+
+long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd)
+{
+	char buf[16384];
+	ssize_t n;
+
+	if (run->console_fd < 0)
+		return 0;
+	do
+		n = read(run->console_fd, buf, sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (n == 0) {
+		sbt_vm_console_eof(&run->con, out_fd);
+		close(run->console_fd);
+		run->console_fd = -1;
+		return 0;
+	}
+	sbt_vm_console_feed(&run->con, buf, (size_t)n, out_fd);
+	return (long)n;
 }
 
 /*
@@ -1321,6 +2213,15 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 		run->cgroup_path[0] = '\0';
 	if (run->host_tool && run->cgroup_name[0])
 		cgroup_v1_remove(run->cgroup_name);
+	if (run->vm) {
+		/* qemu is gone, and with it the tap's last fd: this only checks */
+		tap_remove(run->tap_netns, run->tap, run->tap_ifindex);
+		vm_dir_remove(run->vm_dir);
+		if (run->console_fd >= 0)
+			close(run->console_fd);
+		run->console_fd = -1;
+		run->tap[0] = run->vm_dir[0] = '\0';
+	}
 	if (run->state_file[0]) {
 		attach_path(run->state_file, fifo, sizeof(fifo));
 		if (fifo[0])
@@ -1351,7 +2252,7 @@ static int check_state_dir(const char *dir, bool create)
 int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, const char *backend)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], netns[64];
-	struct json_object *o;
+	struct json_object *o, *vis, *addrs;
 	const char *s;
 	int fd, ret;
 
@@ -1378,6 +2279,19 @@ int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, co
 	json_object_object_add(o, "shim_pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "netns", json_object_new_string(netns));
 	json_object_object_add(o, "start_ns", json_object_new_int64((int64_t)run->start_ns));
+	vis = json_object_new_object();
+	json_object_object_add(vis, "exec", json_object_new_string(run->vm ? "none" : "host"));
+	json_object_object_add(vis, "network", json_object_new_string(run->vm ? "tap" : "cgroup"));
+	json_object_object_add(o, "visibility", vis);
+	if (run->vm) {
+		json_object_object_add(o, "tap", json_object_new_string(run->tap));
+		json_object_object_add(o, "tap_netns", json_object_new_string(run->tap_netns));
+		json_object_object_add(o, "tap_ifindex", json_object_new_int(run->tap_ifindex));
+		addrs = json_object_new_array();
+		for (int i = 0; i < run->nr_guest_addrs && i < SBT_VM_MAX_ADDRS; i++)
+			json_object_array_add(addrs, json_object_new_string(run->guest_addrs[i]));
+		json_object_object_add(o, "guest_addrs", addrs);
+	}
 	s = json_object_to_json_string_ext(o,
 					   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -1452,6 +2366,122 @@ static int get_int(struct json_object *root, const char *key, int64_t min, int64
 	*out = json_object_get_int64(f);
 	if (errno || *out < min || *out > max || *out == INT64_MAX)
 		return bad(v, -ERANGE, "' is out of range", key);
+	return 0;
+}
+
+/* Optional string field: 1 when absent, 0 when copied (empty allowed), or -errno. */
+static int get_opt_str(struct json_object *root, const char *key, char *out, size_t len,
+		       const struct vctx *v)
+{
+	struct json_object *f;
+	const char *s;
+	int n;
+
+	if (!json_object_object_get_ex(root, key, &f))
+		return 1;
+	if (!json_object_is_type(f, json_type_string))
+		return bad(v, -EINVAL, "' must be a string", key);
+	s = json_object_get_string(f);
+	n = json_object_get_string_len(f);
+	if (n < 0 || (size_t)n >= len || strlen(s) != (size_t)n)
+		return bad(v, -EINVAL, "' is too long or contains NUL", key);
+	memcpy(out, s, (size_t)n + 1);
+	return 0;
+}
+
+/* One of `allowed` (NULL-terminated) as visibility.KEY, into out. */
+static int get_vis(struct json_object *vis, const char *key, const char *const *allowed, char *out,
+		   size_t len, const struct vctx *v)
+{
+	char what[32];
+	struct json_object *f;
+	const char *s;
+
+	snprintf(what, sizeof(what), "visibility.%s", key);
+	if (!json_object_object_get_ex(vis, key, &f))
+		return bad(v, -EINVAL, "' is missing", what);
+	s = json_object_is_type(f, json_type_string) ? json_object_get_string(f) : NULL;
+	for (; s && *allowed; allowed++)
+		if (strcmp(s, *allowed) == 0 && strlen(s) < len) {
+			memcpy(out, s, strlen(s) + 1);
+			return 0;
+		}
+	return bad(v, -EINVAL, "' is not one of the known values", what);
+}
+
+/* "visibility": {"exec": "host"|"none", "network": "cgroup"|"tap"}, optional. */
+static int parse_visibility(struct json_object *root, struct sbt_sandbox_state *st,
+			    const struct vctx *v)
+{
+	static const char *const exec[] = { "host", "none", NULL };
+	static const char *const network[] = { "cgroup", "tap", NULL };
+	struct json_object *vis;
+	int ret;
+
+	if (!json_object_object_get_ex(root, "visibility", &vis))
+		return 0;
+	if (!json_object_is_type(vis, json_type_object))
+		return bad(v, -EINVAL, "' must be an object", "visibility");
+	ret = get_vis(vis, "exec", exec, st->visibility_exec, sizeof(st->visibility_exec), v);
+	if (!ret)
+		ret = get_vis(vis, "network", network, st->visibility_network,
+			      sizeof(st->visibility_network), v);
+	return ret;
+}
+
+/* The qemu backend's tap, its netns and the guest's addresses: required there, absent elsewhere. */
+static int parse_tap(struct json_object *root, struct sbt_sandbox_state *st, const struct vctx *v)
+{
+	static const char *const keys[] = { "tap", "tap_netns", "tap_ifindex", "guest_addrs" };
+	struct json_object *arr;
+	bool vm = strcmp(st->backend, "qemu") == 0;
+	int64_t i;
+	size_t n;
+	int ret;
+
+	if (!vm) {
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (json_object_object_get_ex(root, keys[k], &arr))
+				return bad(v, -EINVAL, "' belongs to backend qemu only", keys[k]);
+		return 0;
+	}
+	ret = get_str(root, "tap", st->tap, sizeof(st->tap), v);
+	if (!ret && !ifname_ok(st->tap))
+		ret = bad(v, -EINVAL, "' is not an interface name", "tap");
+	if (!ret) {
+		ret = get_opt_str(root, "tap_netns", st->tap_netns, sizeof(st->tap_netns), v);
+		if (ret == 1)
+			ret = bad(v, -EINVAL, "' is missing", "tap_netns");
+	}
+	if (!ret && st->tap_netns[0] && !netns_name_ok(st->tap_netns))
+		ret = bad(v, -EINVAL, "' is not a network namespace name", "tap_netns");
+	if (!ret)
+		ret = get_int(root, "tap_ifindex", 1, INT32_MAX, &i, v);
+	if (ret)
+		return ret;
+	st->tap_ifindex = (int)i;
+	if (!json_object_object_get_ex(root, "guest_addrs", &arr))
+		return bad(v, -EINVAL, "' is missing", "guest_addrs");
+	if (!json_object_is_type(arr, json_type_array))
+		return bad(v, -EINVAL, "' must be an array", "guest_addrs");
+	n = json_object_array_length(arr);
+	if (n > SBT_VM_MAX_ADDRS)
+		return bad(v, -EINVAL, "' has more than 4 addresses", "guest_addrs");
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *a = json_object_array_get_idx(arr, k);
+		unsigned char bin[16];
+		const char *s;
+
+		if (!json_object_is_type(a, json_type_string))
+			return bad(v, -EINVAL, "' must hold strings", "guest_addrs");
+		s = json_object_get_string(a);
+		if ((size_t)json_object_get_string_len(a) >= sizeof(st->guest_addrs[0]) ||
+		    strlen(s) != (size_t)json_object_get_string_len(a) ||
+		    (inet_pton(AF_INET, s, bin) != 1 && inet_pton(AF_INET6, s, bin) != 1))
+			return bad(v, -EINVAL, "' must hold IP addresses", "guest_addrs");
+		memcpy(st->guest_addrs[k], s, strlen(s) + 1);
+		st->nr_guest_addrs++;
+	}
 	return 0;
 }
 
@@ -1579,6 +2609,10 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 		ret = get_int(root, "start_ns", 0, INT64_MAX, &i, &v);
 	if (!ret)
 		st->start_ns = (uint64_t)i;
+	if (!ret)
+		ret = parse_visibility(root, st, &v);
+	if (!ret)
+		ret = parse_tap(root, st, &v);
 	if (ret)
 		goto out;
 	ret = find_cg2(mnt_point, sizeof(mnt_point));
@@ -1591,12 +2625,14 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 			  "cgroup");
 		goto out;
 	}
-	/* The ns and podman backends' cgroup is always <v2>/sbtrace/NAME. */
-	if ((strcmp(st->backend, "ns") == 0 || strcmp(st->backend, "podman") == 0) &&
+	/* The ns, podman and qemu backends' cgroup is always <v2>/sbtrace/NAME. */
+	if ((strcmp(st->backend, "ns") == 0 || strcmp(st->backend, "podman") == 0 ||
+	     strcmp(st->backend, "qemu") == 0) &&
 	    (!str_fits(want_cg, sizeof(want_cg), "%s/sbtrace/%s", mnt_point, name) ||
 	     strcmp(st->cgroup_path, want_cg) != 0)) {
 		ret = bad(&v, -EINVAL,
-			  "' must be <cgroup v2 mount>/sbtrace/NAME for backends ns and podman",
+			  "' must be <cgroup v2 mount>/sbtrace/NAME for backends ns, podman and "
+			  "qemu",
 			  "cgroup");
 		goto out;
 	}
@@ -1726,6 +2762,12 @@ static int gc_state_files(const char *dir, bool verbose)
 			snprintf(cg_name, sizeof(cg_name), "/sbtrace/%s", name);
 			cgroup_v1_remove(cg_name);
 		}
+		if (strcmp(st.backend, "qemu") == 0) {
+			/* qemu died with the cgroup, and the tap with it; delete what is left */
+			tap_remove(st.tap_netns, st.tap, st.tap_ifindex);
+			if (str_fits(path, sizeof(path), "%s/%s.vm", dir, name))
+				vm_dir_remove(path);
+		}
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		attach_path(path, fifo, sizeof(fifo));
 		if (fifo[0])
@@ -1778,6 +2820,38 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 	return count;
 }
 
+/* STATE_DIR/NAME.vm directories that no state file names (a shim killed while starting). */
+static void gc_orphan_vm_dirs(const char *dir, bool verbose)
+{
+	char name[SBT_SANDBOX_NAME_MAX + 1], sf[PATH_MAX], vd[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	time_t now = time(NULL);
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n <= 3 || n - 3 > SBT_SANDBOX_NAME_MAX ||
+		    strcmp(de->d_name + n - 3, ".vm") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 3), de->d_name);
+		if (!sbt_sandbox_name_ok(name) ||
+		    !str_fits(sf, sizeof(sf), "%s/%s.json", dir, name) ||
+		    !str_fits(vd, sizeof(vd), "%s/%s", dir, de->d_name))
+			continue;
+		if (lstat(sf, &st) == 0 || lstat(vd, &st) || !S_ISDIR(st.st_mode) ||
+		    now - st.st_ctime < GC_MIN_AGE_SEC)
+			continue;
+		vm_dir_remove(vd);
+		if (verbose && lstat(vd, &st))
+			fprintf(stderr, "sbtrace-shim gc: removed %s\n", vd);
+	}
+	closedir(d);
+}
+
 int sbt_sandbox_gc(const char *state_dir, bool verbose)
 {
 	const char *dir = state_dir ? state_dir : SBT_STATE_DIR_DEFAULT;
@@ -1785,5 +2859,6 @@ int sbt_sandbox_gc(const char *state_dir, bool verbose)
 
 	if (n < 0)
 		return n;
+	gc_orphan_vm_dirs(dir, verbose);
 	return n + gc_orphan_cgroups(dir, verbose);
 }

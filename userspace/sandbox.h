@@ -18,6 +18,17 @@
  * below the sandbox cgroup with --cgroup-parent (see probe_cmd.c). On a
  * hybrid cgroup system runc also creates the same path in the v1
  * hierarchies; destroy and gc remove what it leaves there.
+ *
+ * The `qemu` backend (spec.vm): the same cgroup and protocol; the child is
+ * born in the cgroup like the podman one, drops every capability and, after
+ * go, becomes qemu-system-x86_64 -M microvm (TCG) booting the guest that
+ * scripts/guest-build.sh made. The workload (argv) runs inside the guest as
+ * /sbt/run, with the workspace copied to /workspace, both in a second cpio
+ * archive appended to the guest's initramfs. The guest's only network is
+ * eth0 (virtio-net), whose host side is a tap the caller creates in
+ * spec.tap_netns and hands to qemu as an open fd. The serial console comes
+ * back through run->console_fd (see sbt_vm_console_feed()). The host sees
+ * the VM's execs only as qemu's: visibility exec "none", network "tap".
  */
 #ifndef SBT_SANDBOX_H
 #define SBT_SANDBOX_H
@@ -59,7 +70,69 @@ struct sbt_sandbox_spec {
 	const char *veth_host_netns;
 	const char *veth_host_cidr;
 	const char *veth_sandbox_cidr;
+	/*
+	 * The qemu backend: guest_dir is scripts/guest-build.sh's output
+	 * (vmlinux, initramfs.cpio.gz); argv runs in the guest (looked up in
+	 * its PATH, busybox's applets); workspace (optional) is copied into
+	 * the guest (at most a quarter of vm_mem_mb, and nothing comes back);
+	 * cwd must be NULL; net must be SBT_NET_NONE. The tap lives in the
+	 * network namespace tap_netns (a name as `ip netns` knows it; NULL:
+	 * the caller's); its host side gets tap_host_cidr / tap_host_cidr6
+	 * ("203.0.113.253/30", "2001:db8:9::1/64"), the guest's eth0
+	 * tap_guest_cidr / tap_guest_cidr6, with the host side as its default
+	 * route. Each pair is optional (both NULL: eth0 stays unconfigured).
+	 */
+	bool vm;
+	const char *guest_dir;
+	const char *tap_netns;
+	const char *tap_host_cidr;
+	const char *tap_guest_cidr;
+	const char *tap_host_cidr6;
+	const char *tap_guest_cidr6;
+	unsigned int vm_mem_mb; /* 0: SBT_VM_MEM_DEFAULT_MB */
 };
+
+#define SBT_VM_MEM_DEFAULT_MB 256
+#define SBT_VM_MEM_MIN_MB     64
+#define SBT_VM_MEM_MAX_MB     16384
+#define SBT_VM_MAX_ADDRS      4
+
+/*
+ * The guest's serial console, as the caller reads it. Everything before
+ * the line SBT-GUEST-READY is boot output; then the workload's output (its
+ * stdout and stderr, merged) until the line SBT-GUEST-EXIT <code>, which
+ * the guest's init prints after one newline of its own (dropped again:
+ * the bytes forwarded are exactly the workload's, split at line ends).
+ * Boot output and whatever follows the exit line are kept (the last 2 KiB)
+ * for error messages. The exit code is what the guest reports: a workload
+ * that prints the exit line itself decides its own exit code, as it could
+ * by exiting with it.
+ */
+enum sbt_vm_phase {
+	SBT_VM_BOOTING = 0,
+	SBT_VM_RUNNING, /* after SBT-GUEST-READY */
+	SBT_VM_EXITED,	/* after SBT-GUEST-EXIT */
+};
+
+struct sbt_vm_console {
+	enum sbt_vm_phase phase;
+	int exit_code;	   /* valid in SBT_VM_EXITED */
+	uint64_t ready_ns; /* CLOCK_MONOTONIC at the markers, 0 before */
+	uint64_t exit_ns;
+	bool pending_nl; /* a workload line ended; its newline not written yet */
+	bool mid_line;	 /* part of a long line was forwarded already */
+	bool out_failed; /* writing the workload's output failed: the rest is dropped */
+	size_t len;
+	char line[4096];
+	size_t tail_len;
+	char tail[2048];
+};
+
+void sbt_vm_console_init(struct sbt_vm_console *con);
+/* Take console bytes; the workload's go to out_fd. */
+void sbt_vm_console_feed(struct sbt_vm_console *con, const char *buf, size_t n, int out_fd);
+/* The console closed: a partial last line is handled like a complete one. */
+void sbt_vm_console_eof(struct sbt_vm_console *con, int out_fd);
 
 struct sbt_sandbox_run {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
@@ -72,10 +145,36 @@ struct sbt_sandbox_run {
 	char state_file[PATH_MAX];
 	uint64_t start_ns; /* CLOCK_REALTIME */
 	bool host_tool;	   /* started with spec.host_tool (backend "podman") */
+	uint64_t go_ns;	   /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
+	/* The qemu backend (spec.vm); run->pid is qemu. */
+	bool vm;
+	int console_fd;		  /* read end of qemu's serial console (non-blocking), or -1 */
+	char tap[16];		  /* the tap's name, e.g. "sbt1a2b3c4d" */
+	char tap_netns[PATH_MAX]; /* its netns's name, "" for the caller's */
+	int tap_ifindex;
+	char guest_addrs[SBT_VM_MAX_ADDRS][64]; /* the guest's addresses, without /LEN */
+	int nr_guest_addrs;
+	char vm_dir[PATH_MAX]; /* STATE_DIR/NAME.vm: the per-run initramfs */
+	struct sbt_vm_console con;
 };
 
-/* The backend's name for state files: "ns", or "podman" for a host-tool sandbox. */
+/*
+ * Read what qemu wrote on the console (the qemu backend) and feed it to
+ * run->con, forwarding the workload's output to out_fd. Returns the bytes
+ * read (> 0), 0 at the end (qemu is gone; the console was closed and the
+ * partial last line handled), -EAGAIN when nothing is pending, or -errno.
+ */
+long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd);
+
+/* The backend's name for state files: "ns", "podman" (host tool) or "qemu". */
 const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run);
+
+/*
+ * Check a spec without acting on it (names, combinations, addresses, the
+ * guest's kernel): the errors a user can fix. 0, or -errno with err filled.
+ * sbt_sandbox_start() checks the same first.
+ */
+int sbt_sandbox_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
 
 /*
  * Create the cgroup and fork the sandbox. Returns at once (the child sets
@@ -94,7 +193,8 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run);
 
 /*
  * Wait for the sandbox's init to exit; *status is the workload's exit status
- * in waitpid() form (init exits with it; 127 when the exec failed).
+ * in waitpid() form (init exits with it; 127 when the exec failed). For the
+ * qemu backend it is qemu's: the workload's comes from the console (run->con).
  * timeout_ms < 0 waits forever; -ETIMEDOUT when it expires.
  */
 int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms);
@@ -102,11 +202,17 @@ int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms);
 /*
  * Kill what is left (cgroup.kill, else SIGKILL each), remove the cgroup and
  * state file (and, for a host-tool sandbox, the same path's empty cgroups in
- * the v1 hierarchies).
+ * the v1 hierarchies; for a qemu sandbox the tap, should it outlive qemu, and
+ * STATE_DIR/NAME.vm).
  */
 void sbt_sandbox_destroy(struct sbt_sandbox_run *run);
 
-/* State file (JSON: name, backend, cgroup path and id, netns, pid, shim_pid, start time). */
+/*
+ * State file (JSON: name, backend, cgroup path and id, netns, pid, shim_pid,
+ * start time, visibility {"exec":"host"|"none","network":"cgroup"|"tap"};
+ * the qemu backend adds tap, tap_netns ("" for the shim's), tap_ifindex and
+ * guest_addrs, the guest's addresses without /LEN).
+ */
 int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, const char *backend);
 struct sbt_sandbox_state {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
@@ -116,12 +222,23 @@ struct sbt_sandbox_state {
 	pid_t pid, shim_pid;
 	char netns[PATH_MAX];
 	uint64_t start_ns;
+	char visibility_exec[8];    /* "host" or "none"; "" when the file has none */
+	char visibility_network[8]; /* "cgroup" or "tap"; "" when the file has none */
+	/* The qemu backend ("" / 0 for the others): attach to the tap by ifindex in tap_netns. */
+	char tap[16];
+	char tap_netns[PATH_MAX]; /* a name as `ip netns` knows it; "" for the shim's own */
+	int tap_ifindex;
+	char guest_addrs[SBT_VM_MAX_ADDRS][64];
+	int nr_guest_addrs;
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */
 int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st, char *err,
 		   size_t errlen);
 
-/* Remove sandboxes whose shim is gone: kill, rmdir cgroup, delete state. Returns how many. */
+/*
+ * Remove sandboxes whose shim is gone: kill, rmdir cgroup, delete state (and
+ * a qemu sandbox's tap and per-run files). Returns how many.
+ */
 int sbt_sandbox_gc(const char *state_dir, bool verbose);
 
 /* True when `name` is a valid sandbox name. */

@@ -31,6 +31,7 @@ enum {
 	SHIM_EXIT_RUNTIME = 1, /* gc: the state dir could not be read */
 	SHIM_EXIT_USAGE = 2,
 	SHIM_EXIT_SETUP = 3,
+	SHIM_EXIT_VM_TIMEOUT = 124, /* as timeout(1) */
 };
 
 #define GRACE_MS 2000 /* after forwarding SIGINT/SIGTERM, before killing everything */
@@ -43,7 +44,9 @@ static const char exit_codes_help[] =
 	"  2    usage or input error (unknown option, bad name, missing workspace,\n"
 	"       sandbox name in use, backend not available)\n"
 	"  3    the sandbox could not be set up (cgroup, namespaces, mounts, state\n"
-	"       file), or it died before the workload started\n";
+	"       file, tap), or it died before the workload started; qemu: the VM\n"
+	"       ended without reporting the workload's exit code\n"
+	"  124  run --backend qemu: --vm-timeout expired (the VM was killed)\n";
 
 static void usage_main(FILE *f)
 {
@@ -74,12 +77,14 @@ static void usage_run(FILE *f)
 		"run CMD, and exit with its exit code; everything is removed on exit.\n"
 		"\n"
 		"  -n, --name NAME        1-%d characters [A-Za-z0-9_.-], not starting with '.'\n"
-		"  -b, --backend ns|podman  ns: the namespaces above (default); podman: CMD\n"
-		"                         must be podman or docker (the exec allowlist) and\n"
-		"                         runs on the host inside the sandbox cgroup, e.g.\n"
-		"                         podman build --cgroup-parent=/sbtrace/NAME/build ...\n"
+		"  -b, --backend ns|podman|qemu  ns: the namespaces above (default); podman:\n"
+		"                         CMD must be podman or docker (the exec allowlist)\n"
+		"                         and runs on the host inside the sandbox cgroup, e.g.\n"
+		"                         podman build --cgroup-parent=/sbtrace/NAME/build ...;\n"
+		"                         qemu: CMD runs in a microVM (below)\n"
 		"  -w, --workspace DIR[:ro]  bind DIR at /workspace (read-only with :ro);\n"
 		"                         it is also the workload's working directory\n"
+		"                         (qemu: a copy, at most a quarter of --vm-mem)\n"
 		"      --net none|veth    networking: a new namespace with only lo (none, the\n"
 		"                         default), or also eth0, a veth pair's end, with\n"
 		"      --veth-addrs HOST/LEN,SANDBOX/LEN  the two ends' addresses (the host\n"
@@ -88,15 +93,38 @@ static void usage_run(FILE *f)
 		"                         (default: the shim's own)\n"
 		"  -s, --state-dir DIR    state files (default %s)\n"
 		"      --no-wait          run CMD at once, without waiting for a tracer\n"
+		"      --timings FILE     at the end, write JSON: boot_ms, workload_ms (qemu\n"
+		"                         only, else null) and total_ms, from the release\n"
 		"  -h, --help             this help\n"
+		"\n"
+		"The qemu backend: qemu-system-x86_64 -M microvm (TCG, no KVM needed) runs\n"
+		"in the sandbox cgroup without capabilities, booting the guest that\n"
+		"scripts/guest-build.sh built (a Debian kernel, busybox); CMD runs there as\n"
+		"root, in /workspace if given, else /, with busybox's applets on PATH.\n"
+		"      --guest DIR        the guest: the directory scripts/guest-build.sh\n"
+		"                         prints (required)\n"
+		"      --tap-netns NAME   the tap (the guest's eth0's host side, named\n"
+		"                         sbt<hash of NAME>) in that network namespace\n"
+		"                         (default: the shim's own)\n"
+		"      --tap-addrs HOST/LEN,GUEST/LEN  IPv4 of the tap and of eth0, whose\n"
+		"                         default route is the tap (else eth0 has none)\n"
+		"      --tap-addrs6 HOST/LEN,GUEST/LEN  the same for IPv6\n"
+		"      --vm-mem MB        the VM's memory in MiB, 64-16384 (default %d)\n"
+		"      --vm-timeout SEC   kill the VM after SEC seconds from its start (exit 124)\n"
+		"The VM's console: CMD's output (stdout and stderr together) goes to stdout,\n"
+		"the boot messages nowhere unless the VM fails (then their end, on\n"
+		"stderr); the exit code is the one the guest reports. The tap, the cgroup\n"
+		"and the per-run files (STATE_DIR/NAME.vm) are removed with the sandbox.\n"
 		"\n"
 		"Waiting for a tracer: before the state file appears, the FIFO\n"
 		"STATE_DIR/NAME.attach is created; CMD runs once a line \"attached\" is\n"
 		"written to it, which `sbtrace trace --sandbox NAME` does after attaching.\n"
 		"The FIFO is removed then. SIGINT, SIGTERM and SIGHUP are forwarded to the\n"
-		"workload; whatever still runs %d ms later (or at a second signal) is killed.\n"
+		"workload; whatever still runs %d ms later (or at a second signal) is killed\n"
+		"(a VM at once: its guest cannot be signalled).\n"
 		"\n%s",
-		SBT_SANDBOX_NAME_MAX, SBT_STATE_DIR_DEFAULT, GRACE_MS, exit_codes_help);
+		SBT_SANDBOX_NAME_MAX, SBT_STATE_DIR_DEFAULT, SBT_VM_MEM_DEFAULT_MB, GRACE_MS,
+		exit_codes_help);
 }
 
 static void usage_gc(FILE *f)
@@ -258,6 +286,116 @@ static int wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Read the console until nothing is pending; true at its end (qemu closed it). */
+static bool pump_console(struct sbt_sandbox_run *run)
+{
+	long n;
+
+	while ((n = sbt_sandbox_console(run, STDOUT_FILENO)) > 0)
+		;
+	return n == 0 || (n < 0 && n != -EAGAIN);
+}
+
+/*
+ * The qemu backend: forward the workload's console output until qemu exits;
+ * the exit code is the one the guest reported. A signal or --vm-timeout
+ * ends the VM at once (destroy kills it).
+ */
+static int wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s)
+{
+	uint64_t deadline = timeout_s > 0 ? run->go_ns + (uint64_t)timeout_s * 1000000000ull : 0;
+	int status = 0, sig;
+	bool eof = false;
+
+	for (;;) {
+		struct pollfd p[3] = { { .fd = eof ? -1 : run->console_fd, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN },
+				       { .fd = pidfd, .events = POLLIN } };
+		int timeout = pidfd >= 0 ? -1 : 100, ret;
+
+		if (deadline) {
+			uint64_t now = mono_ns();
+
+			if (now >= deadline) {
+				fprintf(stderr,
+					"sbtrace-shim run: sandbox %s: --vm-timeout %d s expired; "
+					"the VM was killed\n",
+					run->name, timeout_s);
+				return SHIM_EXIT_VM_TIMEOUT;
+			}
+			if (timeout < 0 || (deadline - now) / 1000000 + 1 < (uint64_t)timeout)
+				timeout = (int)((deadline - now) / 1000000 + 1);
+		}
+		ret = poll(p, 3, timeout);
+		if (ret < 0 && errno != EINTR)
+			return SHIM_EXIT_SETUP;
+		if (ret > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			eof = pump_console(run);
+		if (ret > 0 && (p[1].revents & POLLIN)) {
+			sig = read_signal(sfd);
+			if (sig)
+				return 128 + sig;
+		}
+		if (pidfd < 0 || (ret > 0 && (p[2].revents & POLLIN))) {
+			int w = sbt_sandbox_wait(run, &status, 0);
+
+			if (w == 0)
+				break;
+			if (w != -ETIMEDOUT && w != -EINTR)
+				return SHIM_EXIT_SETUP;
+		}
+	}
+	/* qemu is gone: what it wrote is in the pipe, up to its end */
+	if (!eof && !pump_console(run))
+		sbt_vm_console_eof(&run->con, STDOUT_FILENO);
+	if (run->con.phase == SBT_VM_EXITED)
+		return run->con.exit_code;
+	fprintf(stderr,
+		"sbtrace-shim run: sandbox %s: the VM died before the workload %s (qemu exited "
+		"%s %d)%s%s\n",
+		run->name, run->con.phase == SBT_VM_BOOTING ? "started" : "finished",
+		WIFSIGNALED(status) ? "on signal" : "with",
+		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+		run->con.tail_len ? "; the end of its console:\n" : "", run->con.tail);
+	return SHIM_EXIT_SETUP;
+}
+
+/* --timings FILE: the phases in ms (null: not reached, or not this backend's). */
+static void write_timings(const char *path, const struct sbt_sandbox_run *run, uint64_t end_ns)
+{
+	const struct sbt_vm_console *con = &run->con;
+	char boot[32] = "null", work[32] = "null", total[32] = "null";
+	FILE *f;
+	bool ok = false;
+
+	if (run->vm && con->ready_ns && run->go_ns)
+		snprintf(boot, sizeof(boot), "%.1f", (double)(con->ready_ns - run->go_ns) / 1e6);
+	if (run->vm && con->exit_ns && con->ready_ns)
+		snprintf(work, sizeof(work), "%.1f", (double)(con->exit_ns - con->ready_ns) / 1e6);
+	if (run->go_ns && end_ns > run->go_ns)
+		snprintf(total, sizeof(total), "%.1f", (double)(end_ns - run->go_ns) / 1e6);
+	f = fopen(path, "we");
+	if (f) {
+		fprintf(f,
+			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"boot_ms\":%s,"
+			"\"workload_ms\":%s,\"total_ms\":%s}\n",
+			run->name, sbt_sandbox_backend(run), boot, work, total);
+		ok = !ferror(f);
+		if (fclose(f))
+			ok = false;
+	}
+	if (!ok)
+		fprintf(stderr, "sbtrace-shim run: --timings %s: %s\n", path, strerror(errno));
+}
+
 /* Create the attach FIFO (a stale one from a killed shim of the same name is replaced). */
 static int make_fifo(const char *dir, const char *name, char *path, size_t len)
 {
@@ -294,16 +432,26 @@ static int cmd_run(int argc, char **argv)
 		{ "no-wait", no_argument, NULL, 2 },
 		{ "veth-addrs", required_argument, NULL, 3 },
 		{ "veth-host-netns", required_argument, NULL, 4 },
+		{ "guest", required_argument, NULL, 5 },
+		{ "tap-netns", required_argument, NULL, 6 },
+		{ "tap-addrs", required_argument, NULL, 7 },
+		{ "tap-addrs6", required_argument, NULL, 8 },
+		{ "vm-mem", required_argument, NULL, 9 },
+		{ "vm-timeout", required_argument, NULL, 10 },
+		{ "timings", required_argument, NULL, 11 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static char workspace[PATH_MAX];
+	static char workspace[PATH_MAX], tap4[128], tap6[128];
 	struct sbt_sandbox_spec spec = { .net = SBT_NET_NONE, .stdout_fd = -1, .stderr_fd = -1 };
 	struct sbt_sandbox_run run;
 	char err[PATH_MAX + 512], fifo_path[PATH_MAX] = "";
-	const char *state_dir = SBT_STATE_DIR_DEFAULT;
+	const char *state_dir = SBT_STATE_DIR_DEFAULT, *timings = NULL;
 	int c, ret, code = SHIM_EXIT_SETUP, fifo = -1, sfd = -1, pidfd = -1, sig = 0;
-	bool no_wait = false, started = false;
+	int vm_timeout = 0;
+	bool no_wait = false, started = false, tap_opts = false;
+	char *end;
+	long num;
 	struct stat st;
 	sigset_t sigs;
 	size_t n;
@@ -317,12 +465,10 @@ static int cmd_run(int argc, char **argv)
 		case 'b':
 			/* podman: CMD (podman or docker, e.g. a build with --cgroup-parent)
 			 * runs as a host tool inside the sandbox cgroup, no namespaces */
-			if (strcmp(optarg, "podman") == 0)
-				spec.host_tool = true;
-			else if (strcmp(optarg, "ns") == 0)
-				spec.host_tool = false;
-			else
-				return usage_error("run", "--backend '%s': use ns or podman",
+			spec.host_tool = strcmp(optarg, "podman") == 0;
+			spec.vm = strcmp(optarg, "qemu") == 0;
+			if (!spec.host_tool && !spec.vm && strcmp(optarg, "ns") != 0)
+				return usage_error("run", "--backend '%s': use ns, podman or qemu",
 						   optarg);
 			break;
 		case 'w':
@@ -364,6 +510,60 @@ static int cmd_run(int argc, char **argv)
 		}
 		case 4:
 			spec.veth_host_netns = optarg;
+			break;
+		case 5:
+			spec.guest_dir = optarg;
+			break;
+		case 6:
+			spec.tap_netns = optarg;
+			tap_opts = true;
+			break;
+		case 7:
+		case 8: {
+			char *buf = c == 7 ? tap4 : tap6;
+			char *comma = strchr(optarg, ',');
+
+			if (strlen(optarg) >= sizeof(tap4) || !comma)
+				return usage_error(
+					"run",
+					c == 7 ? "--tap-addrs '%s': give HOST/LEN,GUEST/LEN, e.g. "
+						 "203.0.113.253/30,203.0.113.254/30"
+					       : "--tap-addrs6 '%s': give HOST/LEN,GUEST/LEN, e.g. "
+						 "2001:db8:9::1/64,2001:db8:9::2/64",
+					optarg);
+			strcpy(buf, optarg);
+			buf[comma - optarg] = '\0';
+			if (c == 7) {
+				spec.tap_host_cidr = buf;
+				spec.tap_guest_cidr = buf + (comma - optarg) + 1;
+			} else {
+				spec.tap_host_cidr6 = buf;
+				spec.tap_guest_cidr6 = buf + (comma - optarg) + 1;
+			}
+			tap_opts = true;
+			break;
+		}
+		case 9:
+			errno = 0;
+			num = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || num < SBT_VM_MEM_MIN_MB ||
+			    num > SBT_VM_MEM_MAX_MB)
+				return usage_error("run", "--vm-mem '%s': give MiB, 64-16384",
+						   optarg);
+			spec.vm_mem_mb = (unsigned int)num;
+			break;
+		case 10:
+			errno = 0;
+			num = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || num < 1 || num > 86400)
+				return usage_error(
+					"run", "--vm-timeout '%s': give seconds, 1-86400", optarg);
+			vm_timeout = (int)num;
+			break;
+		case 11:
+			if (!optarg[0])
+				return usage_error("run", "--timings '%s': give a file", optarg);
+			timings = optarg;
 			break;
 		case 's':
 			if (!optarg[0])
@@ -423,8 +623,27 @@ static int cmd_run(int argc, char **argv)
 	if (spec.net != SBT_NET_VETH && (spec.veth_host_cidr || spec.veth_host_netns))
 		return usage_error("run", "--veth-addrs and --veth-host-netns need --net veth%s",
 				   "");
+	if (!spec.vm && (spec.guest_dir || tap_opts || spec.vm_mem_mb || vm_timeout))
+		return usage_error(
+			"run",
+			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem and "
+			"--vm-timeout need --backend qemu",
+			"");
+	if (spec.vm && spec.net != SBT_NET_NONE)
+		return usage_error("run",
+				   "%s--backend qemu takes no --net: the VM's network is the tap "
+				   "(--tap-addrs)",
+				   "");
+	if (spec.vm && !spec.guest_dir)
+		return usage_error("run",
+				   "%s--backend qemu needs --guest DIR: build the guest with "
+				   "scripts/guest-build.sh, which prints DIR",
+				   "");
 	spec.argv = argv + optind;
 	spec.state_dir = state_dir;
+	/* What the user can fix (addresses, the guest...): a usage error, before anything is made. */
+	if (sbt_sandbox_check(&spec, err, sizeof(err)))
+		return usage_error("run", "%s", err);
 
 	/* Signals are read from a signalfd; the sandbox's init resets its mask. */
 	sigemptyset(&sigs);
@@ -432,6 +651,9 @@ static int cmd_run(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* The VM's output goes through us: a closed stdout must not kill the shim. */
+	if (spec.vm)
+		signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		fprintf(stderr, "sbtrace-shim run: signalfd: %s\n", strerror(errno));
@@ -441,7 +663,8 @@ static int cmd_run(int argc, char **argv)
 	ret = sbt_sandbox_start(&spec, &run, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "sbtrace-shim run: %s\n", err);
-		code = ret == -EEXIST ? SHIM_EXIT_USAGE : SHIM_EXIT_SETUP;
+		/* a name in use, a workspace too large for the VM: the user can fix them */
+		code = ret == -EEXIST || ret == -EFBIG ? SHIM_EXIT_USAGE : SHIM_EXIT_SETUP;
 		goto out;
 	}
 	started = true;
@@ -456,7 +679,7 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = sbt_state_write(state_dir, &run, "ns");
+	ret = sbt_state_write(state_dir, &run, sbt_sandbox_backend(&run));
 	if (ret) {
 		fprintf(stderr,
 			"sbtrace-shim run: cannot write the state file %s: %s; the state dir must "
@@ -473,10 +696,16 @@ static int cmd_run(int argc, char **argv)
 	if (!no_wait) {
 		enum attach_result r;
 
-		fprintf(stderr,
-			"sbtrace-shim: sandbox %s up (cgroup %s, pid %d); waiting for a tracer: "
-			"sbtrace trace --sandbox %s\n",
-			run.name, run.cgroup_path, (int)run.pid, run.name);
+		if (run.vm)
+			fprintf(stderr,
+				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d, tap %s); waiting "
+				"for a tracer: sbtrace trace --sandbox %s\n",
+				run.name, run.cgroup_path, (int)run.pid, run.tap, run.name);
+		else
+			fprintf(stderr,
+				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d); waiting for a "
+				"tracer: sbtrace trace --sandbox %s\n",
+				run.name, run.cgroup_path, (int)run.pid, run.name);
 		r = wait_attach(run.name, fifo, sfd, pidfd, &sig);
 		close(fifo);
 		fifo = -1;
@@ -500,7 +729,12 @@ static int cmd_run(int argc, char **argv)
 			run.name, strerror(-ret));
 		goto out;
 	}
-	code = wait_workload(&run, sfd, pidfd);
+	if (run.vm)
+		code = wait_vm(&run, sfd, pidfd, vm_timeout);
+	else
+		code = wait_workload(&run, sfd, pidfd);
+	if (timings)
+		write_timings(timings, &run, mono_ns());
 out:
 	if (fifo >= 0)
 		close(fifo);

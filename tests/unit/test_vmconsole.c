@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Unit tests for the qemu backend's console parser (sbt_vm_console_*,
+ * userspace/sandbox.c): boot output kept apart, the workload's bytes passed
+ * on exactly, the exit code from the marker, markers split across reads,
+ * long lines, a VM that dies early, an output that fails.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+/* Feed `in` in chunks of `step` bytes (0: at once); return what reached the output. */
+static char *run(struct sbt_vm_console *con, const char *in, size_t step, bool eof)
+{
+	FILE *f = tmpfile();
+	size_t n = strlen(in), len;
+	char *out;
+
+	assert_non_null(f);
+	sbt_vm_console_init(con);
+	for (size_t off = 0; off < n;) {
+		size_t k = step && n - off > step ? step : n - off;
+
+		sbt_vm_console_feed(con, in + off, k, fileno(f));
+		off += k;
+	}
+	if (eof)
+		sbt_vm_console_eof(con, fileno(f));
+	len = (size_t)ftell(f);
+	out = calloc(1, len + 1);
+	rewind(f);
+	assert_int_equal(fread(out, 1, len, f), len);
+	fclose(f);
+	return out;
+}
+
+static const char boot[] = "[    0.000000] Linux version 6.1\r\nsome noise\n";
+
+static void test_exact_output_and_code(void **state)
+{
+	struct sbt_vm_console con;
+	char *out;
+	size_t steps[] = { 0, 1, 2, 7 };
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char in[512];
+
+		snprintf(in, sizeof(in), "%sSBT-GUEST-READY\nhello\nworld\n\nSBT-GUEST-EXIT 7\n",
+			 boot);
+		out = run(&con, in, steps[i], true);
+		assert_string_equal(out, "hello\nworld\n");
+		assert_int_equal(con.phase, SBT_VM_EXITED);
+		assert_int_equal(con.exit_code, 7);
+		assert_true(con.ready_ns > 0 && con.exit_ns >= con.ready_ns);
+		assert_non_null(strstr(con.tail, "some noise"));
+		free(out);
+	}
+}
+
+static void test_last_line_without_newline(void **state)
+{
+	struct sbt_vm_console con;
+	char *out = run(&con, "SBT-GUEST-READY\r\nabc\nSBT-GUEST-EXIT 0\n", 0, true);
+
+	assert_string_equal(out, "abc");
+	assert_int_equal(con.exit_code, 0);
+	free(out);
+}
+
+static void test_not_markers(void **state)
+{
+	struct sbt_vm_console con;
+	char *out;
+
+	/* before READY nothing is output, even a fake exit marker */
+	out = run(&con, "SBT-GUEST-EXIT 3\nSBT-GUEST-READYX\n", 0, true);
+	assert_string_equal(out, "");
+	assert_int_equal(con.phase, SBT_VM_BOOTING);
+	free(out);
+	/* codes above 255, signs and trailing text are output, not markers */
+	out = run(&con,
+		  "SBT-GUEST-READY\nSBT-GUEST-EXIT 256\nSBT-GUEST-EXIT -1\nSBT-GUEST-EXIT 1 x\n"
+		  "\nSBT-GUEST-EXIT 2\n",
+		  0, true);
+	assert_string_equal(out, "SBT-GUEST-EXIT 256\nSBT-GUEST-EXIT -1\nSBT-GUEST-EXIT 1 x\n");
+	assert_int_equal(con.exit_code, 2);
+	free(out);
+}
+
+static void test_long_line_passes(void **state)
+{
+	struct sbt_vm_console con;
+	size_t n = 3 * sizeof(con.line) + 5;
+	char *in = malloc(n + 64), *out;
+
+	strcpy(in, "SBT-GUEST-READY\n");
+	memset(in + 16, 'x', n);
+	strcpy(in + 16 + n, "\n\nSBT-GUEST-EXIT 0\n");
+	out = run(&con, in, 1000, true);
+	assert_int_equal(strlen(out), n + 1);
+	assert_int_equal(out[n], '\n');
+	assert_int_equal(con.phase, SBT_VM_EXITED);
+	free(in);
+	free(out);
+}
+
+static void test_vm_dies(void **state)
+{
+	struct sbt_vm_console con;
+	char *out = run(&con, "SBT-GUEST-READY\npartial line\nand a half", 0, true);
+
+	assert_int_equal(con.phase, SBT_VM_RUNNING);
+	assert_string_equal(out, "partial line\nand a half");
+	free(out);
+	out = run(&con, "Kernel panic - not syncing\n", 3, true);
+	assert_int_equal(con.phase, SBT_VM_BOOTING);
+	assert_string_equal(out, "");
+	assert_non_null(strstr(con.tail, "Kernel panic"));
+	free(out);
+}
+
+static void test_output_failure_keeps_parsing(void **state)
+{
+	struct sbt_vm_console con;
+	const char in[] = "SBT-GUEST-READY\nlost\nSBT-GUEST-EXIT 5\n";
+
+	sbt_vm_console_init(&con);
+	sbt_vm_console_feed(&con, in, sizeof(in) - 1, -1);
+	assert_true(con.out_failed);
+	assert_int_equal(con.phase, SBT_VM_EXITED);
+	assert_int_equal(con.exit_code, 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact_output_and_code),
+		cmocka_unit_test(test_last_line_without_newline),
+		cmocka_unit_test(test_not_markers),
+		cmocka_unit_test(test_long_line_passes),
+		cmocka_unit_test(test_vm_dies),
+		cmocka_unit_test(test_output_failure_keeps_parsing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
