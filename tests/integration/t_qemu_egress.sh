@@ -1,0 +1,103 @@
+#!/bin/sh
+# A real microVM end to end: sbtrace-shim --backend qemu boots the guest
+# (qemu -M microvm, TCG) with its tap in the test world's host netns;
+# sbtrace trace --sandbox attaches the tap program before the guest runs.
+# The guest fetches a page from an allowed test host (it arrives) and
+# connects to a non-allowed IP literal (refused at once by the RST sent back
+# into the guest); the events are keyed by the tap; the report says the
+# guest's execs were invisible. Then sbtrace probe --backend qemu: never a
+# confident "safe", reason exec_not_visible.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netlib.sh"
+
+SHIM="$TOP/build/bin/sbtrace-shim"
+STATE="$WORK/state"
+NAME="qe$$"
+[ -x "$SHIM" ] || { log "$SHIM missing: run make"; exit 1; }
+command -v qemu-system-x86_64 > /dev/null 2>&1 ||
+	skip "qemu-system-x86_64 not installed (make deps: qemu-system-x86)"
+[ -c /dev/net/tun ] || skip "/dev/net/tun missing (modprobe tun)"
+GUEST=$(sh "$TOP/scripts/guest-build.sh" 2> "$WORK/guest.err") || {
+	log "scripts/guest-build.sh failed: $(tail -n 5 "$WORK/guest.err")"
+	exit 1
+}
+net_require_tools
+net_world_up || exit 1
+mkdir -p "$STATE"
+
+# In the guest: an allowed fetch (the greeting), then a connect to a denied IP literal,
+# timed with the guest's own clock (centiseconds of /proc/uptime).
+cat > "$WORK/guest.sh" << 'EOF'
+# the test host's server greets with "hello" (sbt-net serve)
+if [ "$(timeout 10 nc 198.51.100.7 80 < /dev/null)" = hello ]; then echo FETCH-OK; fi
+a=$(cut -d' ' -f1 /proc/uptime)
+timeout 10 wget -q -O /dev/null http://203.0.113.5/ 2>&1
+b=$(cut -d' ' -f1 /proc/uptime)
+echo "REFUSED-IN $(awk "BEGIN { print $b - $a }")"
+EOF
+"$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" \
+	--tap-netns "$NET_HOST" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
+	-- sh -c "$(cat "$WORK/guest.sh")" > "$WORK/guest.out" 2> "$WORK/shim.err" &
+SHIM_PID=$!
+i=0
+while [ ! -e "$STATE/$NAME.json" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+check_true "state file written" [ -e "$STATE/$NAME.json" ]
+TAP=$(jq -r .tap "$STATE/$NAME.json")
+IFINDEX=$(jq -r .tap_ifindex "$STATE/$NAME.json")
+
+OUT="$WORK/trace.jsonl"
+start_trace "$OUT" --sandbox "$NAME" --state-dir "$STATE" \
+	--allow-cidr '198.51.100.7/32 port 80 proto tcp' || exit 1
+wait "$SHIM_PID"
+check "the guest's workload exit code comes back" 0 $?
+i=0
+while kill -0 "$TRACE_PID" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+stop_trace INT
+check "trace: exit 0, stopped when the VM ended" "0 workload_exited" \
+	"$TRACE_RC $(jq -r 'select(.event == "TraceStopped") | .reason' "$OUT")"
+log "guest said: $(tr '\n' '|' < "$WORK/guest.out")"
+
+check_true "the guest fetched from the allowed test host" grep -qx FETCH-OK "$WORK/guest.out"
+check_true "the fetch reached the test host (its server log)" \
+	grep -q "^tcp 203.0.113.254[^ ]* 198.51.100.7:80" "$NET_SERVER_LOG"
+check_true "the denied connect failed with 'Connection refused' (the RST)" \
+	grep -q "Connection refused" "$WORK/guest.out"
+SECS=$(sed -n 's/^REFUSED-IN //p' "$WORK/guest.out")
+check_true "refused in under 1 s in the guest (${SECS:-?} s)" awk "BEGIN { exit !(\"$SECS\" != \"\" && $SECS < 1) }"
+check "nothing reached the denied test host" 0 "$(grep -c '203\.0\.113\.5' "$NET_SERVER_LOG")"
+
+S=$(head -n 1 "$OUT")
+check "TraceStarted: the sandbox's tap, by the shim's ifindex" "$TAP $IFINDEX tcx" \
+	"$(echo "$S" | jq -r '.sandboxes[0].tap | "\(.ifname) \(.ifindex) \(.mode)"')"
+check "TraceStarted: guest address from the state file" '["203.0.113.254"]' \
+	"$(echo "$S" | jq -c '.sandboxes[0].tap.guest')"
+check "TraceStarted: visibility exec none, network tap" "none tap none tap" \
+	"$(echo "$S" | jq -r '"\(.visibility.exec) \(.visibility.network) \(.sandboxes[0].visibility.exec) \(.sandboxes[0].visibility.network)"')"
+check "EgressAllowed on the tap for the fetch" "tap $IFINDEX 1" \
+	"$(jq -r 'select(.event == "EgressAllowed" and .daddr == "198.51.100.7") | "\(.source) \(.ifindex) \(.rule.id)"' "$OUT" | head -n 1)"
+check "EgressDenied on the tap for the IP literal, RST sent" "tap $IFINDEX tcp_rst not_in_allowlist" \
+	"$(jq -r 'select(.event == "EgressDenied" and .daddr == "203.0.113.5") | "\(.source) \(.ifindex) \(.reply) \(.reason)"' "$OUT" | head -n 1)"
+check "ShellInvocationObserved: execs not visible, not complete" "false false" \
+	"$(jq -r 'select(.event == "ShellInvocationObserved") | "\(.exec_visible) \(.complete)"' "$OUT")"
+check "no ProcessExec from inside the guest (only qemu's host side)" 0 \
+	"$(jq -r 'select(.event == "ProcessExec" and .comm != "qemu-system-x86") | .comm' "$OUT" | grep -vc '^qemu' || true)"
+check "the tap is gone with the VM" "" "$(ip -n "$NET_HOST" link show "$TAP" 2> /dev/null)"
+
+# The probe on the qemu backend: never a confident "safe".
+FIX="$TOP/tests/fixtures/make-noshell"
+"$SBTRACE" probe --backend qemu --guest "$GUEST" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
+	--no-cache -q --cmd "true" "$FIX" > "$WORK/report.json" 2> "$WORK/probe.err"
+check "probe --backend qemu: exit 0" 0 $?
+check "probe --backend qemu: inconclusive, low, exec_not_visible" "inconclusive low exec_not_visible" \
+	"$(jq -r '"\(.verdict) \(.confidence) \(.reason)"' "$WORK/report.json")"
+check "probe --backend qemu: visibility exec none, network tap" "none tap" \
+	"$(jq -r '"\(.visibility.exec) \(.visibility.network)"' "$WORK/report.json")"
+check_true "probe --backend qemu: the VM booted (vm_boot timing)" \
+	sh -c "[ \$(jq -r '.timings_ms.vm_boot // 0' '$WORK/report.json') -gt 0 ]"
+check "probe --backend qemu: nothing left (netns, cgroup)" "0 0" \
+	"$(ip netns list | grep -c "sbtrace-probe-" || true) $(ls "$CG2/sbtrace" 2> /dev/null | grep -c '^probe-' || true)"
+"$SBTRACE" probe --backend qemu --guest "$GUEST" -q "$TOP/tests/fixtures/dockerfile-builder" \
+	> /dev/null 2> "$WORK/probe2.err"
+check "probe --backend qemu with a Dockerfile: exit 2" 2 $?
+check_true "probe --backend qemu with a Dockerfile: says why" grep -q "Dockerfile" "$WORK/probe2.err"
+finish
