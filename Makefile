@@ -213,6 +213,8 @@ bench: all
 	$(Q)scripts/bench.sh
 	$(Q)scripts/bench-egress.sh
 	$(Q)scripts/bench-probe.sh
+	$(Q)scripts/bench-tap.sh
+	$(Q)scripts/bench-qemu.sh
 
 # --- hygiene -----------------------------------------------------------
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^bpf/vmlinux/')

@@ -1,9 +1,8 @@
 #!/bin/sh
 # Tap benchmark (run by `make bench`, as root): the tap program's cost per
 # frame from BPF_PROG_TEST_RUN (the kernel's clock), next to an empty tc
-# program measured the same way in the same run; then, when the qemu guest
-# is built (scripts/guest-build.sh), the microVM's boot to its first packet
-# on the tap (scripts/bench-qemu.sh).
+# program measured the same way in the same run. (The qemu backend's boot
+# to its first packet on the tap is scripts/bench-qemu.sh.)
 # Targets (issue 5): allowed v4 TCP <= 60 ns, allowed v6 <= 80 ns, denied SYN
 # with its RST built <= 200 ns. bpf_stats is switched off while measuring
 # (it adds two clock reads to every run). Prints "met" / "TARGET MISSED";
