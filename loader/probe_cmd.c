@@ -97,8 +97,8 @@ static void vm_exited(struct probe_ctx *p)
 	}
 	p->boot_failed = true;
 	snprintf(p->boot_err, sizeof(p->boot_err),
-		 "the VM ended before the workload finished (qemu status %d): %.300s",
-		 p->status, p->run.con.tail_len ? p->run.con.tail : "no console output");
+		 "the VM ended before the workload finished (qemu status %d): %.300s", p->status,
+		 p->run.con.tail_len ? p->run.con.tail : "no console output");
 }
 
 static const char *on_tick(void *arg)
@@ -264,7 +264,6 @@ static void workspace_teardown(struct workspace *ws)
 		rm_tree(ws->dir, 0);
 	ws->dir[0] = '\0';
 }
-
 
 /* rm -rf without following symlinks (the upper layer holds what the build wrote). */
 static int rm_tree(const char *path, int depth)
@@ -762,8 +761,9 @@ static int vm_options(const struct sbt_build_plan *plan, const char **guest, cha
 	const char *comma = strchr(tap_addrs, ',');
 
 	if (plan->kind == SBT_BUILD_DOCKERFILE) {
-		fprintf(stderr, "sbtrace probe: --backend qemu runs --cmd, npm or make builds in a "
-				"busybox guest; a Dockerfile build runs on podman (drop --backend)\n");
+		fprintf(stderr,
+			"sbtrace probe: --backend qemu runs --cmd, npm or make builds in a "
+			"busybox guest; a Dockerfile build runs on podman (drop --backend)\n");
 		return -EINVAL;
 	}
 	if (!*guest) {
@@ -1336,9 +1336,9 @@ report:
 		json_object_object_add(vis, "exec", json_object_new_string(vm ? "none" : "host"));
 		json_object_object_add(vis, "network",
 				       json_object_new_string(vm ? "tap"
-							  : egress_mode == SBT_EGRESS_OFF
-								  ? "none"
-								  : "cgroup"));
+							      : egress_mode == SBT_EGRESS_OFF
+								      ? "none"
+								      : "cgroup"));
 		json_object_object_add(report, "visibility", vis);
 	}
 	{
@@ -1367,7 +1367,8 @@ report:
 		if (vm && p.run.con.ready_ns && p.run.go_ns && p.run.con.ready_ns > p.run.go_ns)
 			json_object_object_add(
 				t, "vm_boot",
-				json_object_new_uint64((p.run.con.ready_ns - p.run.go_ns) / 1000000));
+				json_object_new_uint64((p.run.con.ready_ns - p.run.go_ns) /
+						       1000000));
 		else
 			json_object_object_add(t, "vm_boot", NULL);
 		json_object_object_add(report, "timings_ms", t);

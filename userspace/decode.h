@@ -70,7 +70,7 @@ struct sbt_egress {
 	uint16_t ethertype; /* tap: the frame's innermost ethertype */
 	uint32_t ifindex;   /* tap: the device, else 0 */
 	uint8_t daddr[16];
-	uint8_t saddr[16]; /* tap: the frame's source (IPv4 mapped), else zero */
+	uint8_t saddr[16];	 /* tap: the frame's source (IPv4 mapped), else zero */
 	char comm[SBT_COMM_LEN]; /* NUL-terminated */
 };
 
