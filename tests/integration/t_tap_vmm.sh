@@ -22,6 +22,8 @@ ip -n "$NET_HOST" tuntap add "$TAP" mode tap || { log "cannot create a tap"; exi
 ip -n "$NET_HOST" addr add 203.0.113.253/30 dev "$TAP"
 ip -n "$NET_HOST" addr add 2001:db8:9::1/64 dev "$TAP" nodad
 ip -n "$NET_HOST" link set "$TAP" up
+# A second tap, traced at the same time: its own sandbox and slot.
+ip -n "$NET_HOST" tuntap add sbtap1 mode tap
 IFINDEX=$(ip netns exec "$NET_HOST" cat "/sys/class/net/$TAP/ifindex")
 
 # vm ARGS...: one sbt-tapvm command as the guest; prints its result line.
@@ -49,13 +51,19 @@ OUT="$WORK/trace.jsonl"
 start_trace "$OUT" --tap "$TAP,netns=$NET_HOST,guest=203.0.113.254,guest=2001:db8:9::2,resolver=192.0.2.53" \
 	--allow-cidr '198.51.100.7/32 port 80 proto tcp' \
 	--allow-cidr '198.51.100.7/32 port 9999 proto udp' \
-	--allow-cidr '2001:db8:2::7/128' || exit 1
+	--allow-cidr '2001:db8:2::7/128' --allow-host 'allowed.test port 80' \
+	--tap "sbtap1,netns=$NET_HOST,guest=198.51.100.77" || exit 1
 check "TraceStarted: tap attached with tcx" tcx \
 	"$(head -n 1 "$OUT" | jq -r '.sandboxes[0].tap.mode')"
 check "TraceStarted: the tap's ifindex" "$IFINDEX" \
 	"$(head -n 1 "$OUT" | jq -r '.sandboxes[0].tap.ifindex')"
 check "TraceStarted: visibility exec none, network tap" "none tap" \
 	"$(head -n 1 "$OUT" | jq -r '.sandboxes[0].visibility | "\(.exec) \(.network)"')"
+
+check "two taps: two sandboxes, their own slots, both tcx" "tap:sbtap0 0 tcx tap:sbtap1 1 tcx" \
+	"$(head -n 1 "$OUT" | jq -r '[.sandboxes[] | "\(.name) \(.slot) \(.tap.mode)"] | join(" ")')"
+check "host rule resolved in the tap's netns with its resolver" "192.0.2.1" \
+	"$(head -n 1 "$OUT" | jq -r '.egress.sandboxes[0].hosts[0].addrs[0]')"
 
 # Allowed: the test host answers.
 R=$(vm syn 198.51.100.7 80)
@@ -64,6 +72,8 @@ R=$(vm udp 198.51.100.7 9999 hello)
 check "allowed v4 UDP reaches the echo server" reply "$(field "$R" result)"
 R=$(vm syn 2001:db8:2::7 80)
 check "allowed v6 SYN reaches the test host" synack "$(field "$R" result)"
+R=$(vm syn 192.0.2.1 80)
+check "allowed by a host rule (allowed.test): reaches the test host" synack "$(field "$R" result)"
 R=$(vm --sport 40123 --isn 1000 syn 2001:db8:2::7 8080)
 check "allowed v6 (any port) reaches the test host" synack "$(field "$R" result)"
 
@@ -130,10 +140,12 @@ check "EgressDenied spoofed source, with the source" '"203.0.113.99"' \
 	"$(sel EgressDenied 'select(.reason == "spoofed_source") | .saddr' | head -n 1)"
 check_true "EgressDenied malformed (the truncated frame)" \
 	sh -c "[ \$(jq -c 'select(.event == \"EgressDenied\" and .reason == \"malformed\")' '$OUT' | wc -l) -ge 1 ]"
+check "EgressAllowed by the host rule" '"host allowed.test port 80"' \
+	"$(sel EgressAllowed 'select(.daddr == "192.0.2.1") | .rule.text' | head -n 1)"
 check "events name the tap sandbox" '"tap:sbtap0"' \
 	"$(sel EgressDenied .sandbox | sort -u)"
 check "ShellInvocationObserved: exec not visible, incomplete" "false false" \
-	"$(jq -r 'select(.event == "ShellInvocationObserved") | "\(.exec_visible) \(.complete)"' "$OUT")"
+	"$(jq -r 'select(.event == "ShellInvocationObserved") | "\(.exec_visible) \(.complete)"' "$OUT" | sort -u)"
 check "tcx: nothing left on the tap" "" \
 	"$(ip netns exec "$NET_HOST" bpftool net show dev "$TAP" 2>/dev/null | grep -E 'tap_ingress' || true)"
 
