@@ -73,6 +73,12 @@ seed() {
 		printf '\377\377\377\377\377\377\002\000\000\000\000\002\010\006\000\001\010\000\006\004\000\001\002\000\000\000\000\002\313\000\161\376\000\000\000\000\000\000\313\000\161\375' \
 			>"$2/seed-arp"
 		;;
+	fuzz_state)
+		printf '%s' '{"name":"fz","backend":"qemu","cgroup":"/sys/fs/cgroup/unified/sbtrace/fz","cgroup_id":42,"pid":100,"shim_pid":99,"netns":"/proc/100/ns/net","start_ns":1796000000000000000,"visibility":{"exec":"none","network":"tap"},"tap":"sbt1a2b3c4d","tap_netns":"sbt-host","tap_ifindex":7,"guest_addrs":["203.0.113.254","2001:db8:9::2"]}' \
+			>"$2/seed-qemu"
+		printf '%s' '{"name":"fz","backend":"ns","cgroup":"/sys/fs/cgroup/unified/sbtrace/fz","cgroup_id":42,"pid":100,"shim_pid":99,"netns":"/proc/100/ns/net","start_ns":1,"visibility":{"exec":"host","network":"cgroup"}}' \
+			>"$2/seed-ns"
+		;;
 	esac
 }
 

@@ -1620,7 +1620,8 @@ static int tap_create(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	}
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, run->tap, strlen(run->tap) + 1);
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_TUN_EXCL;
+	ifr.ifr_flags =
+		(short)(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_TUN_EXCL); /* 0x8000: a short */
 	if (ioctl(fd, TUNSETIFF, &ifr)) {
 		e = errno;
 		if (e == EBUSY || e == EEXIST)
