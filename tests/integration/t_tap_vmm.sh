@@ -106,6 +106,9 @@ check "denied v4 echo: ICMP prohibited" "icmp 3 13" \
 R=$(vm udp 192.0.2.1 53)
 check "DNS to a non-resolver: ICMP prohibited" "icmp 3 13" \
 	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
+# Identical denials fold: five SYNs to one closed destination, one event now,
+# the rest counted in the kernel and reported at stop.
+for _ in 1 2 3 4 5; do vm --timeout-ms 500 syn 203.0.113.5 8080 > /dev/null; done
 sleep 0.3
 check "denied v4: no packet reached the host's IPv4 stack" "$IN4" "$(ip_in)"
 check "denied v4/v6: no segment, datagram or echo reached the host's stack" "$L4" "$(l4_in)"
@@ -132,6 +135,9 @@ check "EgressAllowed v4 SYN, by rule 1, keyed by the tap" "1 $IFINDEX tap" \
 	"$(sel EgressAllowed 'select(.daddr == "198.51.100.7" and .dport == 80) | "\(.rule.id) \(.ifindex) \(.hook)"' | head -n 1 | tr -d '"')"
 check "EgressDenied v4 SYN: reply tcp_rst" '"tcp_rst"' \
 	"$(sel EgressDenied 'select(.daddr == "203.0.113.5" and .dport == 80 and .proto == "tcp") | .reply' | head -n 1)"
+check "five identical denials: counts sum to 5 in at most 2 events" "5 yes" \
+	"$(sel EgressDenied 'select(.daddr == "203.0.113.5" and .dport == 8080) | .count' |
+		awk '{ s += $1; n++ } END { print s, (n <= 2 ? "yes" : "no") }')"
 check "EgressDenied v4 UDP: reply icmp_prohibited" '"icmp_prohibited"' \
 	"$(sel EgressDenied 'select(.daddr == "203.0.113.5" and .proto == "udp") | .reply' | head -n 1)"
 check "EgressDenied DNS to a non-resolver" '"not_resolver"' \
