@@ -583,6 +583,18 @@ static int cmd_trace(int argc, char **argv)
 	opts.exec.observe = egress_mode != SBT_EGRESS_OFF;
 	opts.exec.observe_connect = egress_mode == SBT_EGRESS_OBSERVE;
 	opts.exec.policy = egress_mode == SBT_EGRESS_AUDIT || egress_mode == SBT_EGRESS_ENFORCE;
+	/* Taps only: the host-wide socket observations and cgroup hooks would watch nothing. */
+	{
+		bool any_cgroup = false;
+
+		for (uint32_t i = 0; i < opts.nr_sandboxes; i++)
+			any_cgroup = any_cgroup || sbt_sandbox_has_cgroup(&opts.sandboxes[i]);
+		if (!any_cgroup) {
+			opts.exec.observe = false;
+			opts.exec.observe_connect = false;
+			opts.exec.policy = false;
+		}
+	}
 	if (opts.exec.tap && egress_mode == SBT_EGRESS_OFF)
 		return usage_error("trace",
 				   "%s--egress off with --tap: a tap is only watched "
