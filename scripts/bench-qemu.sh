@@ -34,7 +34,7 @@ echo "== qemu backend: release to the guest's first packet on the tap ($N boots,
 i=1
 while [ "$i" -le "$N" ]; do
 	name=bq$$-$i
-	"$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" --guest "$GUEST" \
+	"$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" --guest "$GUEST" --vm-timeout 90 \
 		--tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 -- \
 		sh -c 'timeout 5 wget -q -O /dev/null http://203.0.113.253:9/; true' \
 		> "$WORK/shim.out" 2> "$WORK/shim.err" &

@@ -35,7 +35,7 @@ timeout 10 wget -q -O /dev/null http://203.0.113.5/ 2>&1
 b=$(cut -d' ' -f1 /proc/uptime)
 echo "REFUSED-IN $(awk "BEGIN { print $b - $a }")"
 EOF
-"$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" \
+"$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" --vm-timeout 90 \
 	--tap-netns "$NET_HOST" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
 	-- sh -c "$(cat "$WORK/guest.sh")" > "$WORK/guest.out" 2> "$WORK/shim.err" &
 SHIM_PID=$!
@@ -86,7 +86,7 @@ check "the tap is gone with the VM" "" "$(ip -n "$NET_HOST" link show "$TAP" 2> 
 # The probe on the qemu backend: never a confident "safe".
 FIX="$TOP/tests/fixtures/make-noshell"
 "$SBTRACE" probe --backend qemu --guest "$GUEST" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
-	--no-cache -q --cmd "true" "$FIX" > "$WORK/report.json" 2> "$WORK/probe.err"
+	--no-cache -q --timeout 90 --cmd "true" "$FIX" > "$WORK/report.json" 2> "$WORK/probe.err"
 check "probe --backend qemu: exit 0" 0 $?
 check "probe --backend qemu: inconclusive, low, exec_not_visible" "inconclusive low exec_not_visible" \
 	"$(jq -r '"\(.verdict) \(.confidence) \(.reason)"' "$WORK/report.json")"
