@@ -152,5 +152,7 @@ struct sbt_tap_state {
 int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver);
 void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxes);
+/* `sbtrace features`: would a tap get tcx (probed without a device) or clsact? */
+void sbt_tap_probe(const struct sbt_plan *plan, struct sbt_hook_result *res);
 
 #endif

@@ -631,6 +631,7 @@ static int cmd_features(int argc, char **argv)
 				    .observe = true,
 				    .observe_connect = true,
 				    .policy = true,
+				    .tap = true,
 				    .host_netns_cookie = sbt_netns_cookie() };
 	enum sbt_exec_mode mode;
 	int c;

@@ -238,6 +238,36 @@ static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifi
 	return 0;
 }
 
+void sbt_tap_probe(const struct sbt_plan *plan, struct sbt_hook_result *res)
+{
+	int prog_fd = bpf_program__fd(plan->skel->progs.tap_ingress), fd;
+
+	memset(res, 0, sizeof(*res));
+	res->capability = "tap";
+	if (prog_fd < 0) {
+		sbt_hook_record(res, "tcx", "load", prog_fd);
+		return;
+	}
+	/*
+	 * Without a device: a kernel with tcx looks the (absent) device up
+	 * and says ENODEV; one without refuses the attach type (EINVAL).
+	 */
+	fd = bpf_link_create(prog_fd, 0x7fffffff, SBT_BPF_TCX_INGRESS, NULL);
+	if (fd >= 0) {
+		close(fd);
+		fd = -ENODEV;
+	}
+	if (fd == -ENODEV) {
+		sbt_hook_record(res, "tcx", "probed", 0);
+		res->mode = "tcx";
+		return;
+	}
+	sbt_hook_record(res, "tcx", "probe", fd);
+	/* clsact needs a device to attach to: the program loaded, the rest is assumed */
+	sbt_hook_record(res, "clsact", "loaded", 0);
+	res->mode = "clsact";
+}
+
 int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver)
 {

@@ -997,7 +997,7 @@ cleanup:
 int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 {
 	struct sbt_plan plan = { 0 };
-	struct sbt_hook_result membership;
+	struct sbt_hook_result membership, tap;
 	json_object *o = json_object_new_object(), *cg = json_object_new_object();
 	char mnt[PATH_MAX], root[PATH_MAX];
 	struct sbt_sandbox top;
@@ -1024,12 +1024,16 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 			sbt_membership_learn(&plan, &one, 1, &ptr, &membership);
 		}
 	}
+	memset(&tap, 0, sizeof(tap));
+	if (!err)
+		sbt_tap_probe(&plan, &tap);
 	sbt_plan_destroy(&plan);
 	json_object_object_add(o, "cgroup2", cg);
 	json_object_object_add(
 		o, "hooks",
 		hooks_json((const struct sbt_hook_result *const[]){
-			&plan.exec, &membership, &plan.connect, &plan.packet, NULL }));
+			&plan.exec, &membership, &plan.connect, &plan.packet,
+			tap.capability ? &tap : NULL, NULL }));
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							  JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -53,6 +53,8 @@ start_trace "$OUT" --tap "$TAP,netns=$NET_HOST,guest=203.0.113.254,guest=2001:db
 	--allow-cidr '198.51.100.7/32 port 9999 proto udp' \
 	--allow-cidr '2001:db8:2::7/128' --allow-host 'allowed.test port 80' \
 	--tap "sbtap1,netns=$NET_HOST,guest=198.51.100.77" || exit 1
+check "features: the tap capability, probed without a device" tcx \
+	"$("$SBTRACE" features | jq -r .hooks.tap.mode)"
 check "TraceStarted: tap attached with tcx" tcx \
 	"$(head -n 1 "$OUT" | jq -r '.sandboxes[0].tap.mode')"
 check "TraceStarted: the tap's ifindex" "$IFINDEX" \
