@@ -66,7 +66,7 @@ struct {
 
 /*
  * Verdicts of recent destinations, per CPU, direct-mapped: the segments of a
- * flow skip the trie (about 40 ns of the 60 an allowed frame costs). Valid
+ * flow skip the trie (about 40 of the ~85 ns an allowed frame cost here without it). Valid
  * while policy_gen is unchanged.
  */
 #define FLOW_CACHE_SLOTS 64
