@@ -113,14 +113,24 @@ int main(int argc, char **argv)
 	uint32_t runs = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 200000;
 	struct bench_empty_bpf *empty;
 	struct taplab lab;
-	struct {
+	/* Established segments (ACK + 100 bytes) and SYNs; passes with repeat, the rest once a call. */
+	const struct {
 		const char *name;
-		struct frame f;
-		bool single;
-		bool uncached;
+		bool v6, deny, syn, single, uncached;
 		int want;
-	} cases[10] = { 0 };
-	int n = 0, empty_fd;
+	} table[] = {
+		{ "allowed_v4_tcp", false, false, false, false, false, TAPLAB_TC_OK },
+		{ "allowed_v6_tcp", true, false, false, false, false, TAPLAB_TC_OK },
+		{ "allowed_v4_syn_folded", false, false, true, false, false, TAPLAB_TC_OK },
+		{ "allowed_v6_syn_folded", true, false, true, false, false, TAPLAB_TC_OK },
+		{ "allowed_v4_tcp_uncached", false, false, false, true, true, TAPLAB_TC_OK },
+		{ "allowed_v6_tcp_uncached", true, false, false, true, true, TAPLAB_TC_OK },
+		{ "denied_v4_syn_rst", false, true, true, true, false, TAPLAB_TC_REDIRECT },
+		{ "denied_v6_syn_rst", true, true, true, true, false, TAPLAB_TC_REDIRECT },
+	};
+	enum { N = sizeof(table) / sizeof(table[0]) };
+	static struct frame frames[N];
+	int empty_fd;
 	uint32_t floor_rep, floor_single, ns;
 
 	if (!runs)
@@ -135,43 +145,24 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	empty_fd = bpf_program__fd(empty->progs.bench_empty_tc);
+	for (int i = 0; i < N; i++) {
+		bool v6 = table[i].v6;
 
-	cases[n].name = "allowed_v4_tcp";
-	tcp_frame(&cases[n].f, g4, a4, 80, FRAME_TCP_ACK, 100);
-	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
-	cases[n].name = "allowed_v6_tcp";
-	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_ACK, 100);
-	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
-	cases[n].name = "allowed_v4_syn_folded";
-	tcp_frame(&cases[n].f, g4, a4, 80, FRAME_TCP_SYN, 0);
-	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
-	cases[n].name = "allowed_v6_syn_folded";
-	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_SYN, 0);
-	cases[n].single = false, cases[n++].want = TAPLAB_TC_OK;
-	cases[n].name = "allowed_v4_tcp_uncached";
-	tcp_frame(&cases[n].f, g4, a4, 80, FRAME_TCP_ACK, 100);
-	cases[n].single = true, cases[n].uncached = true, cases[n++].want = TAPLAB_TC_OK;
-	cases[n].name = "allowed_v6_tcp_uncached";
-	tcp_frame(&cases[n].f, g6, a6, 80, FRAME_TCP_ACK, 100);
-	cases[n].single = true, cases[n].uncached = true, cases[n++].want = TAPLAB_TC_OK;
-	cases[n].name = "denied_v4_syn_rst";
-	tcp_frame(&cases[n].f, g4, d4, 80, FRAME_TCP_SYN, 0);
-	cases[n].single = true, cases[n++].want = TAPLAB_TC_REDIRECT;
-	cases[n].name = "denied_v6_syn_rst";
-	tcp_frame(&cases[n].f, g6, d6, 80, FRAME_TCP_SYN, 0);
-	cases[n].single = true, cases[n++].want = TAPLAB_TC_REDIRECT;
+		tcp_frame(&frames[i], v6 ? g6 : g4, table[i].deny ? (v6 ? d6 : d4) : (v6 ? a6 : a4),
+			  80, table[i].syn ? FRAME_TCP_SYN : FRAME_TCP_ACK, table[i].syn ? 0 : 100);
+	}
 
-	if (measure(empty_fd, &cases[0].f, runs, false, 0, NULL, &floor_rep) ||
-	    measure(empty_fd, &cases[0].f, runs / 10, true, 0, NULL, &floor_single))
+	if (measure(empty_fd, &frames[0], runs, false, 0, NULL, &floor_rep) ||
+	    measure(empty_fd, &frames[0], runs / 10, true, 0, NULL, &floor_single))
 		return 1;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < N; i++) {
 		taplab_reset(&lab);
-		if (measure(lab.prog_fd, &cases[i].f, cases[i].single ? runs / 10 : runs,
-			    cases[i].single, cases[i].want,
-			    cases[i].uncached ? &lab.skel->bss->policy_gen : NULL, &ns))
+		if (measure(lab.prog_fd, &frames[i], table[i].single ? runs / 10 : runs,
+			    table[i].single, table[i].want,
+			    table[i].uncached ? &lab.skel->bss->policy_gen : NULL, &ns))
 			return 1;
-		printf("case %s ns %u floor_ns %u\n", cases[i].name, ns,
-		       cases[i].single ? floor_single : floor_rep);
+		printf("case %s ns %u floor_ns %u\n", table[i].name, ns,
+		       table[i].single ? floor_single : floor_rep);
 	}
 	printf("case empty_tc ns %u floor_ns %u\n", floor_rep, floor_rep);
 	printf("case empty_tc_single ns %u floor_ns %u\n", floor_single, floor_single);

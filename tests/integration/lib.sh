@@ -138,6 +138,20 @@ nr_our_progs() {
 	bpftool prog show 2>/dev/null | grep -cE ' name exec_(tp_btf|raw_tp|tracepoint) ' || true
 }
 
+# require_qemu_guest: skip (77; a failure under CI=true) without qemu, the tun
+# device or busybox; set GUEST to the microVM guest scripts/guest-build.sh
+# builds from Debian's packages (cached after the first build).
+require_qemu_guest() {
+	command -v qemu-system-x86_64 > /dev/null 2>&1 ||
+		skip "qemu-system-x86_64 not installed (make deps: qemu-system-x86)"
+	[ -c /dev/net/tun ] || skip "/dev/net/tun missing (modprobe tun)"
+	[ -x /bin/busybox ] || skip "/bin/busybox missing (make deps: busybox-static)"
+	GUEST=$(sh "$TOP/scripts/guest-build.sh" 2> "$WORK/guest.err") || {
+		log "scripts/guest-build.sh failed: $(tail -n 5 "$WORK/guest.err")"
+		exit 1
+	}
+}
+
 finish() {
 	if [ "$T_FAILS" -gt 0 ]; then
 		log "$T_FAILS of $T_CHECKS checks failed"

@@ -14,13 +14,7 @@ SHIM="$TOP/build/bin/sbtrace-shim"
 STATE="$WORK/state"
 NAME="qe$$"
 [ -x "$SHIM" ] || { log "$SHIM missing: run make"; exit 1; }
-command -v qemu-system-x86_64 > /dev/null 2>&1 ||
-	skip "qemu-system-x86_64 not installed (make deps: qemu-system-x86)"
-[ -c /dev/net/tun ] || skip "/dev/net/tun missing (modprobe tun)"
-GUEST=$(sh "$TOP/scripts/guest-build.sh" 2> "$WORK/guest.err") || {
-	log "scripts/guest-build.sh failed: $(tail -n 5 "$WORK/guest.err")"
-	exit 1
-}
+require_qemu_guest
 net_require_tools
 net_world_up || exit 1
 mkdir -p "$STATE"

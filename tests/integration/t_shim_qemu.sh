@@ -13,16 +13,8 @@ STATE="$WORK/state"
 NS="sbt-qemuhost-$$"
 NAME="q$$"
 [ -x "$SHIM" ] || { log "$SHIM missing: run make"; exit 1; }
-command -v qemu-system-x86_64 > /dev/null 2>&1 ||
-	skip "qemu-system-x86_64 not installed (make deps: qemu-system-x86)"
-[ -c /dev/net/tun ] || skip "/dev/net/tun missing (modprobe tun)"
-[ -x /bin/busybox ] || skip "/bin/busybox missing (make deps: busybox-static)"
-
 # The guest: built once from Debian's packages, then cached (well under 1 s).
-GUEST=$(sh "$TOP/scripts/guest-build.sh" 2> "$WORK/guest.err") || {
-	log "scripts/guest-build.sh failed: $(tail -n 5 "$WORK/guest.err")"
-	exit 1
-}
+require_qemu_guest
 check_true "the guest has a kernel and an initramfs" \
 	test -s "$GUEST/vmlinux" -a -s "$GUEST/initramfs.cpio.gz" -a -s "$GUEST/release"
 
