@@ -1,6 +1,6 @@
 #!/bin/sh
 # The tap program frame by frame on the real kernel (BPF_PROG_TEST_RUN):
-# tests/kernel/test_tap_packets.c, a table of 37 cases (allowed and denied
+# tests/kernel/test_tap_packets.c, a table of 39 cases (allowed and denied
 # IPv4/IPv6 TCP/UDP/ICMP, VLAN, stacked VLAN, extension headers, fragments,
 # mapped destination, spoofed sources, ARP, neighbour discovery, DNS,
 # malformed and truncated headers at every layer, audit mode, folding).

@@ -313,6 +313,22 @@ static void t_v4_tcp_syn_data_rst(void **s)
 		   SBT_REASON_NOT_IN_ALLOWLIST);
 }
 
+/* A SYN carrying much data: the reply is cut to the RST's own length (no data goes back). */
+static void t_syn_big_data_rst_is_cut(void **s)
+{
+	struct frame f;
+	struct outcome o;
+
+	expect_rst(V4(.dst = DENY4, .dport = 80, .payload = 60), SBT_REASON_NOT_IN_ALLOWLIST);
+	build(&f, V6(.dst = DENY6, .dport = 80, .payload = 60));
+	run(&f, &o);
+	assert_int_equal(o.ret, TAPLAB_TC_REDIRECT);
+	assert_int_equal(o.out_len, 14 + 40 + 20);
+	build(&f, V4(.dst = DENY4, .dport = 80, .payload = 60));
+	run(&f, &o);
+	assert_int_equal(o.out_len, 14 + 20 + 20);
+}
+
 static void t_v4_tcp_udp_rule_is_not_tcp(void **s)
 {
 	expect_rst(V4(.dst = ALLOW4, .dport = 9999), SBT_REASON_NOT_IN_ALLOWLIST);
@@ -770,6 +786,7 @@ int main(void)
 		cmocka_unit_test(t_v4_tcp_denied_rst),
 		cmocka_unit_test(t_v4_tcp_wrong_port_rst),
 		cmocka_unit_test(t_v4_tcp_syn_data_rst),
+		cmocka_unit_test(t_syn_big_data_rst_is_cut),
 		cmocka_unit_test(t_v4_tcp_udp_rule_is_not_tcp),
 		cmocka_unit_test(t_v4_tcp_denied_segment_dropped),
 		cmocka_unit_test(t_v4_udp_allowed),
