@@ -92,6 +92,7 @@ struct sbt_exec_opts {
 	bool observe_connect;	    /* load the tcp_connect observation */
 	bool policy;		    /* load the egress policy programs */
 	bool tap;		    /* load the tap program (tc) */
+	bool no_exec_attach;	    /* taps only: load the exec hook, attach it nowhere */
 	uint64_t host_netns_cookie; /* the loader's network namespace */
 };
 

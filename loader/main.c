@@ -583,7 +583,7 @@ static int cmd_trace(int argc, char **argv)
 	opts.exec.observe = egress_mode != SBT_EGRESS_OFF;
 	opts.exec.observe_connect = egress_mode == SBT_EGRESS_OBSERVE;
 	opts.exec.policy = egress_mode == SBT_EGRESS_AUDIT || egress_mode == SBT_EGRESS_ENFORCE;
-	/* Taps only: the host-wide socket observations and cgroup hooks would watch nothing. */
+	/* Taps only: the host-wide exec hook, socket observations and cgroup hooks would watch nothing. */
 	{
 		bool any_cgroup = false;
 
@@ -593,6 +593,7 @@ static int cmd_trace(int argc, char **argv)
 			opts.exec.observe = false;
 			opts.exec.observe_connect = false;
 			opts.exec.policy = false;
+			opts.exec.no_exec_attach = true;
 		}
 	}
 	if (opts.exec.tap && egress_mode == SBT_EGRESS_OFF)

@@ -311,6 +311,9 @@ static int try_exec_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 		sbt_hook_record(&plan->exec, exec_modes[m], "load", err);
 		return err;
 	}
+	/* No cgroup to watch (taps only): host-wide exec tracing would cost every exec for nothing. */
+	if (opts->no_exec_attach)
+		return 0;
 	plan->exec_link = bpf_program__attach(exec_prog(plan->skel, m));
 	if (!plan->exec_link) {
 		err = -errno;

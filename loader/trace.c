@@ -757,6 +757,11 @@ static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trac
 			order[j] = order[j - 1];
 		order[j] = &opts->sandboxes[i];
 	}
+	if (n == 0) { /* taps only: no cgroup, no membership check */
+		memset(membership, 0, sizeof(*membership));
+		membership->capability = "membership";
+		return 0;
+	}
 	sbt_membership_learn(plan, order, n < SBT_FAST_SANDBOXES ? n : SBT_FAST_SANDBOXES, ptrs,
 			     membership);
 	for (uint32_t i = 0; i < n; i++) {
