@@ -194,4 +194,12 @@ check_true "missing tap: says which device" grep -q "nosuch0: no such device" "$
 check "bad guest address: exit 2" 2 $?
 check_true "bad guest address: named" grep -q "guest 'not-an-ip'" "$WORK/bad.err"
 check "bad input: nothing on stdout" 0 "$(wc -c < "$WORK/bad.out")"
+"$SBTRACE" trace --tap "$TAP,netns=$NET_HOST" --egress off --duration 1 > /dev/null 2> "$WORK/bad.err"
+check "--tap with --egress off: exit 2" 2 $?
+"$SBTRACE" trace --tap "$TAP,netns=$NET_HOST" --tap "$TAP,netns=$NET_HOST" --duration 1 \
+	> /dev/null 2> "$WORK/bad.err"
+check "the same tap twice: exit 2" 2 $?
+"$SBTRACE" trace --tap "$TAP,netns=no-such-ns-$$" --duration 1 > /dev/null 2> "$WORK/bad.err"
+check "a tap in a netns that does not exist: exit 2" 2 $?
+check_true "a tap in a netns that does not exist: named" grep -q "no-such-ns-$$" "$WORK/bad.err"
 finish
