@@ -28,6 +28,7 @@
 #include "sbtrace.skel.h"
 #include "dns.h"
 #include "egress.h"
+#include "netns.h"
 #include "loader.h"
 #include "policy.h"
 
@@ -235,17 +236,14 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbo
 	es->resolver_pid = pid;
 	/* A guest resolves with its own resolver, reached from the tap's side. */
 	if (sb->has_tap && (sb->tap.has_resolver || cfg->has_resolver)) {
+		char ns[PATH_MAX + 16];
+
 		memcpy(es->resolver, sb->tap.has_resolver ? sb->tap.resolver : cfg->resolver, 16);
 		snprintf(es->resolver_source, sizeof(es->resolver_source), "%s",
 			 sb->tap.has_resolver ? "--tap resolver=" : "--resolver");
 		es->has_resolver = true;
-		if (sb->tap.netns[0]) {
-			char ns[PATH_MAX + 16];
-
-			snprintf(ns, sizeof(ns), "%s%s",
-				 sb->tap.netns[0] == '/' ? "" : "/run/netns/", sb->tap.netns);
+		if (sb->tap.netns[0] && sbt_netns_path(sb->tap.netns, ns, sizeof(ns)) == 0)
 			es->nsfd = open(ns, O_RDONLY | O_CLOEXEC);
-		}
 		return;
 	}
 	if (pid > 0) {

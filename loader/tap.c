@@ -8,11 +8,8 @@
  * The device may live in another network namespace: the loader enters it
  * for the lookup and the attach, then comes back.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <net/if.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "loader.h"
+#include "netns.h"
 #include "policy.h"
 #include "sbtrace.skel.h"
 
@@ -40,23 +38,10 @@ static bool ifname_ok(const char *s)
 	return true;
 }
 
-static int addr_parse(const char *s, uint8_t out[16])
-{
-	struct in_addr a4;
-
-	if (inet_pton(AF_INET, s, &a4) == 1) {
-		memset(out, 0, 10);
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, &a4, 4);
-		return 0;
-	}
-	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -EINVAL;
-}
-
 int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen)
 {
 	char buf[1024], *save = NULL, *tok;
-	bool first = true;
+	bool first = true, v4;
 
 	memset(t, 0, sizeof(*t));
 	if (strlen(arg) >= sizeof(buf)) {
@@ -97,14 +82,14 @@ int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t err
 					 SBT_TAP_GUESTS);
 				return -EINVAL;
 			}
-			if (addr_parse(eq, t->guest[t->nr_guest])) {
+			if (sbt_addr_parse(eq, t->guest[t->nr_guest], &v4)) {
 				snprintf(err, errlen, "guest '%s' is not an IPv4 or IPv6 address",
 					 eq);
 				return -EINVAL;
 			}
 			t->nr_guest++;
 		} else if (strcmp(tok, "resolver") == 0) {
-			if (addr_parse(eq, t->resolver)) {
+			if (sbt_addr_parse(eq, t->resolver, &v4)) {
 				snprintf(err, errlen,
 					 "resolver '%s' is not an IPv4 or IPv6 address", eq);
 				return -EINVAL;
@@ -122,44 +107,35 @@ int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t err
 	return 0;
 }
 
-/* Enter the tap's network namespace; *saved gets the current one back (-1: nothing to do). */
-static int netns_enter(const char *netns, int *saved)
+int sbt_tap_from_shim(struct sbt_sandbox *sb, const char *tap, const char *netns,
+		      const char (*guest_addrs)[64], int nr, int *bad)
 {
-	char path[PATH_MAX + 16];
-	int fd;
+	struct sbt_tap_spec *t = &sb->tap;
 
-	*saved = -1;
-	if (!netns[0])
-		return 0;
-	if (netns[0] == '/')
-		snprintf(path, sizeof(path), "%s", netns);
-	else
-		snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	*saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (*saved < 0 || setns(fd, CLONE_NEWNET) < 0) {
-		int err = -errno;
+	memset(t, 0, sizeof(*t));
+	snprintf(t->ifname, sizeof(t->ifname), "%s", tap);
+	snprintf(t->netns, sizeof(t->netns), "%s", netns);
+	for (int i = 0; i < nr && t->nr_guest < SBT_TAP_GUESTS; i++) {
+		bool v4;
 
-		close(fd);
-		if (*saved >= 0)
-			close(*saved);
-		*saved = -1;
-		return err;
+		if (sbt_addr_parse(guest_addrs[i], t->guest[t->nr_guest], &v4)) {
+			*bad = i;
+			return -EINVAL;
+		}
+		t->nr_guest++;
 	}
-	close(fd);
+	sb->has_tap = true;
 	return 0;
 }
 
-static void netns_leave(int saved)
+/* Back to the loader's network namespace, or say why not. */
+static void netns_back(int saved)
 {
-	if (saved < 0)
-		return;
-	if (setns(saved, CLONE_NEWNET) < 0)
+	int err = sbt_netns_leave(saved);
+
+	if (err)
 		fprintf(stderr, "sbtrace: tap: cannot return to the loader's netns: %s\n",
-			strerror(errno));
-	close(saved);
+			strerror(-err));
 }
 
 static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifindex,
@@ -288,7 +264,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 			fprintf(stderr, "sbtrace: tap: more than %d taps\n", SBT_MAX_TAPS);
 			return -EINVAL;
 		}
-		err = netns_enter(sb->tap.netns, &saved);
+		err = sbt_netns_enter(sb->tap.netns, &saved);
 		if (err) {
 			fprintf(stderr, "sbtrace: tap %s: cannot enter netns '%s': %s\n",
 				sb->tap.ifname, sb->tap.netns, strerror(-err));
@@ -297,7 +273,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		ifindex = (int)if_nametoindex(sb->tap.ifname);
 		if (!ifindex) {
 			err = -errno;
-			netns_leave(saved);
+			netns_back(saved);
 			fprintf(stderr, "sbtrace: tap %s: no such device%s%s: %s\n", sb->tap.ifname,
 				sb->tap.netns[0] ? " in netns " : "", sb->tap.netns,
 				strerror(-err));
@@ -306,7 +282,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		for (uint32_t j = 0; j < k; j++)
 			if (ts->ifindex[j] == ifindex &&
 			    strcmp(sandboxes[ts->idx[j]].tap.netns, sb->tap.netns) == 0) {
-				netns_leave(saved);
+				netns_back(saved);
 				fprintf(stderr, "sbtrace: tap %s given twice\n", sb->tap.ifname);
 				return -ENODEV;
 			}
@@ -317,7 +293,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		ts->idx[k] = i;
 		ts->nr = k + 1;
 		err = attach_one(ts, k, prog_fd, ifindex);
-		netns_leave(saved);
+		netns_back(saved);
 		if (err) {
 			fprintf(stderr,
 				"sbtrace: tap %s: cannot attach the tc program (tcx: %s, clsact: "
@@ -345,7 +321,7 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxe
 		}
 		if (!ts->clsact[k])
 			continue;
-		if (netns_enter(t->netns, &saved)) {
+		if (sbt_netns_enter(t->netns, &saved)) {
 			fprintf(stderr, "sbtrace: tap %s: netns '%s' is gone\n", t->ifname,
 				t->netns);
 			continue;
@@ -358,6 +334,6 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxe
 			bpf_tc_hook_destroy(&hook);
 		}
 		ts->clsact[k] = false;
-		netns_leave(saved);
+		netns_back(saved);
 	}
 }

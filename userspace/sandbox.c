@@ -123,6 +123,7 @@
 #include "cgroupfs.h"
 #include "cpio.h"
 #include "extbin.h"
+#include "netns.h"
 #include "sandbox.h"
 
 static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err, size_t errlen);
@@ -1556,45 +1557,6 @@ static unsigned long host_tsc_khz(void)
 	return khz ? khz : tsc_khz_measured();
 }
 
-/* Enter network namespace `name` (/run/netns/NAME); *back: the fd to return with. */
-static int netns_enter(const char *name, int *back)
-{
-	char path[PATH_MAX];
-	int fd, self, e;
-
-	*back = -1;
-	if (!name)
-		return 0;
-	if (!str_fits(path, sizeof(path), "/run/netns/%s", name))
-		return -ENAMETOOLONG;
-	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0)
-		return -errno;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		e = -errno;
-		if (fd >= 0)
-			close(fd);
-		close(self);
-		return e;
-	}
-	close(fd);
-	*back = self;
-	return 0;
-}
-
-static int netns_leave(int back)
-{
-	int ret = 0;
-
-	if (back < 0)
-		return 0;
-	if (setns(back, CLONE_NEWNET))
-		ret = -errno;
-	close(back);
-	return ret;
-}
-
 /*
  * Create run->tap in spec->tap_netns and return its fd (or -errno): an fd
  * of /dev/net/tun opened in that namespace, so the device is born there.
@@ -1606,7 +1568,7 @@ static int tap_create(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	struct ifreq ifr;
 	int back, fd = -1, ret, e;
 
-	ret = netns_enter(spec->tap_netns, &back);
+	ret = sbt_netns_enter(spec->tap_netns, &back);
 	if (ret)
 		return seterr(err, errlen, ret,
 			      "sandbox %s: network namespace %s (/run/netns/%s): %s; create it "
@@ -1640,7 +1602,7 @@ static int tap_create(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		ret = seterr(err, errlen, -ENODEV, "sandbox %s: tap %s has no ifindex", spec->name,
 			     run->tap);
 out:
-	e = netns_leave(back);
+	e = sbt_netns_leave(back);
 	if (e && !ret)
 		ret = seterr(err, errlen, e,
 			     "sandbox %s: cannot return to the shim's network namespace: %s",
@@ -1694,10 +1656,10 @@ static void tap_remove(const char *netns, const char *tap, int ifindex)
 	int back;
 	unsigned int idx;
 
-	if (!tap[0] || ifindex <= 0 || netns_enter(ns, &back))
+	if (!tap[0] || ifindex <= 0 || sbt_netns_enter(ns, &back))
 		return;
 	idx = if_nametoindex(tap);
-	if (netns_leave(back) || idx == 0 || (int)idx != ifindex)
+	if (sbt_netns_leave(back) || idx == 0 || (int)idx != ifindex)
 		return;
 	{
 		char *del[] = { "link", "del", (char *)tap, NULL };
