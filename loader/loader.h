@@ -135,6 +135,14 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox 
 /* tap.c: parse --tap SPEC into a tap-only sandbox's spec. 0, or -EINVAL after a message. */
 int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen);
 
+/*
+ * The tap of a sandbox sbtrace-shim runs as a microVM (its state file, or
+ * its run): the device, its netns and the guest's addresses. 0, or -EINVAL
+ * with *bad the index of an address that does not parse.
+ */
+int sbt_tap_from_shim(struct sbt_sandbox *sb, const char *tap, const char *netns,
+		      const char (*guest_addrs)[64], int nr, int *bad);
+
 struct sbt_tap_state {
 	struct sbt_hook_result res[SBT_MAX_TAPS]; /* per tap: tcx or clsact, and failures */
 	int link_fd[SBT_MAX_TAPS];		  /* tcx link, -1 if none */

@@ -313,35 +313,6 @@ static void shim_handshake(void *arg)
 	}
 }
 
-/* The tap of a qemu-backend sandbox, from its state file (validated by sbt_state_read). */
-static int sandbox_tap_from_state(struct sbt_sandbox *sb, const struct sbt_sandbox_state *st)
-{
-	struct sbt_tap_spec *t = &sb->tap;
-
-	memset(t, 0, sizeof(*t));
-	snprintf(t->ifname, sizeof(t->ifname), "%s", st->tap);
-	snprintf(t->netns, sizeof(t->netns), "%s", st->tap_netns);
-	for (int i = 0; i < st->nr_guest_addrs && t->nr_guest < SBT_TAP_GUESTS; i++) {
-		char a[64], *slash;
-		bool v4;
-
-		snprintf(a, sizeof(a), "%s", st->guest_addrs[i]);
-		slash = strchr(a, '/');
-		if (slash)
-			*slash = '\0';
-		if (sbt_addr_parse(a, t->guest[t->nr_guest], &v4)) {
-			fprintf(stderr,
-				"sbtrace trace: --sandbox %s: guest address '%s' in its state file "
-				"is not an address; restart the sandbox\n",
-				st->name, st->guest_addrs[i]);
-			return -EINVAL;
-		}
-		t->nr_guest++;
-	}
-	sb->has_tap = true;
-	return 0;
-}
-
 static int cmd_trace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -527,6 +498,7 @@ static int cmd_trace(int argc, char **argv)
 		struct sbt_sandbox_state st;
 		struct sbt_sandbox *sb;
 		char err[256];
+		int bad;
 
 		if (opts.nr_sandboxes >= SBT_MAX_SANDBOXES)
 			return usage_error("trace", "more than 64 sandboxes (at %s)",
@@ -545,8 +517,14 @@ static int cmd_trace(int argc, char **argv)
 		sb->slot = opts.nr_sandboxes++;
 		/* A microVM: its execs are in the guest kernel; its network is the tap. */
 		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0;
-		if (st.tap[0] && sandbox_tap_from_state(sb, &st))
+		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,
+						   st.nr_guest_addrs, &bad)) {
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: guest address '%s' in its state file "
+				"is not an address; restart the sandbox\n",
+				st.name, st.guest_addrs[bad]);
 			return SBT_EXIT_USAGE;
+		}
 		if (sb->has_tap)
 			opts.exec.tap = true;
 		snprintf(handshake.cgroup[handshake.n], PATH_MAX, "%s", st.cgroup_path);

@@ -1154,17 +1154,16 @@ int sbt_probe_main(int argc, char **argv)
 	if (vm) {
 		struct sbt_sandbox *sb = &opts.sandboxes[0];
 
-		sb->exec_hidden = true;
-		sb->has_tap = true;
-		snprintf(sb->tap.ifname, sizeof(sb->tap.ifname), "%s", p.run.tap);
-		snprintf(sb->tap.netns, sizeof(sb->tap.netns), "%s", p.run.tap_netns);
-		for (int i = 0; i < p.run.nr_guest_addrs && sb->tap.nr_guest < SBT_TAP_GUESTS;
-		     i++) {
-			bool v4;
+		int bad;
 
-			if (sbt_addr_parse(p.run.guest_addrs[i], sb->tap.guest[sb->tap.nr_guest],
-					   &v4) == 0)
-				sb->tap.nr_guest++;
+		sb->exec_hidden = true;
+		if (sbt_tap_from_shim(sb, p.run.tap, p.run.tap_netns, p.run.guest_addrs,
+				      p.run.nr_guest_addrs, &bad)) {
+			p.boot_failed = true;
+			snprintf(p.boot_err, sizeof(p.boot_err),
+				 "the VM's guest address '%s' is not an address",
+				 p.run.guest_addrs[bad]);
+			goto report;
 		}
 		opts.exec.tap = true;
 	}
