@@ -62,23 +62,37 @@ static __always_inline void record_init(struct sbt_egress_record *r, int slot, _
 	r->hook = hook;
 }
 
+static __always_inline bool enforcing(const struct sbt_egress_record *r)
+{
+	return egress_mode[r->slot & (SBT_MAX_SANDBOXES - 1)] == SBT_EGRESS_ENFORCE;
+}
+
+/* A refusal: EgressDenied and 0 (the call fails) when enforcing, else EgressObserved would_deny and 1. */
+static __always_inline int deny(struct sbt_egress_record *r)
+{
+	if (enforcing(r)) {
+		r->verdict = SBT_VERDICT_DENIED;
+		emit(r);
+		return 0;
+	}
+	r->verdict = SBT_VERDICT_OBSERVED;
+	r->would_deny = 1;
+	emit(r);
+	return 1;
+}
+
 /* Verdict, event and return value of a policy hook (1 lets the call through, 0 denies). */
 static __always_inline int decide(struct sbt_egress_record *r, bool own_netns)
 {
-	__u8 mode = egress_mode[r->slot & (SBT_MAX_SANDBOXES - 1)];
 	struct verdict v;
 
 	policy_check(r->slot, r->daddr, r->dport, r->proto, own_netns, &v);
 	r->rule_id = v.rule_id;
 	r->floor_idx = v.floor_idx;
 	r->reason = v.reason;
-	if (mode == SBT_EGRESS_ENFORCE) {
-		r->verdict = v.allowed ? SBT_VERDICT_ALLOWED : SBT_VERDICT_DENIED;
-		emit(r);
-		return v.allowed ? 1 : 0;
-	}
-	r->verdict = SBT_VERDICT_OBSERVED;
-	r->would_deny = !v.allowed;
+	if (!v.allowed)
+		return deny(r);
+	r->verdict = enforcing(r) ? SBT_VERDICT_ALLOWED : SBT_VERDICT_OBSERVED;
 	emit(r);
 	return 1;
 }
@@ -146,7 +160,6 @@ int egress_sock_create(struct bpf_sock *ctx)
 {
 	struct sbt_egress_record r;
 	int slot;
-	__u8 mode;
 
 	if (ctx->type != SOCK_RAW || (ctx->family != AF_INET && ctx->family != AF_INET6))
 		return 1;
@@ -158,16 +171,7 @@ int egress_sock_create(struct bpf_sock *ctx)
 	r.sock_type = SOCK_RAW;
 	r.proto = (__u8)ctx->protocol;
 	r.reason = SBT_REASON_RAW_SOCKET;
-	mode = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)];
-	if (mode == SBT_EGRESS_ENFORCE) {
-		r.verdict = SBT_VERDICT_DENIED;
-		emit(&r);
-		return 0;
-	}
-	r.verdict = SBT_VERDICT_OBSERVED;
-	r.would_deny = 1;
-	emit(&r);
-	return 1;
+	return deny(&r);
 }
 
 /*
@@ -261,15 +265,7 @@ int egress_skb(struct __sk_buff *skb)
 	r.rule_id = v.rule_id;
 	r.floor_idx = v.floor_idx;
 	r.reason = v.reason;
-	if (mode == SBT_EGRESS_ENFORCE) {
-		r.verdict = SBT_VERDICT_DENIED;
-		emit(&r);
-		return 0;
-	}
-	r.verdict = SBT_VERDICT_OBSERVED;
-	r.would_deny = 1;
-	emit(&r);
-	return 1;
+	return deny(&r);
 }
 
 /* --- observation: TCP connects (observe-only mode) ---------------------- */

@@ -131,9 +131,6 @@ static __always_inline void *pkt_end(struct __sk_buff *skb)
 	return (void *)(long)skb->data_end;
 }
 
-#define PKT_DATA(skb) pkt_data(skb)
-#define PKT_END(skb)  pkt_end(skb)
-
 /* parse() and check_source(): 0 to judge the destination, PASS for control traffic, else a reason. */
 #define PASS 0xff
 
@@ -154,7 +151,7 @@ static __always_inline bool addr_eq(const __u8 a[16], const __u8 b[16])
 /* The first bytes of the transport header, directly when linear, else copied. */
 static __always_inline int load_l4(struct __sk_buff *skb, __u32 off, __u8 *buf, __u32 len)
 {
-	void *data = PKT_DATA(skb), *end = PKT_END(skb);
+	void *data = pkt_data(skb), *end = pkt_end(skb);
 
 	if (off > MAX_L4OFF)
 		return -1;
@@ -260,7 +257,7 @@ static __noinline int check_ip_options(struct __sk_buff *skb, __u32 off, __u32 o
 
 static __always_inline int parse_ipv4(struct __sk_buff *skb, struct pkt *p)
 {
-	void *data = PKT_DATA(skb), *end = PKT_END(skb);
+	void *data = pkt_data(skb), *end = pkt_end(skb);
 	struct iphdr *ip;
 	__u32 hl, tot, off = p->l3off, frag;
 	int err;
@@ -344,7 +341,7 @@ static __noinline int walk_ext_headers(struct __sk_buff *skb, struct pkt *p, __u
 
 static __always_inline int parse_ipv6(struct __sk_buff *skb, struct pkt *p)
 {
-	void *data = PKT_DATA(skb), *end = PKT_END(skb);
+	void *data = pkt_data(skb), *end = pkt_end(skb);
 	struct ipv6hdr *ip6;
 	__u32 off = p->l3off, plen;
 	int err;
@@ -376,7 +373,7 @@ static __always_inline int parse_ipv6(struct __sk_buff *skb, struct pkt *p)
 
 static __always_inline int parse_arp(struct __sk_buff *skb, const struct sbt_tap *t, struct pkt *p)
 {
-	void *data = PKT_DATA(skb), *end = PKT_END(skb);
+	void *data = pkt_data(skb), *end = pkt_end(skb);
 	__u32 off = p->l3off;
 	__u8 *a, spa[4], tpa[4];
 
@@ -403,7 +400,7 @@ static __always_inline int parse_arp(struct __sk_buff *skb, const struct sbt_tap
 /* Ethernet and VLAN tags, then the network layer. */
 static __always_inline int parse(struct __sk_buff *skb, const struct sbt_tap *t, struct pkt *p)
 {
-	void *data = PKT_DATA(skb), *end = PKT_END(skb);
+	void *data = pkt_data(skb), *end = pkt_end(skb);
 	struct ethhdr *eth = data;
 	__u16 proto;
 	__u32 off = ETH_HLEN;
@@ -469,36 +466,13 @@ static __always_inline int check_source(const struct sbt_tap *t, const struct pk
 	return SBT_REASON_SPOOFED_SOURCE;
 }
 
-static __always_inline __u16 csum_fold(__s64 sum)
+/* Fold a 32-bit one's-complement sum (csum_words(), or bpf_csum_diff()'s) to a checksum. */
+static __always_inline __u16 csum_fold(__u32 s)
 {
-	__u32 s = (__u32)sum;
-
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);
 	return (__u16)~s;
 }
-
-/* The frame becomes its reply: Ethernet addresses swapped, VLAN tags kept. */
-static __always_inline int swap_macs(struct __sk_buff *skb, const struct pkt *p)
-{
-	__u8 mac[12];
-
-	__builtin_memcpy(mac, p->mac + 6, 6);
-	__builtin_memcpy(mac + 6, p->mac, 6);
-	return bpf_skb_store_bytes(skb, 0, mac, 12, 0);
-}
-
-struct pseudo4 {
-	__be32 saddr, daddr;
-	__u8 zero, proto;
-	__be16 len;
-};
-
-struct pseudo6 {
-	__u8 saddr[16], daddr[16];
-	__be32 len;
-	__u8 zero[3], nexthdr;
-};
 
 /* One's-complement sum of `len` (constant, even) bytes, unrolled: no helper call. */
 static __always_inline __u32 csum_words(const void *buf, const int len, __u32 sum)
@@ -511,12 +485,26 @@ static __always_inline __u32 csum_words(const void *buf, const int len, __u32 su
 	return sum;
 }
 
-static __always_inline __u16 csum_fold32(__u32 s)
+/* The frame becomes its reply: Ethernet addresses swapped (VLAN tags stay where they are). */
+static __always_inline void mirror_macs(__u8 *mac, const struct pkt *p)
 {
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
+	__builtin_memcpy(mac, p->mac + 6, 6);
+	__builtin_memcpy(mac + 6, p->mac, 6);
 }
+
+static __always_inline int swap_macs(struct __sk_buff *skb, const struct pkt *p)
+{
+	__u8 mac[12];
+
+	mirror_macs(mac, p);
+	return bpf_skb_store_bytes(skb, 0, mac, 12, 0);
+}
+
+struct pseudo6 {
+	__u8 saddr[16], daddr[16];
+	__be32 len;
+	__u8 zero[3], nexthdr;
+};
 
 /*
  * A denied SYN: RST|ACK, seq 0, ack = its seq + 1 + its data, from the
@@ -524,21 +512,10 @@ static __always_inline __u16 csum_fold32(__u32 s)
  * written in place (direct packet access, checksums summed inline: the
  * helper-free path is about 3x cheaper than store_bytes and csum_diff).
  */
-struct rst4 {
-	__u8 mac[12];
-	struct iphdr ip;
-	__u8 tcp[20];
-};
-
-struct rst6 {
-	__u8 mac[12];
-	struct ipv6hdr ip6;
-	__u8 tcp[20];
-};
-
-static __always_inline void rst_tcp(__u8 tcp[20], const struct pkt *p)
+static __always_inline void rst_tcp(__u8 tcp[20], const struct pkt *p, __u32 pseudo_sum)
 {
 	__u32 ack = bpf_htonl(p->seq + 1 + p->payload);
+	__u16 c;
 
 	__builtin_memset(tcp, 0, 20);
 	tcp[0] = p->dport >> 8;
@@ -548,6 +525,8 @@ static __always_inline void rst_tcp(__u8 tcp[20], const struct pkt *p)
 	__builtin_memcpy(tcp + 8, &ack, 4);
 	tcp[12] = 5 << 4;
 	tcp[13] = TCP_FLAG_RST | TCP_FLAG_ACK;
+	c = csum_fold(csum_words(tcp, 20, pseudo_sum));
+	__builtin_memcpy(tcp + 16, &c, 2);
 }
 
 /*
@@ -565,66 +544,63 @@ static __always_inline int trim_to(struct __sk_buff *skb, __u32 len)
 	return bpf_skb_change_tail(skb, len, 0);
 }
 
+/* The reply in place: mirrored Ethernet addresses, `len` bytes of headers at `off`. */
+static __always_inline int put_reply(struct __sk_buff *skb, const struct pkt *p, __u32 off,
+				     const void *hdr, const __u32 len)
+{
+	void *data = pkt_data(skb), *end = pkt_end(skb);
+
+	if (data + ETH_HLEN > end || data + off + len > end)
+		return -1;
+	mirror_macs(data, p);
+	__builtin_memcpy(data + off, hdr, len);
+	return 0;
+}
+
 static __noinline int reply_rst(struct __sk_buff *skb, const struct pkt *p)
 {
-	__u32 off = p->l3off, sum;
-	void *data, *end;
-	__u16 c;
+	/* pseudo-header: the addresses (summed below), protocol and TCP length */
+	__u32 off = p->l3off, pseudo = bpf_htons(IPPROTO_TCP) + bpf_htons(20);
 
 	if (off > ETH_HLEN + 4 * MAX_VLAN_TAGS)
 		return TC_ACT_SHOT;
 	if (p->family == AF_INET) {
-		struct rst4 r;
+		struct {
+			struct iphdr ip;
+			__u8 tcp[20];
+		} r = {};
 
-		if (trim_to(skb, off + 40))
+		if (trim_to(skb, off + sizeof(r)))
 			return TC_ACT_SHOT;
-		__builtin_memcpy(r.mac, p->mac + 6, 6);
-		__builtin_memcpy(r.mac + 6, p->mac, 6);
-		__builtin_memset(&r.ip, 0, sizeof(r.ip));
 		r.ip.version = 4;
 		r.ip.ihl = 5;
-		r.ip.tot_len = bpf_htons(40);
+		r.ip.tot_len = bpf_htons(sizeof(r));
 		r.ip.frag_off = bpf_htons(0x4000);
 		r.ip.ttl = 64;
 		r.ip.protocol = IPPROTO_TCP;
 		__builtin_memcpy(&r.ip.saddr, p->daddr + 12, 4);
 		__builtin_memcpy(&r.ip.daddr, p->saddr + 12, 4);
-		r.ip.check = csum_fold32(csum_words(&r.ip, 20, 0));
-		rst_tcp(r.tcp, p);
-		/* pseudo-header: addresses, protocol, TCP length */
-		sum = csum_words(&r.ip.saddr, 8, bpf_htons(IPPROTO_TCP) + bpf_htons(20));
-		c = csum_fold32(csum_words(r.tcp, 20, sum));
-		__builtin_memcpy(r.tcp + 16, &c, 2);
-		data = PKT_DATA(skb);
-		end = PKT_END(skb);
-		if (data + ETH_HLEN > end || data + off + 40 > end)
+		r.ip.check = csum_fold(csum_words(&r.ip, 20, 0));
+		rst_tcp(r.tcp, p, csum_words(&r.ip.saddr, 8, pseudo));
+		if (put_reply(skb, p, off, &r, sizeof(r)))
 			return TC_ACT_SHOT;
-		__builtin_memcpy(data, r.mac, 12);
-		__builtin_memcpy(data + off, &r.ip, 40);
 	} else {
-		struct rst6 r;
+		struct {
+			struct ipv6hdr ip6;
+			__u8 tcp[20];
+		} r = {};
 
-		if (trim_to(skb, off + 60))
+		if (trim_to(skb, off + sizeof(r)))
 			return TC_ACT_SHOT;
-		__builtin_memcpy(r.mac, p->mac + 6, 6);
-		__builtin_memcpy(r.mac + 6, p->mac, 6);
-		__builtin_memset(&r.ip6, 0, sizeof(r.ip6));
 		r.ip6.version = 6;
 		r.ip6.payload_len = bpf_htons(20);
 		r.ip6.nexthdr = IPPROTO_TCP;
 		r.ip6.hop_limit = 64;
 		__builtin_memcpy(&r.ip6.saddr, p->daddr, 16);
 		__builtin_memcpy(&r.ip6.daddr, p->saddr, 16);
-		rst_tcp(r.tcp, p);
-		sum = csum_words(&r.ip6.saddr, 32, bpf_htons(IPPROTO_TCP) + bpf_htons(20));
-		c = csum_fold32(csum_words(r.tcp, 20, sum));
-		__builtin_memcpy(r.tcp + 16, &c, 2);
-		data = PKT_DATA(skb);
-		end = PKT_END(skb);
-		if (data + ETH_HLEN > end || data + off + 60 > end)
+		rst_tcp(r.tcp, p, csum_words(&r.ip6.saddr, 32, pseudo));
+		if (put_reply(skb, p, off, &r, sizeof(r)))
 			return TC_ACT_SHOT;
-		__builtin_memcpy(data, r.mac, 12);
-		__builtin_memcpy(data + off, &r.ip6, 60);
 	}
 	return bpf_redirect(skb->ifindex, 0);
 }
@@ -847,7 +823,7 @@ int tap_ingress(struct __sk_buff *skb)
 	mode = egress_mode[t->slot & (SBT_MAX_SANDBOXES - 1)];
 	__builtin_memset(&p, 0, sizeof(p));
 	/* Headers beyond the linear part of a large frame: pull them in first. */
-	if (PKT_END(skb) - PKT_DATA(skb) < skb->len && PKT_END(skb) - PKT_DATA(skb) < 256)
+	if (pkt_end(skb) - pkt_data(skb) < skb->len && pkt_end(skb) - pkt_data(skb) < 256)
 		bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256);
 
 	why = parse(skb, t, &p);
