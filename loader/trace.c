@@ -1034,11 +1034,10 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 		sbt_tap_probe(&plan, &tap);
 	sbt_plan_destroy(&plan);
 	json_object_object_add(o, "cgroup2", cg);
-	json_object_object_add(
-		o, "hooks",
-		hooks_json((const struct sbt_hook_result *const[]){
-			&plan.exec, &membership, &plan.connect, &plan.packet,
-			tap.capability ? &tap : NULL, NULL }));
+	json_object_object_add(o, "hooks",
+			       hooks_json((const struct sbt_hook_result *const[]){
+				       &plan.exec, &membership, &plan.connect, &plan.packet,
+				       tap.capability ? &tap : NULL, NULL }));
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							  JSON_C_TO_STRING_NOSLASHESCAPE));
