@@ -564,6 +564,7 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
 		struct sandbox_state *st = &ctx->st[i];
 		const char *name = ctx->opts->sandboxes[i].name;
+		bool exec_visible = strcmp(vis_exec(&ctx->opts->sandboxes[i]), "host") == 0;
 		uint64_t missing = 0;
 		bool complete;
 		json_object *ev, *s;
@@ -583,10 +584,9 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			json_object_object_add(ev, "kind", json_object_new_string("exec"));
 			sbt_sink_write(&ctx->sink, ev);
 		}
-		complete = missing == 0 && st->kernel_lost == 0 && ctx->decode_errors == 0;
 		/* Execs inside a guest kernel were never visible: no count is complete. */
-		if (strcmp(vis_exec(&ctx->opts->sandboxes[i]), "none") == 0)
-			complete = false;
+		complete = exec_visible && missing == 0 && st->kernel_lost == 0 &&
+			   ctx->decode_errors == 0;
 		if (st->kernel_eg > st->eg_received) {
 			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), name);
 			json_object_object_add(
@@ -610,10 +610,7 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 			json_object_put(s);
 		}
 		json_object_object_add(ev, "complete", json_object_new_boolean(complete));
-		json_object_object_add(
-			ev, "exec_visible",
-			json_object_new_boolean(
-				strcmp(vis_exec(&ctx->opts->sandboxes[i]), "host") == 0));
+		json_object_object_add(ev, "exec_visible", json_object_new_boolean(exec_visible));
 		if (shells)
 			json_object_array_add(shells, json_object_get(ev));
 		sbt_sink_write(&ctx->sink, ev);
@@ -747,13 +744,11 @@ static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trac
 	uint32_t n = 0, nr_fast = 0, nr_levels = 0;
 
 	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
-		uint32_t j = n++;
+		uint32_t j;
 
-		if (!sbt_sandbox_has_cgroup(&opts->sandboxes[i])) {
-			n--; /* a tap-only sandbox: its key is the tap, registered by tap.c */
-			continue;
-		}
-		for (; j > 0 && order[j - 1]->level < opts->sandboxes[i].level; j--)
+		if (!sbt_sandbox_has_cgroup(&opts->sandboxes[i]))
+			continue; /* a tap-only sandbox: its key is the tap, registered by tap.c */
+		for (j = n++; j > 0 && order[j - 1]->level < opts->sandboxes[i].level; j--)
 			order[j] = order[j - 1];
 		order[j] = &opts->sandboxes[i];
 	}
