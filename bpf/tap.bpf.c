@@ -500,12 +500,6 @@ static __always_inline int swap_macs(struct __sk_buff *skb, const struct pkt *p)
 	return bpf_skb_store_bytes(skb, 0, mac, 12, 0);
 }
 
-struct pseudo6 {
-	__u8 saddr[16], daddr[16];
-	__be32 len;
-	__u8 zero[3], nexthdr;
-};
-
 /*
  * A denied SYN: RST|ACK, seq 0, ack = its seq + 1 + its data, from the
  * destination. The frame is cut to the reply's length and the headers are
@@ -646,9 +640,7 @@ static __noinline int reply_icmp6(struct __sk_buff *skb, const struct pkt *p)
 		__u8 icmp[8];
 		__u8 quote[QUOTE6_MAX];
 	} r = {};
-	struct pseudo6 ph = { .nexthdr = IPPROTO_ICMPV6 };
-	__u32 q = p->l4off - p->l3off + 8, off = p->l3off;
-	__s64 sum;
+	__u32 q = p->l4off - p->l3off + 8, off = p->l3off, sum;
 	__u16 c;
 
 	if (q > QUOTE6_MAX)
@@ -663,12 +655,10 @@ static __noinline int reply_icmp6(struct __sk_buff *skb, const struct pkt *p)
 	r.ip6.hop_limit = 64;
 	__builtin_memcpy(&r.ip6.saddr, p->daddr, 16);
 	__builtin_memcpy(&r.ip6.daddr, p->saddr, 16);
-	__builtin_memcpy(ph.saddr, p->daddr, 16);
-	__builtin_memcpy(ph.daddr, p->saddr, 16);
-	ph.len = bpf_htonl(8 + q);
 	r.icmp[0] = 1;
 	r.icmp[1] = 1;
-	sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, sizeof(ph), 0);
+	/* pseudo-header: the addresses, the ICMPv6 length and next header */
+	sum = csum_words(&r.ip6.saddr, 32, bpf_htons(IPPROTO_ICMPV6) + bpf_htons(8 + q));
 	c = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)r.icmp, 8 + (q & ~3u), sum));
 	__builtin_memcpy(r.icmp + 2, &c, 2);
 	if (bpf_skb_change_tail(skb, off + 48 + q, 0) || swap_macs(skb, p) ||
