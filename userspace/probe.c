@@ -7,6 +7,7 @@
  * files are read, and a path that resolves outside the repo is refused (its
  * content would not be covered by the cache key, yet the build would use it).
  */
+#include "io.h"
 #include "probe.h"
 #include "sha256.h"
 
@@ -1019,21 +1020,6 @@ static int mkdir_p(const char *dir)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int sbt_cache_write(const char *dir, const char *key, json_object *report)
 {
 	char tmp[PATH_MAX], path[PATH_MAX];
@@ -1060,9 +1046,9 @@ int sbt_cache_write(const char *dir, const char *key, json_object *report)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	rc = write_all(fd, text, len);
+	rc = sbt_write_all(fd, text, len);
 	if (rc == 0)
-		rc = write_all(fd, "\n", 1);
+		rc = sbt_write_all(fd, "\n", 1);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)

@@ -123,6 +123,7 @@
 #include "cgroupfs.h"
 #include "cpio.h"
 #include "extbin.h"
+#include "io.h"
 #include "netns.h"
 #include "sandbox.h"
 
@@ -288,23 +289,6 @@ fail:
 	return NULL;
 }
 
-static int write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = write(fd, c, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		c += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The cgroup v2 mount point, from /proc/self/mountinfo. */
 static int find_cg2(char *mnt, size_t len)
 {
@@ -389,7 +373,7 @@ static void cgroup_kill(const char *cg)
 		return;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		int ret = write_all(fd, "1", 1);
+		int ret = sbt_write_all(fd, "1", 1);
 
 		close(fd);
 		if (!ret)
@@ -1706,7 +1690,7 @@ static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsi
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (ret = write_all(out, buf, (size_t)n))) {
+		if (n < 0 || (ret = sbt_write_all(out, buf, (size_t)n))) {
 			ret = ret ? ret : -errno;
 			break;
 		}
@@ -1715,7 +1699,7 @@ static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsi
 	close(in);
 	/* The kernel looks for the next archive's "070701" at a 4-byte boundary. */
 	if (!ret && total % 4)
-		ret = write_all(out, zeros, (size_t)(4 - total % 4));
+		ret = sbt_write_all(out, zeros, (size_t)(4 - total % 4));
 	if (ret) {
 		close(out);
 		return seterr(err, errlen, ret, "sandbox %s: copy %s to %s: %s", spec->name, base,
@@ -2006,7 +1990,7 @@ static void con_tail(struct sbt_vm_console *con, const char *p, size_t n, bool n
 
 static void con_out(struct sbt_vm_console *con, int fd, const char *p, size_t n)
 {
-	if (!con->out_failed && n && write_all(fd, p, n))
+	if (!con->out_failed && n && sbt_write_all(fd, p, n))
 		con->out_failed = true; /* e.g. EPIPE: the VM runs on, its output is dropped */
 }
 
@@ -2261,9 +2245,9 @@ int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, co
 	if (fd < 0) {
 		ret = -errno;
 	} else {
-		ret = write_all(fd, s, strlen(s));
+		ret = sbt_write_all(fd, s, strlen(s));
 		if (!ret)
-			ret = write_all(fd, "\n", 1);
+			ret = sbt_write_all(fd, "\n", 1);
 		if (close(fd) && !ret)
 			ret = -errno;
 		if (!ret && rename(tmp, path))

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef SBT_IO_H
+#define SBT_IO_H
+
+#include <stddef.h>
+
+/* Write all `len` bytes (short writes continued, EINTR retried). 0 or -errno. */
+int sbt_write_all(int fd, const void *buf, size_t len);
+
+#endif
