@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "dns.h"
@@ -36,14 +37,6 @@
 #define TTL_MIN_S      1
 #define TTL_MAX_S      3600
 #define TTL_NEGATIVE_S 30 /* retry an unresolvable name after this long */
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 const char *sbt_egress_mode_name(int mode)
 {
@@ -146,10 +139,10 @@ static enum sbt_dns_status query(int nsfd, const uint8_t resolver[16], const cha
 		close(fd);
 		return SBT_DNS_SERVFAIL;
 	}
-	deadline = now_ms() + DNS_TIMEOUT_MS;
+	deadline = sbt_mono_ms() + DNS_TIMEOUT_MS;
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		uint64_t now = now_ms();
+		uint64_t now = sbt_mono_ms();
 		enum sbt_dns_status st;
 		ssize_t r;
 
@@ -289,7 +282,7 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 	if (!es->has_resolver) {
 		snprintf(h->error, sizeof(h->error), "no resolver: give --resolver ADDR");
 		h->nr_addrs = 0;
-		h->expires_ms = now_ms() + TTL_NEGATIVE_S * 1000ull;
+		h->expires_ms = sbt_mono_ms() + TTL_NEGATIVE_S * 1000ull;
 		return;
 	}
 	s4 = query(es->nsfd, es->resolver, h->name, SBT_DNS_TYPE_A, a, SBT_HOST_ADDRS, &n4, &ttl4,
@@ -302,7 +295,7 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 	if (s4 != SBT_DNS_OK && s6 != SBT_DNS_OK) {
 		snprintf(h->error, sizeof(h->error), "%s%s%s", sbt_dns_status_str(s4),
 			 e4 ? ": " : "", e4 ? strerror(-e4) : "");
-		h->expires_ms = now_ms() + TTL_NEGATIVE_S * 1000ull;
+		h->expires_ms = sbt_mono_ms() + TTL_NEGATIVE_S * 1000ull;
 		return;
 	}
 	ttl = n4 && n6 ? (ttl4 < ttl6 ? ttl4 : ttl6) : (n4 ? ttl4 : ttl6);
@@ -313,7 +306,7 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 	if (ttl > TTL_MAX_S)
 		ttl = TTL_MAX_S;
 	h->ttl = ttl;
-	h->expires_ms = now_ms() + ttl * 1000ull;
+	h->expires_ms = sbt_mono_ms() + ttl * 1000ull;
 }
 
 /* The rules a sandbox's trie is compiled from: CIDR rules, resolved hosts, the resolver. */
@@ -507,7 +500,7 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 
 void sbt_egress_tick(struct sbt_egress_state *st)
 {
-	uint64_t now = now_ms();
+	uint64_t now = sbt_mono_ms();
 
 	for (uint32_t i = 0; i < st->nr; i++) {
 		struct sbt_egress_sandbox *es = &st->sb[i];

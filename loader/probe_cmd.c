@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "events.h"
 #include "extbin.h"
 #include "loader.h"
@@ -47,19 +48,11 @@ struct probe_ctx {
 	int console_out; /* the qemu backend: where the guest's console goes */
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void progress(const struct probe_ctx *p, const char *fmt, const char *arg)
 {
 	if (p->quiet)
 		return;
-	fprintf(stderr, "sbtrace probe: [%5.1f s] ", (double)(mono_ms() - p->t0_ms) / 1000.0);
+	fprintf(stderr, "sbtrace probe: [%5.1f s] ", (double)(sbt_mono_ms() - p->t0_ms) / 1000.0);
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
 }
@@ -77,7 +70,7 @@ static void on_attached(void *arg)
 		return;
 	}
 	p->released = true;
-	p->go_ms = mono_ms();
+	p->go_ms = sbt_mono_ms();
 	p->last_progress_ms = p->go_ms;
 	progress(p, "sandbox up, tracing; build running%s", "");
 }
@@ -104,7 +97,7 @@ static void vm_exited(struct probe_ctx *p)
 static const char *on_tick(void *arg)
 {
 	struct probe_ctx *p = arg;
-	uint64_t now = mono_ms();
+	uint64_t now = sbt_mono_ms();
 
 	if (p->boot_failed)
 		return "sandbox_boot_failed";
@@ -313,99 +306,18 @@ struct df_info {
 	bool in_target, done;
 };
 
-/*
- * Run a host tool (allowlisted; outside any sandbox) and capture its stdout
- * and stderr (each cut to its buffer). Returns its exit code (127: cannot be
- * executed, e.g. not installed), 128+signal, -ETIMEDOUT (killed) or -errno.
- */
-static int run_tool(char *const *argv, char *out, size_t outlen, char *errout, size_t errlen,
-		    int timeout_ms)
+/* A host tool's exit code (128+signal), -ETIMEDOUT or -errno; output captured into out/errout. */
+static int tool_code(char *const *argv, char *out, size_t outlen, char *errout, size_t errlen,
+		     int timeout_ms)
 {
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = 0, ret;
-	struct pollfd fds[2];
-	char *bufs[2] = { out, errout };
-	size_t lens[2] = { outlen, errlen }, used[2] = { 0, 0 };
-	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
-	bool timed_out = false;
-	pid_t pid;
+	struct sbt_run_io io = { .out = out,
+				 .out_len = outlen,
+				 .err = errout,
+				 .err_len = errlen,
+				 .timeout_ms = timeout_ms };
+	int status = 0, rc = sbt_run(argv, &io, &status);
 
-	for (int i = 0; i < 2; i++)
-		if (bufs[i] && lens[i])
-			bufs[i][0] = '\0';
-	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
-		ret = -errno;
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		ret = -errno;
-		goto out;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
-			_exit(127);
-		sbt_exec(SBT_EXEC_HOST, argv);
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	po[1] = pe[1] = -1;
-	fds[0] = (struct pollfd){ .fd = po[0], .events = POLLIN };
-	fds[1] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
-	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-		uint64_t now = mono_ms();
-		int r;
-
-		if (now >= end) {
-			kill(pid, SIGKILL);
-			timed_out = true;
-			break;
-		}
-		r = poll(fds, 2, (int)(end - now));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			break;
-		for (int i = 0; i < 2; i++) {
-			char buf[1024];
-			ssize_t n;
-
-			if (fds[i].fd < 0 || !fds[i].revents)
-				continue;
-			n = read(fds[i].fd, buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				fds[i].fd = -1; /* closed below, through po/pe */
-				continue;
-			}
-			if (bufs[i] && used[i] + 1 < lens[i]) {
-				size_t k = (size_t)n < lens[i] - 1 - used[i]
-						   ? (size_t)n
-						   : lens[i] - 1 - used[i];
-
-				memcpy(bufs[i] + used[i], buf, k);
-				used[i] += k;
-				bufs[i][used[i]] = '\0';
-			}
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (timed_out)
-		ret = -ETIMEDOUT;
-	else
-		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-out:
-	for (int i = 0; i < 2; i++) {
-		if (po[i] >= 0)
-			close(po[i]);
-		if (pe[i] >= 0)
-			close(pe[i]);
-	}
-	return ret;
+	return rc ? rc : sbt_exit_code(status);
 }
 
 static void msgf(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -573,10 +485,10 @@ static int dockerfile_prepare(const char *repo, struct sbt_build_plan *plan, str
 		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, strerror(-rc));
 		return -1;
 	}
-	rc = run_tool(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+	rc = tool_code(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 	if (rc == 0) {
 		*eng = ENGINE_PODMAN;
-	} else if (run_tool(dinfo, out, sizeof(out), errout, sizeof(errout), 10000) == 0) {
+	} else if (tool_code(dinfo, out, sizeof(out), errout, sizeof(errout), 10000) == 0) {
 		*eng = ENGINE_DOCKER;
 	} else {
 		msgf(msg, msglen,
@@ -591,7 +503,7 @@ static int dockerfile_prepare(const char *repo, struct sbt_build_plan *plan, str
 		char *inspect[] = { (char *)tool, "image",	 "inspect", "--format",
 				    fmt,	  df->images[i], NULL };
 
-		rc = run_tool(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+		rc = tool_code(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 		if (rc != 0 || !parse_image_id(first_line(out), df->ids[i])) {
 			msgf(msg, msglen,
 			     "base image '%.200s' (Dockerfile stage '%s' or before) is not in "
@@ -720,7 +632,7 @@ static void dockerfile_cleanup_image(enum engine eng, const char *iidfile, const
 	{
 		char *rmi[] = { eng == ENGINE_PODMAN ? "podman" : "docker", "rmi", id, NULL };
 
-		run_tool(rmi, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+		tool_code(rmi, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 	}
 }
 
@@ -867,7 +779,7 @@ int sbt_probe_main(int argc, char **argv)
 	char guest_buf[PATH_MAX], tap_host[64], tap_guest[64], netns[64] = "";
 	bool netns_made = false;
 
-	p.t0_ms = mono_ms();
+	p.t0_ms = sbt_mono_ms();
 	memset(&df, 0, sizeof(df));
 	p.t0_epoch_ns = sbt_now_epoch_ns();
 	p.timeout_ms = 1800ull * 1000;
@@ -988,7 +900,7 @@ int sbt_probe_main(int argc, char **argv)
 			json_object_object_add(cache, "hit", json_object_new_boolean(true));
 			timings = json_object_new_object();
 			json_object_object_add(timings, "total",
-					       json_object_new_uint64(mono_ms() - p.t0_ms));
+					       json_object_new_uint64(sbt_mono_ms() - p.t0_ms));
 			json_object_object_add(cached, "timings_ms", timings);
 			printf("%s\n", json_object_to_json_string_ext(
 					       cached, JSON_C_TO_STRING_PRETTY |
@@ -1086,7 +998,7 @@ int sbt_probe_main(int argc, char **argv)
 		int status;
 
 		snprintf(netns, sizeof(netns), "sbtrace-probe-%d", (int)getpid());
-		if (sbt_run(add, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		if (sbt_run(add, NULL, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 			p.boot_failed = true;
 			snprintf(p.boot_err, sizeof(p.boot_err),
 				 "cannot create network namespace %s for the VM's tap", netns);
@@ -1200,7 +1112,7 @@ int sbt_probe_main(int argc, char **argv)
 		sbt_sandbox_destroy(&p.run);
 		p.started = false;
 	}
-	build_ms = p.go_ms ? mono_ms() - p.go_ms : 0;
+	build_ms = p.go_ms ? sbt_mono_ms() - p.go_ms : 0;
 	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
 	if (plan.kind == SBT_BUILD_DOCKERFILE && p.exited && df.nr_runs > 0)
 		runs_unseen = !exec_below(trace_out, p.run.cgroup_id);
@@ -1349,7 +1261,7 @@ report:
 		    (sb0 = json_object_array_get_idx(sbs, 0)) &&
 		    json_object_object_get_ex(sb0, "first_exec_ts", &v) && v)
 			first_exec = (uint64_t)json_object_get_int64(v);
-		json_object_object_add(t, "total", json_object_new_uint64(mono_ms() - p.t0_ms));
+		json_object_object_add(t, "total", json_object_new_uint64(sbt_mono_ms() - p.t0_ms));
 		/* probe start to the workload's first exec, as the kernel timestamped it */
 		if (first_exec > p.t0_epoch_ns) {
 			char buf[32];
@@ -1395,7 +1307,7 @@ cleanup:
 		char *del[] = { "ip", "netns", "del", netns, NULL };
 		int status;
 
-		if (sbt_run(del, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		if (sbt_run(del, NULL, &status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 			progress(&p, "could not delete network namespace %s", netns);
 	}
 	if (events_tmp[0])

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "decode.h"
@@ -105,14 +106,6 @@ static struct fold_entry *fold_slot(struct trace_ctx *ctx, const struct sbt_fold
 			return e;
 	}
 	return NULL; /* full: the tail of this key is reported without its details */
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void handle_egress(struct trace_ctx *ctx, const void *data, size_t size)
@@ -290,7 +283,7 @@ static void report_drops(struct trace_ctx *ctx)
 /* After detach: consume until every counted exec arrived or was counted lost. */
 static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
 {
-	uint64_t deadline = mono_ms() + 250;
+	uint64_t deadline = sbt_mono_ms() + 250;
 
 	for (;;) {
 		bool pending = false;
@@ -304,9 +297,9 @@ static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
 			     ctx->st[i].eg_received < s.egress))
 				pending = true;
 		}
-		if (!pending || mono_ms() >= deadline)
+		if (!pending || sbt_mono_ms() >= deadline)
 			break;
-		usleep(2000);
+		sbt_sleep_ms(2);
 	}
 	report_drops(ctx);
 }
@@ -820,7 +813,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	struct ring_buffer *rb = NULL;
 	struct sbt_hook_result membership;
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t t0 = mono_ms(), start_ms, pause_ms = 0;
+	uint64_t t0 = sbt_mono_ms(), start_ms, pause_ms = 0;
 	const char *reason = "signal", *env;
 	int ret = SBT_EXIT_OK, err;
 
@@ -905,7 +898,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 			report_fallback(&ctx->taps->res[k]);
 	}
 	ctx->boot_offset = sbt_boot_epoch_offset_ns();
-	start_ms = mono_ms();
+	start_ms = sbt_mono_ms();
 	emit_started(ctx,
 		     (const struct sbt_hook_result *const[]){
 			     &plan.exec, &membership, &plan.connect, &plan.packet,
@@ -920,7 +913,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	if (env)
 		pause_ms = strtoull(env, NULL, 10);
 	if (pause_ms)
-		usleep((useconds_t)(pause_ms * 1000));
+		sbt_sleep_ms((long)pause_ms);
 
 	while (!stop_signal) {
 		uint64_t now;
@@ -945,7 +938,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 			ret = SBT_EXIT_RUNTIME;
 			break;
 		}
-		now = mono_ms();
+		now = sbt_mono_ms();
 		if (opts->duration_ms && now - start_ms >= opts->duration_ms) {
 			reason = "duration";
 			break;
@@ -965,7 +958,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	sbt_plan_detach(&plan);
 	drain(ctx, rb);
 	flush_folds(ctx);
-	emit_final(ctx, reason, mono_ms() - start_ms);
+	emit_final(ctx, reason, sbt_mono_ms() - start_ms);
 	if (ctx->sink.error && ret == SBT_EXIT_OK) {
 		fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(ctx->sink.error));
 		ret = SBT_EXIT_RUNTIME;

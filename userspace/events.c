@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
@@ -15,29 +14,6 @@ void sbt_sink_init(struct sbt_sink *sink, FILE *out, enum sbt_format format)
 	memset(sink, 0, sizeof(*sink));
 	sink->out = out;
 	sink->format = format;
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t sbt_now_epoch_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-int64_t sbt_boot_epoch_offset_ns(void)
-{
-	return (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
-}
-
-uint64_t sbt_boot_to_epoch_ns(uint64_t boot_ns, int64_t offset_ns)
-{
-	return boot_ns + (uint64_t)offset_ns;
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid (RFC 3629). */

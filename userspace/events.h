@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "decode.h"
 #include "shell.h"
 
@@ -63,11 +64,5 @@ int sbt_sink_write(struct sbt_sink *sink, json_object *event);
 
 /* Flush buffered output (after each ring-buffer batch). 0 or -errno. */
 int sbt_sink_flush(struct sbt_sink *sink);
-
-/* Wall-clock ns since the epoch for a bpf_ktime_get_boot_ns() value. */
-uint64_t sbt_boot_to_epoch_ns(uint64_t boot_ns, int64_t offset_ns);
-/* realtime - boottime now, for sbt_boot_to_epoch_ns(). */
-int64_t sbt_boot_epoch_offset_ns(void);
-uint64_t sbt_now_epoch_ns(void);
 
 #endif

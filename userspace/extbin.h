@@ -29,10 +29,23 @@ const char *const *sbt_extbin_list(void);
  */
 int sbt_exec(enum sbt_exec_ctx ctx, char *const argv[]);
 
+/* What sbt_run() captures and how long it waits; every field may be 0. */
+struct sbt_run_io {
+	char *out, *err;	 /* the tool's stdout / stderr, NUL-terminated, cut to fit */
+	size_t out_len, err_len; /* NULL buffers: the stream goes where the caller's goes */
+	int timeout_ms;		 /* > 0: SIGKILL after this long, and -ETIMEDOUT */
+};
+
 /*
- * Run a host tool (allowlisted) to completion: fork, exec, wait; stdin is
- * /dev/null. 0 with *status (waitpid form), or -errno / -EPERM.
+ * The one host-tool runner: fork, exec an allowlisted tool (outside any
+ * sandbox), wait; stdin is /dev/null. `io` may be NULL (no capture, no
+ * timeout). 0 with *status in waitpid() form (exit 127: the tool could not
+ * be executed, e.g. not installed), -ETIMEDOUT (killed), -EPERM (not
+ * allowlisted) or -errno.
  */
-int sbt_run(char *const argv[], int *status);
+int sbt_run(char *const argv[], const struct sbt_run_io *io, int *status);
+
+/* The exit code of a waitpid() status: WEXITSTATUS, or 128 + the signal. */
+int sbt_exit_code(int status);
 
 #endif

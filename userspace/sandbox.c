@@ -120,6 +120,7 @@
 #include <linux/securebits.h>
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "cgroupfs.h"
 #include "cpio.h"
 #include "extbin.h"
@@ -217,22 +218,6 @@ static bool str_fits(char *dst, size_t len, const char *fmt, ...)
 	n = vsnprintf(dst, len, fmt, ap);
 	va_end(ap);
 	return n >= 0 && (size_t)n < len;
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* Read a whole (small) file into a NUL-terminated malloc'd buffer; NULL with errno set. */
@@ -399,7 +384,7 @@ static void cgroup_kill(const char *cg)
 		free(procs);
 		if (!any)
 			return;
-		sleep_ms(10);
+		sbt_sleep_ms(10);
 	}
 }
 
@@ -443,7 +428,7 @@ static int cgroup_destroy(const char *cg)
 			return ret;
 		if (waited % 500 == 490)
 			cgroup_kill(cg);
-		sleep_ms(10);
+		sbt_sleep_ms(10);
 	}
 	return ret;
 }
@@ -1185,7 +1170,7 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	}
 	c.ready_w = ready[1];
 	c.go_r = go[0];
-	run->start_ns = now_ns(CLOCK_REALTIME);
+	run->start_ns = sbt_clock_ns(CLOCK_REALTIME);
 	if (spec->host_tool || spec->vm)
 		pid = raw_clone(CLONE_INTO_CGROUP, cgfd);
 	else
@@ -1254,7 +1239,7 @@ fail:
 /* Run `ip ARGS...` (allowlisted host tool); 0, or -EIO with err naming the command. */
 static int ip_cmd(char *err, size_t errlen, char **argv)
 {
-	int st = 0, rc = sbt_run(argv, &st);
+	int st = 0, rc = sbt_run(argv, NULL, &st);
 
 	if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
@@ -1333,7 +1318,7 @@ static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err,
 		char *detach[] = { "ip", "netns", "delete", ns, NULL };
 		int st;
 
-		sbt_run(detach, &st);
+		sbt_run(detach, NULL, &st);
 	}
 	return ret;
 }
@@ -1520,11 +1505,11 @@ static unsigned long tsc_khz_measured(void)
 #if defined(__x86_64__) || defined(__i386__)
 	uint64_t c0, c1, t0, t1;
 
-	t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	t0 = sbt_clock_ns(CLOCK_MONOTONIC_RAW);
 	c0 = __builtin_ia32_rdtsc();
-	sleep_ms(20);
+	sbt_sleep_ms(20);
 	c1 = __builtin_ia32_rdtsc();
-	t1 = now_ns(CLOCK_MONOTONIC_RAW);
+	t1 = sbt_clock_ns(CLOCK_MONOTONIC_RAW);
 	if (t1 <= t0 || c1 <= c0)
 		return 0;
 	return (unsigned long)((c1 - c0) * 1000000ull / (t1 - t0));
@@ -1904,7 +1889,7 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(run->go_fd);
 	run->go_fd = -1;
-	run->go_ns = now_ns(CLOCK_MONOTONIC);
+	run->go_ns = sbt_clock_ns(CLOCK_MONOTONIC);
 	return ret;
 }
 
@@ -1931,11 +1916,12 @@ int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms)
 			r = waitpid(run->pid, &st, WNOHANG);
 		} else {
 			/* no pidfd_open (Linux < 5.3): poll */
-			uint64_t end = now_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000ull;
+			uint64_t end =
+				sbt_clock_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000ull;
 
 			while ((r = waitpid(run->pid, &st, WNOHANG)) == 0 &&
-			       now_ns(CLOCK_MONOTONIC) < end)
-				sleep_ms(5);
+			       sbt_clock_ns(CLOCK_MONOTONIC) < end)
+				sbt_sleep_ms(5);
 		}
 	}
 	if (r < 0)
@@ -2025,7 +2011,7 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 		    memcmp(l, READY_LINE, sizeof(READY_LINE) - 1) == 0 &&
 		    (n == sizeof(READY_LINE) - 1 || l[n - 1] == '\r')) {
 			con->phase = SBT_VM_RUNNING;
-			con->ready_ns = now_ns(CLOCK_MONOTONIC);
+			con->ready_ns = sbt_clock_ns(CLOCK_MONOTONIC);
 			con->pending_nl = false;
 			con->mid_line = false;
 			break;
@@ -2038,7 +2024,7 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 			/* the newline before the marker is init's, not the workload's */
 			con->phase = SBT_VM_EXITED;
 			con->exit_code = code;
-			con->exit_ns = now_ns(CLOCK_MONOTONIC);
+			con->exit_ns = sbt_clock_ns(CLOCK_MONOTONIC);
 			con->pending_nl = false;
 			break;
 		}
@@ -2631,7 +2617,7 @@ static uint64_t proc_start_ns(pid_t pid)
 	free(stat);
 	if (!ticks || hz <= 0)
 		return 0;
-	return now_ns(CLOCK_REALTIME) - now_ns(CLOCK_BOOTTIME) +
+	return sbt_clock_ns(CLOCK_REALTIME) - sbt_clock_ns(CLOCK_BOOTTIME) +
 	       ticks * (1000000000ull / (unsigned long long)hz);
 }
 

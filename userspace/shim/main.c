@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "clock.h"
 #include "cli.h"
 #include "sandbox.h"
 
@@ -236,7 +237,7 @@ static enum attach_result wait_attach(const char *name, int fifo, int sfd, int p
 /* Wait for the workload; forward a signal, then kill everything after a grace period. */
 static int wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd)
 {
-	struct timespec deadline = { 0, 0 }, now;
+	uint64_t deadline = 0;
 	int sig = 0, status;
 
 	for (;;) {
@@ -245,11 +246,8 @@ static int wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd)
 		int timeout = pidfd >= 0 ? -1 : 100, ret;
 
 		if (sig) {
-			long left;
+			int64_t left = (int64_t)(deadline - sbt_mono_ms());
 
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left = (deadline.tv_sec - now.tv_sec) * 1000 +
-			       (deadline.tv_nsec - now.tv_nsec) / 1000000;
 			if (left <= 0)
 				return 128 + sig;
 			if (timeout < 0 || left < timeout)
@@ -275,23 +273,9 @@ static int wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd)
 				return 128 + sig;
 			sig = s;
 			forward_signal(run, sig);
-			clock_gettime(CLOCK_MONOTONIC, &deadline);
-			deadline.tv_sec += GRACE_MS / 1000;
-			deadline.tv_nsec += (GRACE_MS % 1000) * 1000000L;
-			if (deadline.tv_nsec >= 1000000000L) {
-				deadline.tv_sec++;
-				deadline.tv_nsec -= 1000000000L;
-			}
+			deadline = sbt_mono_ms() + GRACE_MS;
 		}
 	}
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Read the console until nothing is pending; true at its end (qemu closed it). */
@@ -322,7 +306,7 @@ static int wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_
 		int timeout = pidfd >= 0 ? -1 : 100, ret;
 
 		if (deadline) {
-			uint64_t now = mono_ns();
+			uint64_t now = sbt_mono_ns();
 
 			if (now >= deadline) {
 				fprintf(stderr,
@@ -734,7 +718,7 @@ static int cmd_run(int argc, char **argv)
 	else
 		code = wait_workload(&run, sfd, pidfd);
 	if (timings)
-		write_timings(timings, &run, mono_ns());
+		write_timings(timings, &run, sbt_mono_ns());
 out:
 	if (fifo >= 0)
 		close(fifo);
