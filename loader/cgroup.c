@@ -40,38 +40,6 @@ static int read_text(const char *path, char *buf, size_t len)
 	return (int)off;
 }
 
-int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
-{
-	static char text[1 << 18];
-	int n = read_text("/proc/self/mountinfo", text, sizeof(text));
-
-	if (n < 0)
-		return n;
-	return sbt_find_cgroup2_mount(text, mnt, mnt_len, root, root_len);
-}
-
-static int cgroup_id_of(const char *path, uint64_t *id)
-{
-	struct {
-		struct file_handle fh;
-		uint64_t id;
-	} h;
-	int mount_id;
-	struct stat st;
-
-	h.fh.handle_bytes = sizeof(h.id);
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) == 0 &&
-	    h.fh.handle_bytes == sizeof(h.id)) {
-		memcpy(id, h.fh.f_handle, sizeof(*id));
-		return 0;
-	}
-	/* kernfs: the inode number is the cgroup id on 64-bit kernels */
-	if (stat(path, &st) < 0)
-		return -errno;
-	*id = st.st_ino;
-	return 0;
-}
-
 /* Fill `sb` from an absolute directory path inside the v2 mount. */
 static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb)
 {
@@ -115,10 +83,11 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb
 		return -ENAMETOOLONG;
 	snprintf(sb->path, sizeof(sb->path), "%s", real);
 	sb->level = (uint32_t)sbt_cgroup_path_level(sb->name);
-	err = cgroup_id_of(real, &sb->cgroup_id);
-	if (err) {
+	sb->cgroup_id = sbt_cgroup_id(real);
+	if (!sb->cgroup_id) {
+		err = -errno;
 		fprintf(stderr, "sbtrace: cgroup '%s': cannot read its id: %s\n", arg,
-			strerror(-err));
+			strerror(errno));
 		return err;
 	}
 	return 0;

@@ -50,7 +50,6 @@ static inline bool sbt_sandbox_has_cgroup(const struct sbt_sandbox *sb)
 }
 
 /* cgroup.c */
-int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len);
 /* Resolve --cgroup PATH; on error prints a one-line message, returns -errno. */
 int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb);
 /* Resolve --pid PID. */

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
+#include "cgroupfs.h"
 #include "decode.h"
 #include "egress.h"
 #include "policy.h"

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "cgroupfs.h"
 
@@ -105,4 +109,69 @@ int sbt_cgroup_path_level(const char *path)
 			level++;
 	}
 	return level;
+}
+
+#define MOUNTINFO_MAX (16u << 20)
+
+int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
+{
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	size_t len = 0, cap = 1u << 16;
+	char *buf = NULL, *nb;
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap || !buf) {
+			if (buf)
+				cap *= 2;
+			nb = cap <= MOUNTINFO_MAX ? realloc(buf, cap) : NULL;
+			if (!nb) {
+				ret = buf ? -EFBIG : -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	ret = sbt_find_cgroup2_mount(buf, mnt, mnt_len, root, root_len);
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+uint64_t sbt_cgroup_id(const char *path)
+{
+	union {
+		struct file_handle fh;
+		char raw[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h;
+	struct stat st;
+	uint64_t id;
+	int mount_id;
+
+	h.fh.handle_bytes = sizeof(uint64_t);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) == 0 &&
+	    h.fh.handle_bytes == sizeof(uint64_t)) {
+		memcpy(&id, h.fh.f_handle, sizeof(id));
+		return id;
+	}
+	/* kernfs: the inode number is the cgroup id on 64-bit kernels */
+	if (stat(path, &st) == 0)
+		return (uint64_t)st.st_ino;
+	return 0;
 }

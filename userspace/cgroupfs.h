@@ -4,6 +4,7 @@
 #define SBT_CGROUPFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Find the cgroup v2 mount in mountinfo text. Writes the mount point to
@@ -22,5 +23,14 @@ int sbt_parse_proc_cgroup_v2(const char *text, char *out, size_t out_len);
 
 /* Number of path components of an absolute cgroup path: "/" -> 0, "/a/b" -> 2. */
 int sbt_cgroup_path_level(const char *path);
+
+/*
+ * The cgroup v2 mount of this process's mount namespace, read from
+ * /proc/self/mountinfo (see sbt_find_cgroup2_mount). 0 or -errno.
+ */
+int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len);
+
+/* The cgroup id (kernfs node id) of a cgroup directory, as BPF sees it; 0 if unknown. */
+uint64_t sbt_cgroup_id(const char *path);
 
 #endif

@@ -129,6 +129,14 @@
 #include "sandbox.h"
 
 static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err, size_t errlen);
+
+/* The cgroup v2 mount point. 0 or -errno. */
+static int cgroup2_mount(char *mnt, size_t len)
+{
+	char root[PATH_MAX];
+
+	return sbt_cgroup2_mount(mnt, len, root, sizeof(root));
+}
 struct vm_prep;
 static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
 		      const char *sdir, struct vm_prep **out, char *err, size_t errlen);
@@ -272,42 +280,6 @@ fail:
 	close(fd);
 	errno = e;
 	return NULL;
-}
-
-/* The cgroup v2 mount point, from /proc/self/mountinfo. */
-static int find_cg2(char *mnt, size_t len)
-{
-	char root[PATH_MAX];
-	char *mi = slurp("/proc/self/mountinfo", 16u << 20, NULL);
-	int ret;
-
-	if (!mi)
-		return -errno;
-	ret = sbt_find_cgroup2_mount(mi, mnt, len, root, sizeof(root));
-	free(mi);
-	return ret;
-}
-
-/* The cgroup id (kernfs node id) as BPF's bpf_get_current_cgroup_id() sees it. */
-static uint64_t cgroup_id_of(const char *path)
-{
-	union {
-		struct file_handle fh;
-		char raw[sizeof(struct file_handle) + sizeof(uint64_t)];
-	} h;
-	struct stat st;
-	uint64_t id;
-	int mount_id;
-
-	h.fh.handle_bytes = sizeof(uint64_t);
-	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) == 0 &&
-	    h.fh.handle_bytes == sizeof(uint64_t)) {
-		memcpy(&id, h.fh.f_handle, sizeof(id));
-		return id;
-	}
-	if (stat(path, &st) == 0)
-		return (uint64_t)st.st_ino;
-	return 0;
 }
 
 bool sbt_sandbox_name_ok(const char *name)
@@ -1110,7 +1082,7 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 			goto fail;
 		}
 	}
-	ret = find_cg2(mnt_point, sizeof(mnt_point));
+	ret = cgroup2_mount(mnt_point, sizeof(mnt_point));
 	if (ret) {
 		seterr(err, errlen, ret, "no cgroup v2 mount found in /proc/self/mountinfo: %s",
 		       strerror(-ret));
@@ -1139,7 +1111,7 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	}
 	made = true;
 	cgfd = open(run->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	run->cgroup_id = cgroup_id_of(run->cgroup_path);
+	run->cgroup_id = sbt_cgroup_id(run->cgroup_path);
 	if (cgfd < 0 || !run->cgroup_id) {
 		ret = seterr(err, errlen, -errno, "open cgroup %s: %s", run->cgroup_path,
 			     strerror(errno));
@@ -2548,7 +2520,7 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 		ret = parse_tap(root, st, &v);
 	if (ret)
 		goto out;
-	ret = find_cg2(mnt_point, sizeof(mnt_point));
+	ret = cgroup2_mount(mnt_point, sizeof(mnt_point));
 	if (ret) {
 		ret = bad(&v, ret, "': no cgroup v2 mount to check it against", "cgroup");
 		goto out;
@@ -2577,7 +2549,7 @@ static int parse_state(const char *dir, const char *name, struct sbt_sandbox_sta
 			  "cgroup");
 		goto out;
 	}
-	if (cgroup_id_of(st->cgroup_path) != st->cgroup_id)
+	if (sbt_cgroup_id(st->cgroup_path) != st->cgroup_id)
 		ret = bad(&v, -ESTALE, "' does not match the cgroup's id (it was recreated)",
 			  "cgroup_id");
 out:
@@ -2680,7 +2652,7 @@ static int gc_state_files(const char *dir, bool verbose)
 		if (shim_alive(&st))
 			continue;
 		/* Only the recorded cgroup: same path and the same id. */
-		if (cgroup_id_of(st.cgroup_path) == st.cgroup_id) {
+		if (sbt_cgroup_id(st.cgroup_path) == st.cgroup_id) {
 			ret = cgroup_destroy(st.cgroup_path);
 			if (ret && ret != -ENOENT) {
 				fprintf(stderr,
@@ -2727,7 +2699,7 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 	time_t now = time(NULL);
 	DIR *d;
 
-	if (find_cg2(mnt_point, sizeof(mnt_point)) ||
+	if (cgroup2_mount(mnt_point, sizeof(mnt_point)) ||
 	    !str_fits(top, sizeof(top), "%s/sbtrace", mnt_point))
 		return 0;
 	d = opendir(top);
