@@ -45,7 +45,7 @@ BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
 # Pure userspace library: no libbpf in sight.
-LIB_SRCS := $(wildcard userspace/*.c)
+LIB_SRCS := $(wildcard userspace/*.c userspace/probe/*.c)
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))
 
@@ -119,13 +119,14 @@ $(ASANOBJ)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
+# Rebuilt from scratch: a member whose source was removed must not linger.
 $(OBJ)/libsbtrace.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
 	$(call msg,AR,$@)
-	$(Q)ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)

@@ -38,21 +38,6 @@
 #define TTL_MAX_S      3600
 #define TTL_NEGATIVE_S 30 /* retry an unresolvable name after this long */
 
-const char *sbt_egress_mode_name(int mode)
-{
-	switch (mode) {
-	case SBT_EGRESS_OFF:
-		return "off";
-	case SBT_EGRESS_OBSERVE:
-		return "observe";
-	case SBT_EGRESS_AUDIT:
-		return "audit";
-	case SBT_EGRESS_ENFORCE:
-		return "enforce";
-	}
-	return "?";
-}
-
 /* --- sockets in the sandbox's network namespace -------------------------- */
 
 struct ns_socket_req {
@@ -551,20 +536,19 @@ void sbt_egress_detach(struct sbt_egress_state *st)
 	}
 }
 
-const char *sbt_egress_rule_text(const struct sbt_egress_cfg *cfg, uint32_t id)
+void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_egress_view *v)
 {
-	if (id == cfg->resolver_rule_id)
-		return "resolver port 53";
-	for (size_t i = 0; i < cfg->nr_rules; i++)
-		if (cfg->rules[i].id == id)
-			return cfg->rules[i].text;
-	return NULL;
-}
+	const struct sbt_egress_sandbox *es;
 
-const char *sbt_egress_floor_text(uint32_t idx)
-{
-	size_t n;
-	const struct sbt_floor *f = sbt_policy_floor(&n);
-
-	return idx < n ? f[idx].what : NULL;
+	memset(v, 0, sizeof(*v));
+	if (i >= st->nr)
+		return;
+	es = &st->sb[i];
+	v->hosts = es->hosts;
+	v->nr_hosts = es->nr_hosts;
+	v->has_resolver = es->has_resolver;
+	v->resolver = es->resolver;
+	v->resolver_source = es->resolver_source;
+	v->resolver_in_sandbox = es->nsfd >= 0;
+	v->nr_entries = es->nr_entries;
 }

@@ -14,6 +14,7 @@
  * on a retry; each retry is a full load (~20 ms here).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,60 +30,18 @@
 #include "sbtrace.skel.h"
 #include "loader.h"
 
-static const char *const exec_modes[SBT_EXEC_NR_MODES] = {
-	[SBT_EXEC_TP_BTF] = "tp_btf",
-	[SBT_EXEC_RAW_TP] = "raw_tp",
-	[SBT_EXEC_TRACEPOINT] = "tracepoint",
-};
-
-const char *sbt_exec_mode_name(enum sbt_exec_mode m)
-{
-	return m < SBT_EXEC_NR_MODES ? exec_modes[m] : "?";
-}
-
-int sbt_exec_mode_parse(const char *s, enum sbt_exec_mode *m)
-{
-	for (int i = 0; i < SBT_EXEC_NR_MODES; i++) {
-		if (strcmp(s, exec_modes[i]) == 0) {
-			*m = (enum sbt_exec_mode)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+static bool verbose;
 
 /*
- * SBTRACE_DISABLE_HOOKS=item[,item...] takes modes out of the automatic
- * choice: "capability:mode" (connect:kprobe) or a bare mode, which applies to
- * every capability (tp_btf). For an operator avoiding a hook, and for tests
- * of the fallback paths on kernels where every mode works.
+ * libbpf's own messages only with -v: the attach plan expects some tries to
+ * fail (fentry where the kernel has no trampolines ...) and reports every
+ * failure itself, in TraceStarted and on stderr.
  */
-bool sbt_hook_disabled(const char *capability, const char *mode)
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	const char *env = getenv("SBTRACE_DISABLE_HOOKS");
-	char qualified[64];
-
-	snprintf(qualified, sizeof(qualified), "%s:%s", capability, mode);
-	for (const char *p = env; p && *p;) {
-		const char *end = strchr(p, ',');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-
-		if ((n == strlen(mode) && strncmp(p, mode, n) == 0) ||
-		    (n == strlen(qualified) && strncmp(p, qualified, n) == 0))
-			return true;
-		p = end ? end + 1 : NULL;
-	}
-	return false;
-}
-
-void sbt_hook_record(struct sbt_hook_result *res, const char *mode, const char *stage, int err)
-{
-	if (res->nr_tries >= SBT_MAX_TRIES)
-		return;
-	res->tries[res->nr_tries].mode = mode;
-	res->tries[res->nr_tries].stage = stage;
-	res->tries[res->nr_tries].err = err;
-	res->nr_tries++;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
 }
 
 static struct bpf_program *exec_prog(struct sbtrace_bpf *skel, enum sbt_exec_mode m)
@@ -308,7 +267,7 @@ static int try_exec_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 
 	plan->skel = load_for_mode(opts, m, plan, &err);
 	if (!plan->skel) {
-		sbt_hook_record(&plan->exec, exec_modes[m], "load", err);
+		sbt_hook_record(&plan->exec, sbt_exec_mode_name(m), "load", err);
 		return err;
 	}
 	/* No cgroup to watch (taps only): host-wide exec tracing would cost every exec for nothing. */
@@ -317,13 +276,13 @@ static int try_exec_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 	plan->exec_link = bpf_program__attach(exec_prog(plan->skel, m));
 	if (!plan->exec_link) {
 		err = -errno;
-		sbt_hook_record(&plan->exec, exec_modes[m], "attach", err);
+		sbt_hook_record(&plan->exec, sbt_exec_mode_name(m), "attach", err);
 		sbtrace_bpf__destroy(plan->skel);
 		plan->skel = NULL;
 		return err;
 	}
-	sbt_hook_record(&plan->exec, exec_modes[m], "attached", 0);
-	plan->exec.mode = exec_modes[m];
+	sbt_hook_record(&plan->exec, sbt_exec_mode_name(m), "attached", 0);
+	plan->exec.mode = sbt_exec_mode_name(m);
 	return 0;
 }
 
@@ -331,6 +290,8 @@ int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan)
 {
 	int err = -ENOENT;
 
+	verbose = opts->verbose;
+	libbpf_set_print(libbpf_print);
 	memset(plan, 0, sizeof(*plan));
 	plan->exec.capability = "exec";
 	plan->connect.capability = "connect";
@@ -339,8 +300,10 @@ int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan)
 		err = try_exec_mode(opts, (enum sbt_exec_mode)opts->forced_mode, plan);
 	} else {
 		for (int m = 0; m < SBT_EXEC_NR_MODES; m++) {
-			if (sbt_hook_disabled("exec", exec_modes[m])) {
-				sbt_hook_record(&plan->exec, exec_modes[m], "disabled", -EPERM);
+			if (sbt_hook_disabled("exec", sbt_exec_mode_name((enum sbt_exec_mode)m))) {
+				sbt_hook_record(&plan->exec,
+						sbt_exec_mode_name((enum sbt_exec_mode)m),
+						"disabled", -EPERM);
 				continue;
 			}
 			err = try_exec_mode(opts, (enum sbt_exec_mode)m, plan);

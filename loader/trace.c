@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* `sbtrace trace`: attach, register sandboxes, drain the ring buffer, report. */
+/*
+ * The trace: attach (plan.c), register the sandboxes, drain the ring buffer
+ * and hand every record, decoded and typed, to the request's sinks (sink.h);
+ * at stop detach, drain what is in flight, account for every record the
+ * kernel counted, and report per sandbox.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
@@ -18,18 +22,15 @@
 #include "clock.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "cgroupfs.h"
 #include "decode.h"
 #include "egress.h"
-#include "policy.h"
-#include "events.h"
 #include "loader.h"
 #include "proctab.h"
 #include "shell.h"
 #include "shellagg.h"
+#include "sink.h"
 #include "trace.h"
 
-int sbt_verbose;
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
@@ -61,7 +62,6 @@ struct fold_entry {
 
 struct trace_ctx {
 	const struct sbt_trace_opts *opts;
-	struct sbt_sink sink;
 	struct sandbox_state st[SBT_MAX_SANDBOXES];
 	struct sbt_proctab *proc;
 	struct sbt_procfs_ctx procfs;
@@ -72,13 +72,41 @@ struct trace_ctx {
 	uint64_t decode_errors;
 	enum sbt_decode_err first_decode_err;
 	int map_stats_fd;
-	struct sbt_plan *plan;
+	struct sbt_plan plan;
+	struct ring_buffer *rb;
+	struct sbt_hook_result membership;
 	struct sbt_egress_state *egress;
 	struct sbt_tap_state *taps;
 	struct fold_entry *folds; /* open addressing, FOLD_SLOTS entries */
 };
 
 #define FOLD_SLOTS (1u << 15)
+
+/* Hand an event of sandbox `sb` (NULL: run-wide) to the sinks. */
+static void emit(struct trace_ctx *ctx, struct sbt_event *ev, const struct sbt_sandbox *sb)
+{
+	ev->sandbox = sb;
+	sbt_sinks_emit(ctx->opts, ev);
+}
+
+static void emit_egress(struct trace_ctx *ctx, const struct sbt_egress *rec, uint64_t ts)
+{
+	struct sbt_event ev = { .kind = SBT_EV_EGRESS, .ts = ts };
+
+	ev.egress.rec = rec;
+	ev.egress.rule = sbt_egress_rule_text(&ctx->opts->egress, rec->rule_id);
+	ev.egress.floor = sbt_egress_floor_text(rec->floor_idx);
+	emit(ctx, &ev, &ctx->opts->sandboxes[rec->slot]);
+}
+
+static void emit_lost(struct trace_ctx *ctx, const struct sbt_sandbox *sb,
+		      const struct sbt_ev_lost *lost)
+{
+	struct sbt_event ev = { .kind = SBT_EV_LOST, .ts = sbt_now_epoch_ns() };
+
+	ev.lost = *lost;
+	emit(ctx, &ev, sb);
+}
 
 static void fold_key_of(const struct sbt_egress *ev, struct sbt_fold_key *k)
 {
@@ -111,7 +139,6 @@ static struct fold_entry *fold_slot(struct trace_ctx *ctx, const struct sbt_fold
 
 static void handle_egress(struct trace_ctx *ctx, const void *data, size_t size)
 {
-	const struct sbt_egress_cfg *cfg = &ctx->opts->egress;
 	enum sbt_decode_err derr;
 	struct sandbox_state *st;
 	struct sbt_fold_key k;
@@ -138,19 +165,14 @@ static void handle_egress(struct trace_ctx *ctx, const void *data, size_t size)
 		fe->key = k;
 		fe->ev = ev;
 	}
-	sbt_sink_write(&ctx->sink,
-		       sbt_event_egress(&ev, sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset),
-					ctx->opts->sandboxes[ev.slot].name,
-					sbt_egress_rule_text(cfg, ev.rule_id),
-					sbt_egress_floor_text(ev.floor_idx)));
+	emit_egress(ctx, &ev, sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset));
 }
 
 /* At stop: events folded since the last record of their key. */
 static void flush_folds(struct trace_ctx *ctx)
 {
-	int fd = bpf_map__fd(ctx->plan->skel->maps.egress_fold);
+	int fd = bpf_map__fd(ctx->plan.skel->maps.egress_fold);
 	struct sbt_fold_key key, next, *prev = NULL;
-	const struct sbt_egress_cfg *cfg = &ctx->opts->egress;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct sbt_fold_val val;
@@ -181,42 +203,32 @@ static void flush_folds(struct trace_ctx *ctx)
 		ctx->st[key.slot].eg_events += val.folded;
 		if (ev.verdict == SBT_VERDICT_DENIED)
 			ctx->st[key.slot].eg_denied += val.folded;
-		sbt_sink_write(&ctx->sink, sbt_event_egress(&ev, sbt_now_epoch_ns(),
-							    ctx->opts->sandboxes[key.slot].name,
-							    sbt_egress_rule_text(cfg, ev.rule_id),
-							    sbt_egress_floor_text(ev.floor_idx)));
+		emit_egress(ctx, &ev, sbt_now_epoch_ns());
 	}
 }
 
-static int handle_record(void *vctx, void *data, size_t size)
+static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
 {
-	struct trace_ctx *ctx = vctx;
-	const struct sbt_sandbox *sb;
+	struct sbt_event out = { .kind = SBT_EV_EXEC };
 	struct sbt_shell_class cls;
 	struct sandbox_state *st;
 	enum sbt_decode_err derr;
 	struct sbt_exec ev;
 	bool is_shell;
-	uint64_t ts;
 
-	if (sbt_record_type(data, size) == SBT_REC_EGRESS) {
-		handle_egress(ctx, data, size);
-		return 0;
-	}
 	derr = sbt_decode_exec(data, size, &ev, ctx->argv_store, ctx->tail);
 	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_sandboxes)
 		derr = SBT_DECODE_BAD_LENGTHS;
 	if (derr != SBT_DECODE_OK) {
 		if (!ctx->decode_errors++)
 			ctx->first_decode_err = derr;
-		return 0;
+		return;
 	}
-	sb = &ctx->opts->sandboxes[ev.slot];
 	st = &ctx->st[ev.slot];
 	st->received++;
-	ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset);
+	out.ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset);
 	if (!st->first_exec_ts)
-		st->first_exec_ts = ts;
+		st->first_exec_ts = out.ts;
 
 	sbt_proctab_rename(ctx->proc, ev.ppid, ev.parent_comm);
 	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls);
@@ -230,7 +242,17 @@ static int handle_record(void *vctx, void *data, size_t size)
 			fprintf(stderr, "sbtrace: out of memory aggregating shell invocations\n");
 	}
 	sbt_proctab_exec(ctx->proc, ev.pid, ev.ppid, ev.comm);
-	sbt_sink_write(&ctx->sink, sbt_event_exec(&ev, ts, sb->name, is_shell ? &cls : NULL));
+	out.exec.rec = &ev;
+	out.exec.shell = is_shell ? &cls : NULL;
+	emit(ctx, &out, &ctx->opts->sandboxes[ev.slot]);
+}
+
+static int handle_record(void *vctx, void *data, size_t size)
+{
+	if (sbt_record_type(data, size) == SBT_REC_EGRESS)
+		handle_egress(vctx, data, size);
+	else
+		handle_exec(vctx, data, size);
 	return 0;
 }
 
@@ -246,7 +268,6 @@ static void report_drops(struct trace_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
 		struct sandbox_state *st = &ctx->st[i];
 		struct sbt_sandbox_stats s;
-		json_object *ev;
 
 		if (read_stats(ctx, i, &s))
 			continue;
@@ -255,41 +276,36 @@ static void report_drops(struct trace_ctx *ctx)
 		st->kernel_eg = s.egress;
 		st->kernel_eg_lost = s.egress_lost;
 		if (s.egress_lost > st->eg_lost_reported) {
-			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(),
-					   ctx->opts->sandboxes[i].name);
-			json_object_object_add(
-				ev, "lost",
-				json_object_new_uint64(s.egress_lost - st->eg_lost_reported));
-			json_object_object_add(ev, "lost_total",
-					       json_object_new_uint64(s.egress_lost));
-			json_object_object_add(ev, "reason",
-					       json_object_new_string("ringbuf_full"));
-			json_object_object_add(ev, "kind", json_object_new_string("egress"));
-			sbt_sink_write(&ctx->sink, ev);
+			emit_lost(
+				ctx, &ctx->opts->sandboxes[i],
+				&(struct sbt_ev_lost){ .lost = s.egress_lost - st->eg_lost_reported,
+						       .lost_total = s.egress_lost,
+						       .has_total = true,
+						       .reason = "ringbuf_full",
+						       .kind = "egress" });
 			st->eg_lost_reported = s.egress_lost;
 		}
 		if (s.lost <= st->lost_reported)
 			continue;
-		ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), ctx->opts->sandboxes[i].name);
-		json_object_object_add(ev, "lost",
-				       json_object_new_uint64(s.lost - st->lost_reported));
-		json_object_object_add(ev, "lost_total", json_object_new_uint64(s.lost));
-		json_object_object_add(ev, "reason", json_object_new_string("ringbuf_full"));
-		json_object_object_add(ev, "kind", json_object_new_string("exec"));
-		sbt_sink_write(&ctx->sink, ev);
+		emit_lost(ctx, &ctx->opts->sandboxes[i],
+			  &(struct sbt_ev_lost){ .lost = s.lost - st->lost_reported,
+						 .lost_total = s.lost,
+						 .has_total = true,
+						 .reason = "ringbuf_full",
+						 .kind = "exec" });
 		st->lost_reported = s.lost;
 	}
 }
 
 /* After detach: consume until every counted exec arrived or was counted lost. */
-static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
+static void drain(struct trace_ctx *ctx)
 {
 	uint64_t deadline = sbt_mono_ms() + 250;
 
 	for (;;) {
 		bool pending = false;
 
-		ring_buffer__consume(rb);
+		ring_buffer__consume(ctx->rb);
 		for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
 			struct sbt_sandbox_stats s;
 
@@ -305,360 +321,114 @@ static void drain(struct trace_ctx *ctx, struct ring_buffer *rb)
 	report_drops(ctx);
 }
 
-static const char *try_error(const struct sbt_hook_result *res, unsigned int i)
-{
-	if (strcmp(res->tries[i].stage, "disabled") == 0)
-		return "disabled by SBTRACE_DISABLE_HOOKS";
-	return res->tries[i].err ? strerror(-res->tries[i].err) : NULL;
-}
-
 /* A fallback taken is never silent: one line on stderr (and hooks.* in TraceStarted). */
 static void report_fallback(const struct sbt_hook_result *res)
 {
-	unsigned int i;
+	char line[512];
 
-	if (res->nr_tries < 2 && res->mode)
-		return;
-	for (i = 0; i < res->nr_tries; i++)
-		if (strcmp(res->tries[i].stage, "unsupported") != 0)
-			break;
-	if (i == res->nr_tries || (res->mode && strcmp(res->tries[i].stage, "attached") == 0))
-		return;
-	if (res->mode)
-		fprintf(stderr, "sbtrace: %s hook: fell back to %s (%s %s: %s)\n", res->capability,
-			res->mode, res->tries[i].mode, res->tries[i].stage, try_error(res, i));
-	else
-		fprintf(stderr, "sbtrace: %s hook: not available (%s %s: %s); not observed\n",
-			res->capability, res->tries[i].mode, res->tries[i].stage,
-			try_error(res, i));
+	if (*sbt_hook_fallback_line(res, line, sizeof(line)))
+		fprintf(stderr, "%s\n", line);
 }
 
-static void hook_json_add(json_object *hooks, const struct sbt_hook_result *res)
+static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 {
-	json_object *h = json_object_new_object(), *tried = json_object_new_array();
-
-	json_object_object_add(h, "mode", res->mode ? json_object_new_string(res->mode) : NULL);
-	for (unsigned int i = 0; i < res->nr_tries; i++) {
-		json_object *t = json_object_new_object();
-
-		json_object_object_add(t, "mode", json_object_new_string(res->tries[i].mode));
-		json_object_object_add(t, "stage", json_object_new_string(res->tries[i].stage));
-		json_object_object_add(t, "error",
-				       try_error(res, i) ? json_object_new_string(try_error(res, i))
-							 : NULL);
-		json_object_array_add(tried, t);
-	}
-	json_object_object_add(h, "tried", tried);
-	json_object_object_add(h, "fallback",
-			       json_object_new_boolean(res->mode && res->nr_tries > 1));
-	json_object_object_add(hooks, res->capability, h);
-}
-
-/* {"capability": {"mode", "tried", "fallback"}, ...} for the NULL-terminated list. */
-static json_object *hooks_json(const struct sbt_hook_result *const *list)
-{
-	json_object *hooks = json_object_new_object();
-
-	for (; *list; list++)
-		hook_json_add(hooks, *list);
-	return hooks;
-}
-
-/* Which views of a sandbox the host has (design: "What the host cannot see"). */
-static const char *vis_exec(const struct sbt_sandbox *sb)
-{
-	return sb->exec_hidden || !sbt_sandbox_has_cgroup(sb) ? "none" : "host";
-}
-
-static const char *vis_network(const struct sbt_sandbox *sb, int egress_mode)
-{
-	if (sb->has_tap)
-		return "tap";
-	return egress_mode == SBT_EGRESS_OFF ? "none" : "cgroup";
-}
-
-static json_object *addr_json(const uint8_t addr[16])
-{
-	char buf[64];
-
-	sbt_addr_str(addr, buf, sizeof(buf));
-	return json_object_new_string(buf);
-}
-
-static json_object *tap_json(const struct sbt_sandbox *sb, const struct sbt_tap_state *ts,
-			     const struct sbt_egress_cfg *cfg)
-{
-	json_object *o = json_object_new_object(), *guests = json_object_new_array();
-	const struct sbt_tap_spec *t = &sb->tap;
-
-	json_object_object_add(o, "ifname", json_object_new_string(t->ifname));
-	for (uint32_t k = 0; ts && k < ts->nr; k++)
-		if (ts->idx[k] == sb->slot)
-			json_object_object_add(o, "ifindex", json_object_new_int64(ts->ifindex[k]));
-	json_object_object_add(o, "netns", t->netns[0] ? json_object_new_string(t->netns) : NULL);
-	for (uint32_t g = 0; g < t->nr_guest; g++)
-		json_object_array_add(guests, addr_json(t->guest[g]));
-	json_object_object_add(o, "guest", guests);
-	json_object_object_add(o, "source_check", json_object_new_boolean(t->nr_guest > 0));
-	if (t->has_resolver)
-		json_object_object_add(o, "resolver", addr_json(t->resolver));
-	else if (cfg->has_resolver)
-		json_object_object_add(o, "resolver", addr_json(cfg->resolver));
-	else
-		json_object_object_add(o, "resolver", NULL);
-	for (uint32_t k = 0; ts && k < ts->nr; k++)
-		if (ts->idx[k] == sb->slot)
-			json_object_object_add(
-				o, "mode",
-				ts->res[k].mode ? json_object_new_string(ts->res[k].mode) : NULL);
-	return o;
-}
-
-static json_object *sandbox_json(const struct sbt_sandbox *sb, const struct sbt_tap_state *ts,
-				 const struct sbt_egress_cfg *cfg)
-{
-	json_object *o = json_object_new_object(), *vis = json_object_new_object();
-
-	json_object_object_add(o, "name", json_object_new_string(sb->name));
-	json_object_object_add(o, "slot", json_object_new_int64(sb->slot));
-	json_object_object_add(
-		o, "cgroup", sbt_sandbox_has_cgroup(sb) ? json_object_new_string(sb->path) : NULL);
-	json_object_object_add(o, "cgroup_id", json_object_new_uint64(sb->cgroup_id));
-	json_object_object_add(o, "level", json_object_new_int64(sb->level));
-	json_object_object_add(o, "key", json_object_new_string(sb->origin));
-	if (sb->origin_pid)
-		json_object_object_add(o, "pid", json_object_new_int64(sb->origin_pid));
-	json_object_object_add(vis, "exec", json_object_new_string(vis_exec(sb)));
-	json_object_object_add(vis, "network", json_object_new_string(vis_network(sb, cfg->mode)));
-	json_object_object_add(o, "visibility", vis);
-	json_object_object_add(o, "tap", sb->has_tap ? tap_json(sb, ts, cfg) : NULL);
-	return o;
-}
-
-/* The policy as loaded: mode, rules, floor, and per sandbox its resolver and hosts. */
-static json_object *egress_json(struct trace_ctx *ctx)
-{
-	const struct sbt_egress_cfg *cfg = &ctx->opts->egress;
-	json_object *o = json_object_new_object(), *rules = json_object_new_array();
-	json_object *floor = json_object_new_array(), *sbs = json_object_new_array();
-	size_t nfloor;
-	const struct sbt_floor *fl = sbt_policy_floor(&nfloor);
-
-	json_object_object_add(o, "mode", json_object_new_string(sbt_egress_mode_name(cfg->mode)));
-	for (size_t i = 0; i < cfg->nr_rules; i++) {
-		json_object *r = json_object_new_object();
-
-		json_object_object_add(r, "id", json_object_new_int64(cfg->rules[i].id));
-		json_object_object_add(r, "text", sbt_json_string(cfg->rules[i].text));
-		json_object_array_add(rules, r);
-	}
-	json_object_object_add(o, "rules", rules);
-	for (size_t i = 0; i < nfloor; i++) {
-		json_object *f = json_object_new_object();
-		char buf[64];
-		uint8_t prefix = fl[i].prefix;
-		bool v4 =
-			memcmp(fl[i].addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 && prefix >= 96;
-
-		sbt_addr_str(fl[i].addr, buf, sizeof(buf));
-		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u",
-			 v4 ? prefix - 96u : prefix);
-		json_object_object_add(f, "cidr", json_object_new_string(buf));
-		json_object_object_add(f, "what", json_object_new_string(fl[i].what));
-		json_object_array_add(floor, f);
-	}
-	json_object_object_add(o, "floor", floor);
-	for (uint32_t i = 0; ctx->egress && i < ctx->opts->nr_sandboxes; i++) {
-		const struct sbt_egress_sandbox *es = &ctx->egress->sb[i];
-		json_object *sb = json_object_new_object(), *hosts = json_object_new_array();
-
-		json_object_object_add(sb, "name",
-				       json_object_new_string(ctx->opts->sandboxes[i].name));
-		if (es->has_resolver) {
-			json_object *r = json_object_new_object();
-
-			json_object_object_add(r, "addr", addr_json(es->resolver));
-			json_object_object_add(r, "source",
-					       json_object_new_string(es->resolver_source));
-			json_object_object_add(
-				r, "netns",
-				json_object_new_string(es->nsfd >= 0 ? "sandbox" : "host"));
-			json_object_object_add(sb, "resolver", r);
-		} else {
-			json_object_object_add(sb, "resolver", NULL);
-		}
-		for (size_t h = 0; h < es->nr_hosts; h++) {
-			json_object *ho = json_object_new_object(),
-				    *addrs = json_object_new_array();
-
-			json_object_object_add(ho, "name",
-					       json_object_new_string(es->hosts[h].name));
-			for (size_t a = 0; a < es->hosts[h].nr_addrs; a++)
-				json_object_array_add(addrs, addr_json(es->hosts[h].addrs[a]));
-			json_object_object_add(ho, "addrs", addrs);
-			json_object_object_add(ho, "ttl", json_object_new_int64(es->hosts[h].ttl));
-			json_object_object_add(ho, "error",
-					       es->hosts[h].error[0]
-						       ? json_object_new_string(es->hosts[h].error)
-						       : NULL);
-			json_object_array_add(hosts, ho);
-		}
-		json_object_object_add(sb, "hosts", hosts);
-		json_object_object_add(sb, "entries",
-				       json_object_new_int64((int64_t)es->nr_entries));
-		json_object_array_add(sbs, sb);
-	}
-	json_object_object_add(o, "sandboxes", sbs);
-	return o;
-}
-
-static void emit_started(struct trace_ctx *ctx, const struct sbt_hook_result *const *hooks,
-			 uint64_t attach_ms)
-{
-	json_object *ev = sbt_event_new("TraceStarted", sbt_now_epoch_ns(), NULL);
-	json_object *sbs = json_object_new_array(), *vis = json_object_new_object();
+	const struct sbt_trace_opts *opts = ctx->opts;
+	struct sbt_sandbox_view views[SBT_MAX_SANDBOXES];
+	const struct sbt_hook_result *hooks[] = { &ctx->plan.exec,
+						  &ctx->membership,
+						  &ctx->plan.connect,
+						  &ctx->plan.packet,
+						  ctx->taps->nr ? &ctx->taps->res[0] : NULL,
+						  NULL };
+	struct sbt_event ev = { .kind = SBT_EV_STARTED, .ts = sbt_now_epoch_ns() };
 	struct utsname u;
 
-	json_object_object_add(ev, "version", json_object_new_string(SBTRACE_VERSION));
-	if (uname(&u) == 0)
-		json_object_object_add(ev, "kernel", json_object_new_string(u.release));
-	const char *vexec = "host", *vnet = NULL;
-
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
-		const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
-		const char *n = vis_network(sb, ctx->opts->egress.mode);
-
-		json_object_array_add(sbs, sandbox_json(sb, ctx->taps, &ctx->opts->egress));
-		/* the run as a whole: the weakest exec view; a tap when any sandbox has one */
-		if (strcmp(vis_exec(sb), "none") == 0)
-			vexec = "none";
-		if (!vnet || strcmp(n, "tap") == 0 || strcmp(vnet, "none") == 0)
-			vnet = n;
+	memset(views, 0, sizeof(views));
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		for (uint32_t k = 0; k < ctx->taps->nr; k++) {
+			if (ctx->taps->idx[k] != opts->sandboxes[i].slot)
+				continue;
+			views[i].tap_ifindex = ctx->taps->ifindex[k];
+			views[i].tap_mode = ctx->taps->res[k].mode;
+		}
+		sbt_egress_view(ctx->egress, i, &views[i].egress);
 	}
-	json_object_object_add(ev, "sandboxes", sbs);
-	json_object_object_add(ev, "hooks", hooks_json(hooks));
-	json_object_object_add(vis, "exec", json_object_new_string(vexec));
-	json_object_object_add(vis, "network", json_object_new_string(vnet ? vnet : "none"));
-	json_object_object_add(ev, "visibility", vis);
-	json_object_object_add(ev, "egress", egress_json(ctx));
-	json_object_object_add(ev, "argv_max", json_object_new_int64(ctx->opts->exec.argv_max));
-	json_object_object_add(ev, "ringbuf_bytes",
-			       json_object_new_int64(ctx->opts->exec.ringbuf_bytes));
-	json_object_object_add(ev, "poll_ms", json_object_new_int64(ctx->opts->exec.poll_ms));
-	json_object_object_add(ev, "attach_ms", json_object_new_uint64(attach_ms));
-	sbt_sink_write(&ctx->sink, ev);
-	sbt_sink_flush(&ctx->sink);
+	ev.started.opts = opts;
+	ev.started.views = views;
+	ev.started.hooks = hooks;
+	ev.started.kernel = uname(&u) == 0 ? u.release : NULL;
+	ev.started.attach_ms = attach_ms;
+	emit(ctx, &ev, NULL);
+	sbt_sinks_flush(opts);
+}
+
+/* One sandbox at stop: what never arrived, then its shell invocations. */
+static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_totals *t)
+{
+	const char *why = ctx->decode_errors ? "decode_error" : "not_received";
+	struct sandbox_state *st = &ctx->st[i];
+	bool exec_visible = strcmp(sbt_sandbox_vis_exec(&ctx->opts->sandboxes[i]), "host") == 0;
+	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
+	uint64_t missing = 0;
+
+	if (st->kernel_execs > st->received)
+		missing = st->kernel_execs - st->received;
+	/* Records the kernel sent that never decoded, or that vanished. */
+	if (missing > st->lost_reported)
+		emit_lost(ctx, &ctx->opts->sandboxes[i],
+			  &(struct sbt_ev_lost){ .lost = missing - st->lost_reported,
+						 .lost_total = missing,
+						 .has_total = true,
+						 .reason = why,
+						 .kind = "exec" });
+	/* Execs inside a guest kernel were never visible: no count is complete. */
+	t->complete =
+		exec_visible && missing == 0 && st->kernel_lost == 0 && ctx->decode_errors == 0;
+	if (st->kernel_eg > st->eg_received)
+		emit_lost(ctx, &ctx->opts->sandboxes[i],
+			  &(struct sbt_ev_lost){ .lost = st->kernel_eg - st->eg_received,
+						 .reason = why,
+						 .kind = "egress" });
+	ev.ts = sbt_now_epoch_ns();
+	ev.summary.agg = st->agg;
+	ev.summary.complete = t->complete;
+	ev.summary.exec_visible = exec_visible;
+	emit(ctx, &ev, &ctx->opts->sandboxes[i]);
+
+	t->execs = st->kernel_execs;
+	t->received = st->received;
+	t->lost = missing;
+	t->first_exec_ts = st->first_exec_ts;
+	t->eg_records = st->eg_received;
+	t->eg_events = st->eg_events;
+	t->eg_denied = st->eg_denied;
+	t->eg_lost = st->kernel_eg_lost +
+		     (st->kernel_eg > st->eg_received ? st->kernel_eg - st->eg_received : 0);
 }
 
 static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t duration_ms)
 {
-	json_object *stopped, *sbs = json_object_new_array();
-	json_object *shells = ctx->opts->results ? json_object_new_array() : NULL;
+	struct sbt_sandbox_totals totals[SBT_MAX_SANDBOXES];
+	struct sbt_event ev = { .kind = SBT_EV_STOPPED };
 
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
-		struct sandbox_state *st = &ctx->st[i];
-		const char *name = ctx->opts->sandboxes[i].name;
-		bool exec_visible = strcmp(vis_exec(&ctx->opts->sandboxes[i]), "host") == 0;
-		uint64_t missing = 0;
-		bool complete;
-		json_object *ev, *s;
-
-		if (st->kernel_execs > st->received)
-			missing = st->kernel_execs - st->received;
-		/* Records the kernel sent that never decoded, or that vanished. */
-		if (missing > st->lost_reported) {
-			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), name);
-			json_object_object_add(ev, "lost",
-					       json_object_new_uint64(missing - st->lost_reported));
-			json_object_object_add(ev, "lost_total", json_object_new_uint64(missing));
-			json_object_object_add(ev, "reason",
-					       json_object_new_string(ctx->decode_errors
-									      ? "decode_error"
-									      : "not_received"));
-			json_object_object_add(ev, "kind", json_object_new_string("exec"));
-			sbt_sink_write(&ctx->sink, ev);
-		}
-		/* Execs inside a guest kernel were never visible: no count is complete. */
-		complete = exec_visible && missing == 0 && st->kernel_lost == 0 &&
-			   ctx->decode_errors == 0;
-		if (st->kernel_eg > st->eg_received) {
-			ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), name);
-			json_object_object_add(
-				ev, "lost",
-				json_object_new_uint64(st->kernel_eg - st->eg_received));
-			json_object_object_add(ev, "reason",
-					       json_object_new_string(ctx->decode_errors
-									      ? "decode_error"
-									      : "not_received"));
-			json_object_object_add(ev, "kind", json_object_new_string("egress"));
-			sbt_sink_write(&ctx->sink, ev);
-		}
-
-		ev = sbt_event_new("ShellInvocationObserved", sbt_now_epoch_ns(), name);
-		s = sbt_shellagg_to_json(st->agg);
-		if (s) {
-			json_object_object_foreach(s, key, val)
-			{
-				json_object_object_add(ev, key, json_object_get(val));
-			}
-			json_object_put(s);
-		}
-		json_object_object_add(ev, "complete", json_object_new_boolean(complete));
-		json_object_object_add(ev, "exec_visible", json_object_new_boolean(exec_visible));
-		if (shells)
-			json_object_array_add(shells, json_object_get(ev));
-		sbt_sink_write(&ctx->sink, ev);
-
-		s = json_object_new_object();
-		json_object_object_add(s, "name", json_object_new_string(name));
-		json_object_object_add(s, "execs", json_object_new_uint64(st->kernel_execs));
-		json_object_object_add(s, "received", json_object_new_uint64(st->received));
-		json_object_object_add(s, "lost", json_object_new_uint64(missing));
-		json_object_object_add(s, "complete", json_object_new_boolean(complete));
-		json_object_object_add(s, "first_exec_ts",
-				       st->first_exec_ts ? json_object_new_uint64(st->first_exec_ts)
-							 : NULL);
-		{
-			json_object *eg = json_object_new_object();
-			uint64_t eg_lost =
-				st->kernel_eg_lost + (st->kernel_eg > st->eg_received
-							      ? st->kernel_eg - st->eg_received
-							      : 0);
-
-			json_object_object_add(eg, "records",
-					       json_object_new_uint64(st->eg_received));
-			json_object_object_add(eg, "events", json_object_new_uint64(st->eg_events));
-			json_object_object_add(eg, "denied", json_object_new_uint64(st->eg_denied));
-			json_object_object_add(eg, "lost", json_object_new_uint64(eg_lost));
-			json_object_object_add(s, "egress", eg);
-		}
-		json_object_array_add(sbs, s);
-	}
-	if (ctx->decode_errors) {
-		json_object *ev = sbt_event_new("EventsLost", sbt_now_epoch_ns(), NULL);
-
-		json_object_object_add(ev, "lost", json_object_new_uint64(ctx->decode_errors));
-		json_object_object_add(ev, "reason", json_object_new_string("decode_error"));
-		json_object_object_add(
-			ev, "detail",
-			json_object_new_string(sbt_decode_strerror(ctx->first_decode_err)));
-		sbt_sink_write(&ctx->sink, ev);
-	}
-	stopped = sbt_event_new("TraceStopped", sbt_now_epoch_ns(), NULL);
-	json_object_object_add(stopped, "reason", json_object_new_string(reason));
-	json_object_object_add(stopped, "duration_ms", json_object_new_uint64(duration_ms));
-	json_object_object_add(stopped, "sandboxes", sbs);
-	json_object_object_add(stopped, "decode_errors",
-			       json_object_new_uint64(ctx->decode_errors));
-	if (ctx->opts->results) {
-		json_object *r = json_object_new_object();
-
-		json_object_object_add(r, "shell_invocation", shells);
-		json_object_object_add(r, "stopped", json_object_get(stopped));
-		*ctx->opts->results = r;
-	}
-	sbt_sink_write(&ctx->sink, stopped);
-	sbt_sink_flush(&ctx->sink);
+	memset(totals, 0, sizeof(totals));
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+		final_sandbox(ctx, i, &totals[i]);
+	if (ctx->decode_errors)
+		emit_lost(ctx, NULL,
+			  &(struct sbt_ev_lost){
+				  .lost = ctx->decode_errors,
+				  .reason = "decode_error",
+				  .detail = sbt_decode_strerror(ctx->first_decode_err) });
+	ev.ts = sbt_now_epoch_ns();
+	ev.stopped.reason = reason;
+	ev.stopped.duration_ms = duration_ms;
+	ev.stopped.decode_errors = ctx->decode_errors;
+	ev.stopped.totals = totals;
+	ev.stopped.sandboxes = ctx->opts->sandboxes;
+	ev.stopped.nr = ctx->opts->nr_sandboxes;
+	emit(ctx, &ev, NULL);
+	sbt_sinks_flush(ctx->opts);
 }
 
 /* Record one cgroup's processes, then recurse into its children. */
@@ -790,63 +560,61 @@ static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trac
 	return 0;
 }
 
-/*
- * libbpf's own messages only with -v: the attach plan expects some tries to
- * fail (fentry where the kernel has no trampolines ...) and reports every
- * failure itself, in TraceStarted and on stderr.
- */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	if (!sbt_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
-void sbt_setup_libbpf(void)
-{
-	libbpf_set_print(libbpf_print);
-}
-
-int sbt_trace_run(const struct sbt_trace_opts *opts)
+static struct trace_ctx *ctx_new(const struct sbt_trace_opts *opts)
 {
 	struct trace_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct sbt_plan plan = { 0 };
-	struct ring_buffer *rb = NULL;
-	struct sbt_hook_result membership;
-	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t t0 = sbt_mono_ms(), start_ms, pause_ms = 0;
-	const char *reason = "signal", *env;
-	int ret = SBT_EXIT_OK, err;
 
-	if (!ctx) {
-		fprintf(stderr, "sbtrace: out of memory\n");
-		return SBT_EXIT_RUNTIME;
-	}
+	if (!ctx)
+		return NULL;
 	ctx->opts = opts;
-	sbt_sink_init(&ctx->sink, opts->out, opts->format);
 	ctx->argv_store = calloc(SBT_ARGV_MAX_ARGS, sizeof(*ctx->argv_store));
 	ctx->tail = malloc(SBT_ARGV_CAP + 1);
+	ctx->egress = calloc(1, sizeof(*ctx->egress));
+	ctx->taps = calloc(1, sizeof(*ctx->taps));
+	ctx->folds = calloc(FOLD_SLOTS, sizeof(*ctx->folds));
 	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
 		ctx->names[i] = opts->sandboxes[i].name;
 		ctx->st[i].agg = sbt_shellagg_new();
 		if (!ctx->st[i].agg)
-			goto oom;
+			return ctx; /* the caller sees proc == NULL */
 	}
 	ctx->procfs.root = "/proc";
 	ctx->procfs.sandboxes = ctx->names;
 	ctx->procfs.nr_sandboxes = opts->nr_sandboxes;
+	if (!ctx->argv_store || !ctx->tail || !ctx->egress || !ctx->taps || !ctx->folds)
+		return ctx;
 	ctx->proc = sbt_proctab_new(sbt_proc_lookup_procfs, &ctx->procfs);
-	if (!ctx->argv_store || !ctx->tail || !ctx->proc)
-		goto oom;
+	return ctx;
+}
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+static void ctx_free(struct trace_ctx *ctx)
+{
+	ring_buffer__free(ctx->rb);
+	if (ctx->taps)
+		sbt_tap_detach(ctx->taps, ctx->opts->sandboxes);
+	free(ctx->taps);
+	if (ctx->egress)
+		sbt_egress_teardown(ctx->egress);
+	sbt_plan_destroy(&ctx->plan);
+	free(ctx->egress);
+	free(ctx->folds);
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+		sbt_shellagg_free(ctx->st[i].agg);
+	sbt_proctab_free(ctx->proc);
+	free(ctx->argv_store);
+	free(ctx->tail);
+	free(ctx);
+}
 
-	err = sbt_plan_attach(&opts->exec, &plan);
+/* Load, attach, register: everything before TraceStarted. An exit code. */
+static int trace_attach(struct trace_ctx *ctx)
+{
+	const struct sbt_trace_opts *opts = ctx->opts;
+	struct sbt_plan *plan = &ctx->plan;
+	int err = sbt_plan_attach(&opts->exec, plan);
+
 	if (err) {
-		const struct sbt_hook_result *res = &plan.exec;
+		const struct sbt_hook_result *res = &plan->exec;
 
 		fprintf(stderr,
 			"sbtrace: cannot attach the exec hook (%s, last tried: %s): %s; "
@@ -854,57 +622,100 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 			"root (CAP_BPF + CAP_PERFMON)? run 'sbtrace features' for details\n",
 			res->nr_tries ? res->tries[res->nr_tries - 1].stage : "open",
 			res->nr_tries ? res->tries[res->nr_tries - 1].mode : "-", strerror(-err));
-		ret = SBT_EXIT_KERNEL;
-		goto cleanup;
+		return SBT_EXIT_KERNEL;
 	}
-	report_fallback(&plan.exec);
+	report_fallback(&plan->exec);
 	if (opts->exec.observe_connect)
-		report_fallback(&plan.connect);
+		report_fallback(&plan->connect);
 	if (opts->exec.observe)
-		report_fallback(&plan.packet);
-	ctx->plan = &plan;
-	ctx->map_stats_fd = bpf_map__fd(plan.skel->maps.sandbox_stats);
-	rb = ring_buffer__new(bpf_map__fd(plan.skel->maps.events), handle_record, ctx, NULL);
-	if (!rb) {
+		report_fallback(&plan->packet);
+	ctx->map_stats_fd = bpf_map__fd(plan->skel->maps.sandbox_stats);
+	ctx->rb = ring_buffer__new(bpf_map__fd(plan->skel->maps.events), handle_record, ctx, NULL);
+	if (!ctx->rb) {
 		fprintf(stderr, "sbtrace: cannot set up the ring buffer: %s\n", strerror(errno));
-		ret = SBT_EXIT_KERNEL;
-		goto cleanup;
+		return SBT_EXIT_KERNEL;
 	}
-	if (register_sandboxes(&plan, opts, &membership)) {
-		ret = SBT_EXIT_KERNEL;
-		goto cleanup;
-	}
-	report_fallback(&membership);
-	ctx->egress = calloc(1, sizeof(*ctx->egress));
-	ctx->folds = calloc(FOLD_SLOTS, sizeof(*ctx->folds));
-	if (!ctx->egress || !ctx->folds)
-		goto oom;
-	err = sbt_egress_setup(ctx->egress, &plan, &opts->egress, opts->sandboxes,
+	if (register_sandboxes(plan, opts, &ctx->membership))
+		return SBT_EXIT_KERNEL;
+	report_fallback(&ctx->membership);
+	err = sbt_egress_setup(ctx->egress, plan, &opts->egress, opts->sandboxes,
 			       opts->nr_sandboxes);
-	if (err) {
-		ret = err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
-		goto cleanup;
-	}
-	ctx->taps = calloc(1, sizeof(*ctx->taps));
-	if (!ctx->taps)
-		goto oom;
-	if (opts->exec.tap) {
-		err = sbt_tap_attach(ctx->taps, &plan, opts->sandboxes, opts->nr_sandboxes,
-				     opts->egress.has_resolver ? opts->egress.resolver : NULL);
-		if (err) {
-			ret = err == -ENODEV || err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
-			goto cleanup;
+	if (err)
+		return err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
+	if (!opts->exec.tap)
+		return SBT_EXIT_OK;
+	err = sbt_tap_attach(ctx->taps, plan, opts->sandboxes, opts->nr_sandboxes,
+			     opts->egress.has_resolver ? opts->egress.resolver : NULL);
+	if (err)
+		return err == -ENODEV || err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
+	for (uint32_t k = 0; k < ctx->taps->nr; k++)
+		report_fallback(&ctx->taps->res[k]);
+	return SBT_EXIT_OK;
+}
+
+/* Drain until a signal, the duration, an error or the caller says stop. */
+static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **reason)
+{
+	const struct sbt_trace_opts *opts = ctx->opts;
+
+	while (!stop_signal) {
+		int err;
+
+		/* Records come without wake-ups (see exec.bpf.c): drain on the tick too. */
+		err = ring_buffer__poll(ctx->rb,
+					opts->exec.poll_ms ? (int)opts->exec.poll_ms : 100);
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(ctx->rb);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "sbtrace: reading the ring buffer failed: %s\n",
+				strerror(-err));
+			*reason = "error";
+			return SBT_EXIT_RUNTIME;
 		}
-		for (uint32_t k = 0; k < ctx->taps->nr; k++)
-			report_fallback(&ctx->taps->res[k]);
+		report_drops(ctx);
+		sbt_egress_tick(ctx->egress);
+		err = sbt_sinks_flush(opts);
+		if (err) {
+			fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(-err));
+			*reason = "output_error";
+			return SBT_EXIT_RUNTIME;
+		}
+		if (opts->duration_ms && sbt_mono_ms() - start_ms >= opts->duration_ms) {
+			*reason = "duration";
+			return SBT_EXIT_OK;
+		}
+		if (opts->on_tick && (*reason = opts->on_tick(opts->hook_arg)))
+			return SBT_EXIT_OK;
 	}
+	*reason = "signal";
+	return SBT_EXIT_OK;
+}
+
+int sbt_trace_run(const struct sbt_trace_opts *opts)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct trace_ctx *ctx = ctx_new(opts);
+	uint64_t t0 = sbt_mono_ms(), start_ms, pause_ms = 0;
+	const char *reason = "signal", *env;
+	int ret, err;
+
+	if (!ctx || !ctx->proc) {
+		fprintf(stderr, "sbtrace: out of memory\n");
+		if (ctx)
+			ctx_free(ctx);
+		return SBT_EXIT_RUNTIME;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	ret = trace_attach(ctx);
+	if (ret != SBT_EXIT_OK)
+		goto out;
 	ctx->boot_offset = sbt_boot_epoch_offset_ns();
 	start_ms = sbt_mono_ms();
-	emit_started(ctx,
-		     (const struct sbt_hook_result *const[]){
-			     &plan.exec, &membership, &plan.connect, &plan.packet,
-			     ctx->taps->nr ? &ctx->taps->res[0] : NULL, NULL },
-		     start_ms - t0);
+	emit_started(ctx, start_ms - t0);
 	snapshot_sandboxes(ctx);
 	if (opts->on_attached)
 		opts->on_attached(opts->hook_arg);
@@ -916,120 +727,20 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	if (pause_ms)
 		sbt_sleep_ms((long)pause_ms);
 
-	while (!stop_signal) {
-		uint64_t now;
-
-		/* Records come without wake-ups (see exec.bpf.c): drain on the tick too. */
-		err = ring_buffer__poll(rb, opts->exec.poll_ms ? (int)opts->exec.poll_ms : 100);
-		if (err >= 0 || err == -EINTR)
-			err = ring_buffer__consume(rb);
-		if (err < 0 && err != -EINTR) {
-			fprintf(stderr, "sbtrace: reading the ring buffer failed: %s\n",
-				strerror(-err));
-			reason = "error";
-			ret = SBT_EXIT_RUNTIME;
-			break;
-		}
-		report_drops(ctx);
-		sbt_egress_tick(ctx->egress);
-		if (sbt_sink_flush(&ctx->sink) || ctx->sink.error) {
-			fprintf(stderr, "sbtrace: writing output failed: %s\n",
-				strerror(ctx->sink.error));
-			reason = "output_error";
-			ret = SBT_EXIT_RUNTIME;
-			break;
-		}
-		now = sbt_mono_ms();
-		if (opts->duration_ms && now - start_ms >= opts->duration_ms) {
-			reason = "duration";
-			break;
-		}
-		if (opts->on_tick) {
-			const char *r = opts->on_tick(opts->hook_arg);
-
-			if (r) {
-				reason = r;
-				break;
-			}
-		}
-	}
+	ret = trace_loop(ctx, start_ms, &reason);
 	/* Detach first so no new events arrive, then drain what is in flight. */
 	sbt_tap_detach(ctx->taps, opts->sandboxes);
 	sbt_egress_detach(ctx->egress);
-	sbt_plan_detach(&plan);
-	drain(ctx, rb);
+	sbt_plan_detach(&ctx->plan);
+	drain(ctx);
 	flush_folds(ctx);
 	emit_final(ctx, reason, sbt_mono_ms() - start_ms);
-	if (ctx->sink.error && ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(ctx->sink.error));
+	err = sbt_sinks_flush(opts);
+	if (err && ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
-	goto cleanup;
-
-oom:
-	fprintf(stderr, "sbtrace: out of memory\n");
-	ret = SBT_EXIT_RUNTIME;
-cleanup:
-	ring_buffer__free(rb);
-	if (ctx->taps)
-		sbt_tap_detach(ctx->taps, opts->sandboxes);
-	free(ctx->taps);
-	if (ctx->egress)
-		sbt_egress_teardown(ctx->egress);
-	sbt_plan_destroy(&plan);
-	free(ctx->egress);
-	free(ctx->folds);
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
-		sbt_shellagg_free(ctx->st[i].agg);
-	sbt_proctab_free(ctx->proc);
-	free(ctx->argv_store);
-	free(ctx->tail);
-	free(ctx);
+out:
+	ctx_free(ctx);
 	return ret;
-}
-
-int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
-{
-	struct sbt_plan plan = { 0 };
-	struct sbt_hook_result membership, tap;
-	json_object *o = json_object_new_object(), *cg = json_object_new_object();
-	char mnt[PATH_MAX], root[PATH_MAX];
-	struct sbt_sandbox top;
-	struct utsname u;
-	uint64_t ptr;
-	int err;
-
-	err = sbt_plan_attach(exec_opts, &plan);
-
-	json_object_object_add(o, "version", json_object_new_string(SBTRACE_VERSION));
-	if (uname(&u) == 0)
-		json_object_object_add(o, "kernel", json_object_new_string(u.release));
-	json_object_object_add(
-		o, "btf", json_object_new_boolean(access("/sys/kernel/btf/vmlinux", R_OK) == 0));
-	memset(&membership, 0, sizeof(membership));
-	membership.capability = "membership";
-	if (sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root)) == 0) {
-		json_object_object_add(cg, "mount", json_object_new_string(mnt));
-		json_object_object_add(cg, "root", json_object_new_string(root));
-		/* Probe the membership modes on the hierarchy's own top cgroup. */
-		if (!err && sbt_sandbox_from_cgroup(mnt, &top) == 0) {
-			const struct sbt_sandbox *one = &top;
-
-			sbt_membership_learn(&plan, &one, 1, &ptr, &membership);
-		}
-	}
-	memset(&tap, 0, sizeof(tap));
-	if (!err)
-		sbt_tap_probe(&plan, &tap);
-	sbt_plan_destroy(&plan);
-	json_object_object_add(o, "cgroup2", cg);
-	json_object_object_add(o, "hooks",
-			       hooks_json((const struct sbt_hook_result *const[]){
-				       &plan.exec, &membership, &plan.connect, &plan.packet,
-				       tap.capability ? &tap : NULL, NULL }));
-	fprintf(out, "%s\n",
-		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							  JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-	return err ? SBT_EXIT_KERNEL : SBT_EXIT_OK;
 }

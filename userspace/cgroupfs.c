@@ -115,25 +115,29 @@ int sbt_cgroup_path_level(const char *path)
 
 int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
 {
-	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	size_t len = 0, cap = 1u << 16;
-	char *buf = NULL, *nb;
-	int ret;
+	char *buf = malloc(cap), *nb;
+	int fd, ret;
 
-	if (fd < 0)
-		return -errno;
+	if (!buf)
+		return -ENOMEM;
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		free(buf);
+		return ret;
+	}
 	for (;;) {
 		ssize_t n;
 
-		if (len + 1 >= cap || !buf) {
-			if (buf)
-				cap *= 2;
-			nb = cap <= MOUNTINFO_MAX ? realloc(buf, cap) : NULL;
+		if (len + 1 >= cap) {
+			nb = cap * 2 <= MOUNTINFO_MAX ? realloc(buf, cap * 2) : NULL;
 			if (!nb) {
-				ret = buf ? -EFBIG : -ENOMEM;
+				ret = cap * 2 > MOUNTINFO_MAX ? -EFBIG : -ENOMEM;
 				goto out;
 			}
 			buf = nb;
+			cap *= 2;
 		}
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)

@@ -9,13 +9,6 @@
 
 #include "events.h"
 
-void sbt_sink_init(struct sbt_sink *sink, FILE *out, enum sbt_format format)
-{
-	memset(sink, 0, sizeof(*sink));
-	sink->out = out;
-	sink->format = format;
-}
-
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid (RFC 3629). */
 static size_t utf8_seq(const unsigned char *s)
 {
@@ -248,12 +241,22 @@ static const char *sock_type_name(uint8_t type)
 	}
 }
 
+bool sbt_egress_has_daddr(const struct sbt_egress *ev)
+{
+	return (ev->family == AF_INET || ev->family == AF_INET6) &&
+	       ev->hook != SBT_HOOK_SOCK_CREATE;
+}
+
+const char *sbt_egress_proto_str(const struct sbt_egress *ev, char *buf, size_t len)
+{
+	return ev->family == AF_PACKET ? NULL : proto_name(ev->proto, buf, len);
+}
+
 json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const char *sandbox,
 			      const char *rule, const char *floor)
 {
 	json_object *o = sbt_event_new(sbt_egress_event_name(ev->verdict), ts_ns, sandbox);
-	bool has_addr = ev->family == AF_INET || ev->family == AF_INET6;
-	const char *type = sock_type_name(ev->sock_type);
+	const char *proto, *type = sock_type_name(ev->sock_type);
 	char addr[64], pbuf[8];
 
 	if (!o)
@@ -285,11 +288,9 @@ json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const
 	}
 	json_object_object_add(o, "family", json_object_new_string(family_name(ev->family)));
 	json_object_object_add(o, "sock_type", type ? json_object_new_string(type) : NULL);
-	json_object_object_add(o, "proto",
-			       ev->family == AF_PACKET ? NULL
-						       : json_object_new_string(proto_name(
-								 ev->proto, pbuf, sizeof(pbuf))));
-	if (has_addr && ev->hook != SBT_HOOK_SOCK_CREATE) {
+	proto = sbt_egress_proto_str(ev, pbuf, sizeof(pbuf));
+	json_object_object_add(o, "proto", proto ? json_object_new_string(proto) : NULL);
+	if (sbt_egress_has_daddr(ev)) {
 		sbt_addr_str(ev->daddr, addr, sizeof(addr));
 		json_object_object_add(o, "daddr", json_object_new_string(addr));
 		json_object_object_add(o, "dport", json_object_new_int64(ev->dport));
@@ -315,128 +316,4 @@ json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const
 		json_object_object_add(o, "would_deny", json_object_new_boolean(ev->would_deny));
 	json_object_object_add(o, "count", json_object_new_uint64(ev->count));
 	return o;
-}
-
-static const char *str_field(json_object *o, const char *key, const char *dflt)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_string(v);
-}
-
-static int64_t int_field(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return -1;
-	return json_object_get_int64(v);
-}
-
-static bool has_control(const char *s)
-{
-	for (; *s; s++) {
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return true;
-	}
-	return false;
-}
-
-/* Printable argv for the text format: arguments with blanks are quoted. */
-static void text_argv(FILE *f, json_object *argv)
-{
-	size_t n = argv ? json_object_array_length(argv) : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *a = json_object_get_string(json_object_array_get_idx(argv, i));
-
-		if (i)
-			fputc(' ', f);
-		if (*a != '\0' && !strpbrk(a, " \t\n'\"\\$`;&|<>()*?[]#~") && !has_control(a)) {
-			fputs(a, f);
-			continue;
-		}
-		/* Shell quoting '...' (each ' as '\''); control bytes as \xNN, one row per exec */
-		fputc('\'', f);
-		for (; *a; a++) {
-			unsigned char c = (unsigned char)*a;
-
-			if (c == '\'')
-				fputs("'\\''", f);
-			else if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\x%02x", c);
-			else
-				fputc(c, f);
-		}
-		fputc('\'', f);
-	}
-}
-
-static void text_write(struct sbt_sink *sink, json_object *ev)
-{
-	const char *name = str_field(ev, "event", "?");
-	FILE *f = sink->out;
-
-	if (strcmp(name, "ProcessExec") != 0) {
-		fprintf(f, "# %s %s\n", name,
-			json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN |
-								   JSON_C_TO_STRING_NOSLASHESCAPE));
-		return;
-	}
-	if (!sink->text_header_done) {
-		fprintf(f, "%-16s %-16s %-7s %-7s %-6s %-18s %s\n", "SANDBOX", "COMM", "PID",
-			"PPID", "UID", "SHELL", "ARGS");
-		sink->text_header_done = true;
-	}
-	{
-		json_object *shell, *argv = NULL;
-		char mark[40] = "-";
-
-		if (json_object_object_get_ex(ev, "shell", &shell) && shell)
-			snprintf(mark, sizeof(mark), "*%s/%s", str_field(shell, "name", "?"),
-				 str_field(shell, "kind", "?"));
-		json_object_object_get_ex(ev, "argv", &argv);
-		fprintf(f, "%-16s %-16s %-7lld %-7lld %-6lld %-18s ", str_field(ev, "sandbox", "-"),
-			str_field(ev, "comm", "?"), (long long)int_field(ev, "pid"),
-			(long long)int_field(ev, "ppid"), (long long)int_field(ev, "uid"), mark);
-		text_argv(f, argv);
-		fputc('\n', f);
-	}
-}
-
-int sbt_sink_write(struct sbt_sink *sink, json_object *event)
-{
-	int err = 0;
-
-	if (!event)
-		return -ENOMEM;
-	if (sink->format == SBT_FORMAT_TEXT)
-		text_write(sink, event);
-	else
-		fprintf(sink->out, "%s\n",
-			json_object_to_json_string_ext(
-				event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(event);
-	if (ferror(sink->out)) {
-		err = errno ? errno : EIO;
-		if (!sink->error)
-			sink->error = err;
-		return -err;
-	}
-	sink->written++;
-	return 0;
-}
-
-int sbt_sink_flush(struct sbt_sink *sink)
-{
-	if (fflush(sink->out) != 0) {
-		int err = errno ? errno : EIO;
-
-		if (!sink->error)
-			sink->error = err;
-		return -err;
-	}
-	return 0;
 }

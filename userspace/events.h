@@ -14,22 +14,13 @@
 
 #include "clock.h"
 #include "decode.h"
+#include "sink.h"
 #include "shell.h"
 
 enum sbt_format {
 	SBT_FORMAT_JSON = 0,
 	SBT_FORMAT_TEXT,
 };
-
-struct sbt_sink {
-	FILE *out;
-	enum sbt_format format;
-	bool text_header_done;
-	uint64_t written; /* events written */
-	int error;	  /* first errno of a failed write, 0 if none */
-};
-
-void sbt_sink_init(struct sbt_sink *sink, FILE *out, enum sbt_format format);
 
 /* A JSON string of `s`; bytes that are not valid UTF-8 become U+FFFD. */
 json_object *sbt_json_string(const char *s);
@@ -50,19 +41,47 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const char *sandbox,
 			      const char *rule, const char *floor);
 
+/* Whether the event names a destination (an IP family, not a socket creation). */
+bool sbt_egress_has_daddr(const struct sbt_egress *ev);
+/* The protocol as JSON shows it ("tcp", "udp", "icmp", a number in buf); NULL for packet sockets. */
+const char *sbt_egress_proto_str(const struct sbt_egress *ev, char *buf, size_t len);
+
 /* Names of the egress enums as they appear in JSON. */
 const char *sbt_egress_hook_name(unsigned int hook);
 const char *sbt_egress_reason_name(unsigned int reason);
 const char *sbt_egress_event_name(unsigned int verdict);
 
 /*
+ * The run's other events, from the typed events of sink.h: TraceStarted,
+ * EventsLost, ShellInvocationObserved, TraceStopped; sbt_event_json() any
+ * kind (ProcessExec and Egress* through the builders above). New reference.
+ */
+struct sbt_event;
+struct sbt_hook_result;
+json_object *sbt_event_json(const struct sbt_event *ev);
+/* {"capability": {"mode", "tried", "fallback"}, ...} for a NULL-terminated list. */
+json_object *sbt_hooks_json(const struct sbt_hook_result *const *list);
+
+/* The JSON / text sink (sink_json.c): every event a line of `out`. */
+struct sbt_json_sink {
+	struct sbt_sink base;
+	FILE *out;
+	enum sbt_format format;
+	bool text_header_done;
+	uint64_t written; /* events written */
+	int error;	  /* first errno of a failed write, 0 if none */
+};
+
+void sbt_json_sink_init(struct sbt_json_sink *js, FILE *out, enum sbt_format format);
+
+/*
  * Write one event and drop the reference. JSON: one line. Text: ProcessExec
  * as an aligned row (shells marked), other events as a '#' line.
- * Returns 0 or -errno (also remembered in sink->error).
+ * Returns 0 or -errno (also remembered in js->error).
  */
-int sbt_sink_write(struct sbt_sink *sink, json_object *event);
+int sbt_json_sink_write(struct sbt_json_sink *js, json_object *event);
 
 /* Flush buffered output (after each ring-buffer batch). 0 or -errno. */
-int sbt_sink_flush(struct sbt_sink *sink);
+int sbt_json_sink_flush(struct sbt_json_sink *js);
 
 #endif

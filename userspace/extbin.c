@@ -58,7 +58,8 @@ static bool pump(int fds[2], const struct sbt_run_io *io, uint64_t end_ms)
 	struct pollfd p[2] = { { .fd = fds[0], .events = POLLIN },
 			       { .fd = fds[1], .events = POLLIN } };
 	char *bufs[2] = { io->out, io->err };
-	size_t lens[2] = { io->out_len, io->err_len }, used[2] = { 0, 0 };
+	size_t lens[2] = { io->out ? io->out_len : 0, io->err ? io->err_len : 0 };
+	size_t used[2] = { 0, 0 };
 
 	while (p[0].fd >= 0 || p[1].fd >= 0) {
 		uint64_t now = sbt_mono_ms();
@@ -84,7 +85,7 @@ static bool pump(int fds[2], const struct sbt_run_io *io, uint64_t end_ms)
 				p[i].fd = -1; /* closed by the caller */
 				continue;
 			}
-			if (used[i] + 1 < lens[i]) {
+			if (bufs[i] && used[i] + 1 < lens[i]) {
 				size_t k = (size_t)n < lens[i] - 1 - used[i]
 						   ? (size_t)n
 						   : lens[i] - 1 - used[i];

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -19,4 +20,53 @@ int sbt_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* Read all of fd, at most `cap` bytes, NUL-terminated; NULL with *errp (EFBIG beyond cap). */
+char *sbt_read_capped(int fd, size_t cap, size_t *lenp, int *errp)
+{
+	size_t len = 0, size = 4096;
+	char *buf = malloc(size + 1), *nbuf;
+	ssize_t n;
+
+	*lenp = 0;
+	*errp = ENOMEM;
+	if (!buf)
+		return NULL;
+	for (;;) {
+		if (len == size) {
+			if (size > cap) {
+				*errp = EFBIG;
+				goto fail;
+			}
+			size = size * 2 > cap + 1 ? cap + 1 : size * 2;
+			nbuf = realloc(buf, size + 1);
+			if (!nbuf) {
+				*errp = ENOMEM;
+				goto fail;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*errp = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > cap) {
+		*errp = EFBIG;
+		goto fail;
+	}
+	buf[len] = '\0';
+	*lenp = len;
+	*errp = 0;
+	return buf;
+fail:
+	free(buf);
+	return NULL;
 }

@@ -7,4 +7,10 @@
 /* Write all `len` bytes (short writes continued, EINTR retried). 0 or -errno. */
 int sbt_write_all(int fd, const void *buf, size_t len);
 
+/*
+ * Read all of fd, at most `cap` bytes, into a malloc'd NUL-terminated buffer.
+ * NULL with *errp set (EFBIG beyond cap, ENOMEM, or read's errno).
+ */
+char *sbt_read_capped(int fd, size_t cap, size_t *lenp, int *errp);
+
 #endif

@@ -12,7 +12,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <stdio.h>
+
 #include <json-c/json.h>
+
+#include "tracer.h"
 
 #define SBT_PROBE_MAX_ARGS   64
 #define SBT_PROBE_MAX_INPUTS 16
@@ -65,10 +69,6 @@ int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		   struct sbt_build_plan *plan, char *err, size_t errlen);
 void sbt_build_plan_free(struct sbt_build_plan *plan);
 
-/* SHA-256 of a file / of bytes, lower-case hex. 0 or -errno. */
-int sbt_sha256_file(const char *path, char hex[65]);
-void sbt_sha256_bytes(const void *data, size_t len, char hex[65]);
-
 /*
  * The cache key: SHA-256 over the probe version, the build kind, the argv
  * words, the target and every input's name and digest (each length-prefixed,
@@ -87,5 +87,12 @@ void sbt_probe_cache_key(const struct sbt_build_plan *plan, const char *version,
 int sbt_cache_read(const char *dir, const char *key, json_object **report);
 int sbt_cache_write(const char *dir, const char *key, json_object *report);
 int sbt_cache_default_dir(char *buf, size_t len);
+
+/*
+ * `sbtrace probe ARGS` (userspace/probe/): the whole command, the trace
+ * being the loader's (passed in). Exit codes as its help says.
+ */
+int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace);
+void sbt_probe_usage(FILE *f);
 
 #endif

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* SHA-256 as FIPS 180-4 specifies it, section 6.2. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "sha256.h"
 
@@ -109,4 +114,74 @@ void sbt_sha256_hex(const uint8_t md[32], char hex[65])
 		hex[2 * i + 1] = digits[md[i] & 15];
 	}
 	hex[64] = '\0';
+}
+
+int sbt_sha256_fd(int fd, char hex[65])
+{
+	char *buf = malloc(1 << 16);
+	struct sbt_sha256 ctx;
+	uint8_t md[32];
+	ssize_t n;
+
+	hex[0] = '\0';
+	if (!buf)
+		return -ENOMEM;
+	sbt_sha256_init(&ctx);
+	for (;;) {
+		n = read(fd, buf, 1 << 16);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+
+			free(buf);
+			return err;
+		}
+		if (n == 0)
+			break;
+		sbt_sha256_update(&ctx, buf, (size_t)n);
+	}
+	free(buf);
+	sbt_sha256_final(&ctx, md);
+	sbt_sha256_hex(md, hex);
+	return 0;
+}
+
+int sbt_sha256_file(const char *path, char hex[65])
+{
+	struct stat st;
+	int fd, rc;
+
+	hex[0] = '\0';
+	if (!path)
+		return -EINVAL;
+	/* O_NONBLOCK: opening a FIFO must not hang; it is refused below. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+	} else if (S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+	} else {
+		rc = sbt_sha256_fd(fd, hex);
+	}
+	close(fd);
+	return rc;
+}
+
+void sbt_sha256_bytes(const void *data, size_t len, char hex[65])
+{
+	struct sbt_sha256 ctx;
+	uint8_t md[32];
+
+	hex[0] = '\0';
+	if (!data && len)
+		return;
+	sbt_sha256_init(&ctx);
+	sbt_sha256_update(&ctx, data ? data : "", len);
+	sbt_sha256_final(&ctx, md);
+	sbt_sha256_hex(md, hex);
 }

@@ -46,10 +46,10 @@ static void consume(const struct sbt_exec *ev)
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
 	if (devnull) {
-		struct sbt_sink sink;
+		struct sbt_json_sink sink;
 
-		sbt_sink_init(&sink, devnull, SBT_FORMAT_TEXT);
-		sbt_sink_write(&sink, json_object_get(o));
+		sbt_json_sink_init(&sink, devnull, SBT_FORMAT_TEXT);
+		sbt_json_sink_write(&sink, json_object_get(o));
 	}
 	json_object_put(o);
 }

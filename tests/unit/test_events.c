@@ -438,14 +438,14 @@ static void test_sink_json(void **state)
 	char *buf = NULL, *lines[8];
 	size_t size = 0, n;
 	FILE *f = open_memstream(&buf, &size);
-	struct sbt_sink sink;
+	struct sbt_json_sink sink;
 	struct sbt_shell_class cls;
 	struct sbt_exec ev;
 	static const char *const sh_argv[] = { "sh", "-c", "ls" };
 
 	(void)state;
 	assert_non_null(f);
-	sbt_sink_init(&sink, f, SBT_FORMAT_JSON);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_JSON);
 	assert_int_equal(sink.written, 0);
 	assert_int_equal(sink.error, 0);
 	assert_false(sink.text_header_done);
@@ -453,16 +453,16 @@ static void test_sink_json(void **state)
 	init_exec(&ev, nasty_argv, ARRAY_SIZE(nasty_argv));
 	ev.filename = "/tmp/\"we\\ird\"\n\xff";
 	strcpy(ev.comm, "a\"b\\c");
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb-1", NULL)), 0);
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_new("SandboxAdded", 7, "sb-1")), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb-1", NULL)), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_new("SandboxAdded", 7, "sb-1")), 0);
 	init_exec(&ev, sh_argv, ARRAY_SIZE(sh_argv));
 	ev.filename = "/bin/sh";
 	ev.interp = ev.filename;
 	assert_true(sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls));
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, NULL, &cls)), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, NULL, &cls)), 0);
 	/* No event (allocation failure upstream): an error, nothing written. */
-	assert_int_equal(sbt_sink_write(&sink, NULL), -ENOMEM);
-	assert_int_equal(sbt_sink_flush(&sink), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, NULL), -ENOMEM);
+	assert_int_equal(sbt_json_sink_flush(&sink), 0);
 	assert_int_equal(sink.written, 3);
 	assert_int_equal(sink.error, 0);
 	assert_int_equal(fclose(f), 0);
@@ -517,29 +517,29 @@ static void test_sink_text(void **state)
 	char *buf = NULL, *lines[8];
 	size_t size = 0, n, hdr[7], row[7];
 	FILE *f = open_memstream(&buf, &size);
-	struct sbt_sink sink;
+	struct sbt_json_sink sink;
 	struct sbt_shell_class cls;
 	struct sbt_exec ev;
 
 	(void)state;
 	assert_non_null(f);
-	sbt_sink_init(&sink, f, SBT_FORMAT_TEXT);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_TEXT);
 	/* A non-exec event first: a '#' line, no header yet. */
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_new("SandboxAdded", 7, "sb-1")), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_new("SandboxAdded", 7, "sb-1")), 0);
 	assert_false(sink.text_header_done);
 	init_exec(&ev, plain_argv, ARRAY_SIZE(plain_argv));
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb-1", NULL)), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb-1", NULL)), 0);
 	assert_true(sink.text_header_done);
 	init_exec(&ev, sh_argv, ARRAY_SIZE(sh_argv));
 	ev.filename = "/bin/sh";
 	ev.interp = ev.filename;
 	strcpy(ev.comm, "sh");
 	assert_true(sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls));
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, NULL, &cls)), 0);
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_new("EventsLost", 9, NULL)), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, NULL, &cls)), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_new("EventsLost", 9, NULL)), 0);
 	init_exec(&ev, plain_argv, ARRAY_SIZE(plain_argv));
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb-1", NULL)), 0);
-	assert_int_equal(sbt_sink_flush(&sink), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb-1", NULL)), 0);
+	assert_int_equal(sbt_json_sink_flush(&sink), 0);
 	assert_int_equal(sink.written, 5);
 	assert_int_equal(fclose(f), 0);
 
@@ -608,14 +608,14 @@ static void test_sink_text_quoting(void **state)
 	char *buf = NULL, *lines[4];
 	size_t size = 0, offs[7];
 	FILE *f = open_memstream(&buf, &size);
-	struct sbt_sink sink;
+	struct sbt_json_sink sink;
 	struct sbt_exec ev;
 
 	(void)state;
 	assert_non_null(f);
-	sbt_sink_init(&sink, f, SBT_FORMAT_TEXT);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_TEXT);
 	init_exec(&ev, argv, ARRAY_SIZE(argv));
-	assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL)), 0);
+	assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL)), 0);
 	assert_int_equal(fclose(f), 0);
 
 	assert_int_equal(split_lines(buf, lines, ARRAY_SIZE(lines)), 2);
@@ -631,17 +631,18 @@ static void test_sink_tmpfile(void **state)
 {
 	char line[4096];
 	FILE *f = tmpfile();
-	struct sbt_sink sink;
+	struct sbt_json_sink sink;
 	struct sbt_exec ev;
 	size_t lines = 0;
 
 	(void)state;
 	assert_non_null(f);
-	sbt_sink_init(&sink, f, SBT_FORMAT_JSON);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_JSON);
 	init_exec(&ev, plain_argv, ARRAY_SIZE(plain_argv));
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL)), 0);
-	assert_int_equal(sbt_sink_flush(&sink), 0);
+		assert_int_equal(sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL)),
+				 0);
+	assert_int_equal(sbt_json_sink_flush(&sink), 0);
 	rewind(f);
 	while (fgets(line, sizeof(line), f)) {
 		json_object *o;
@@ -660,7 +661,7 @@ static void test_sink_tmpfile(void **state)
 
 static void test_sink_write_error(void **state)
 {
-	struct sbt_sink sink;
+	struct sbt_json_sink sink;
 	struct sbt_exec ev;
 	FILE *f = fopen("/dev/full", "w");
 	int rc;
@@ -668,32 +669,32 @@ static void test_sink_write_error(void **state)
 	(void)state;
 	if (!f)
 		skip();
-	sbt_sink_init(&sink, f, SBT_FORMAT_JSON);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_JSON);
 	init_exec(&ev, plain_argv, ARRAY_SIZE(plain_argv));
 	/* Buffered: the write itself may well succeed... */
-	sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL));
+	sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL));
 	/* ...but the flush cannot. */
-	rc = sbt_sink_flush(&sink);
+	rc = sbt_json_sink_flush(&sink);
 	assert_true(rc < 0);
 	assert_int_equal(rc, -ENOSPC);
 	assert_int_equal(sink.error, ENOSPC);
 	/* Later failures keep the first error. */
-	assert_true(sbt_sink_write(&sink, sbt_event_new("EventsLost", 1, NULL)) < 0);
-	assert_true(sbt_sink_flush(&sink) < 0);
+	assert_true(sbt_json_sink_write(&sink, sbt_event_new("EventsLost", 1, NULL)) < 0);
+	assert_true(sbt_json_sink_flush(&sink) < 0);
 	assert_int_equal(sink.error, ENOSPC);
 	fclose(f);
 
 	/* Text format, and an event bigger than the stdio buffer: fails in the write. */
 	f = fopen("/dev/full", "w");
 	assert_non_null(f);
-	sbt_sink_init(&sink, f, SBT_FORMAT_TEXT);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_TEXT);
 	{
 		static char big[256 * 1024];
 		const char *argv[] = { big };
 
 		memset(big, 'x', sizeof(big) - 1);
 		init_exec(&ev, argv, 1);
-		rc = sbt_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL));
+		rc = sbt_json_sink_write(&sink, sbt_event_exec(&ev, T_TS, "sb", NULL));
 	}
 	assert_int_equal(rc, -ENOSPC);
 	assert_int_equal(sink.error, ENOSPC);

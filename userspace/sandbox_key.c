@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Sandbox keys: resolve --cgroup PATH and --pid PID to a cgroup v2 directory. */
+/*
+ * Sandbox keys: --cgroup PATH and --pid PID resolved to a cgroup v2
+ * directory, --tap SPEC parsed, a shim microVM's tap.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,9 +13,10 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <net/if.h>
 
 #include "cgroupfs.h"
-#include "loader.h"
+#include "tracer.h"
 
 static int read_text(const char *path, char *buf, size_t len)
 {
@@ -203,4 +207,106 @@ uint64_t sbt_netns_cookie(void)
 		cookie = 0;
 	close(fd);
 	return cookie;
+}
+
+static bool ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= IFNAMSIZ || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || *s == ',' || *s == '=' || *s <= ' ' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL, *tok;
+	bool first = true, v4;
+
+	memset(t, 0, sizeof(*t));
+	if (strlen(arg) >= sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save), first = false) {
+		char *eq = strchr(tok, '=');
+
+		if (first) {
+			if (eq || !ifname_ok(tok)) {
+				snprintf(err, errlen,
+					 "'%s' is not a device name (1..15 characters, no / : , =)",
+					 tok);
+				return -EINVAL;
+			}
+			snprintf(t->ifname, sizeof(t->ifname), "%s", tok);
+			continue;
+		}
+		if (!eq) {
+			snprintf(err, errlen, "'%s': expected KEY=VALUE (netns, guest, resolver)",
+				 tok);
+			return -EINVAL;
+		}
+		*eq++ = '\0';
+		if (strcmp(tok, "netns") == 0) {
+			if (!*eq || (strchr(eq, '/') && eq[0] != '/') || strlen(eq) >= PATH_MAX) {
+				snprintf(err, errlen, "netns '%s': give a name or an absolute path",
+					 eq);
+				return -EINVAL;
+			}
+			snprintf(t->netns, sizeof(t->netns), "%s", eq);
+		} else if (strcmp(tok, "guest") == 0) {
+			if (t->nr_guest >= SBT_TAP_GUESTS) {
+				snprintf(err, errlen, "more than %d guest addresses",
+					 SBT_TAP_GUESTS);
+				return -EINVAL;
+			}
+			if (sbt_addr_parse(eq, t->guest[t->nr_guest], &v4)) {
+				snprintf(err, errlen, "guest '%s' is not an IPv4 or IPv6 address",
+					 eq);
+				return -EINVAL;
+			}
+			t->nr_guest++;
+		} else if (strcmp(tok, "resolver") == 0) {
+			if (sbt_addr_parse(eq, t->resolver, &v4)) {
+				snprintf(err, errlen,
+					 "resolver '%s' is not an IPv4 or IPv6 address", eq);
+				return -EINVAL;
+			}
+			t->has_resolver = true;
+		} else {
+			snprintf(err, errlen, "unknown key '%s' (netns, guest, resolver)", tok);
+			return -EINVAL;
+		}
+	}
+	if (!t->ifname[0]) {
+		snprintf(err, errlen, "no device name");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sbt_tap_from_shim(struct sbt_sandbox *sb, const char *tap, const char *netns,
+		      const char (*guest_addrs)[64], int nr, int *bad)
+{
+	struct sbt_tap_spec *t = &sb->tap;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->ifname, sizeof(t->ifname), "%s", tap);
+	snprintf(t->netns, sizeof(t->netns), "%s", netns);
+	for (int i = 0; i < nr && t->nr_guest < SBT_TAP_GUESTS; i++) {
+		bool v4;
+
+		if (sbt_addr_parse(guest_addrs[i], t->guest[t->nr_guest], &v4)) {
+			*bad = i;
+			return -EINVAL;
+		}
+		t->nr_guest++;
+	}
+	sb->has_tap = true;
+	return 0;
 }

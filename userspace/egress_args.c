@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The egress options trace and probe share, and the policy's names. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "egress_args.h"
+#include "policy.h"
+
+const char *sbt_egress_mode_name(int mode)
+{
+	switch (mode) {
+	case SBT_EGRESS_OFF:
+		return "off";
+	case SBT_EGRESS_OBSERVE:
+		return "observe";
+	case SBT_EGRESS_AUDIT:
+		return "audit";
+	case SBT_EGRESS_ENFORCE:
+		return "enforce";
+	}
+	return "?";
+}
+
+static int add_rule(struct sbt_egress_cfg *cfg, const struct sbt_rule *r)
+{
+	struct sbt_rule *n;
+
+	if (cfg->nr_rules >= 100000) {
+		fprintf(stderr, "sbtrace trace: more than 100000 allow rules\n");
+		return -E2BIG;
+	}
+	n = realloc(cfg->rules, (cfg->nr_rules + 1) * sizeof(*n));
+	if (!n) {
+		fprintf(stderr, "sbtrace trace: out of memory\n");
+		return -ENOMEM;
+	}
+	cfg->rules = n;
+	n[cfg->nr_rules] = *r;
+	n[cfg->nr_rules].id = (uint32_t)cfg->nr_rules + 1;
+	cfg->nr_rules++;
+	return 0;
+}
+
+static int add_rule_arg(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const char *opt,
+		     const char *arg)
+{
+	struct sbt_parse_error err;
+	struct sbt_rule r;
+	int n = sbt_rule_parse_arg(kind, arg, &r, &err);
+
+	if (n < 0) {
+		fprintf(stderr, "sbtrace trace: %s '%s':%u: %s\n", opt, arg, err.col, err.msg);
+		return -EINVAL;
+	}
+	if (n == 0) {
+		fprintf(stderr, "sbtrace trace: %s needs a value\n", opt);
+		return -EINVAL;
+	}
+	return add_rule(cfg, &r);
+}
+
+/*
+ * The egress options trace and probe share (--allow-cidr, --allow-host,
+ * --allowlist, --egress, --resolver), by long name. 0, or -EINVAL after a
+ * one-line message.
+ */
+int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
+			  const char *arg)
+{
+	bool v4;
+
+	if (strcmp(opt, "allow-cidr") == 0)
+		return add_rule_arg(cfg, SBT_RULE_CIDR, "--allow-cidr", arg);
+	if (strcmp(opt, "allow-host") == 0)
+		return add_rule_arg(cfg, SBT_RULE_HOST, "--allow-host", arg);
+	if (strcmp(opt, "allowlist") == 0)
+		return sbt_allowlist_load(cfg, arg);
+	if (strcmp(opt, "egress") == 0) {
+		if (strcmp(arg, "enforce") == 0)
+			*mode = SBT_EGRESS_ENFORCE;
+		else if (strcmp(arg, "audit") == 0)
+			*mode = SBT_EGRESS_AUDIT;
+		else if (strcmp(arg, "off") == 0)
+			*mode = SBT_EGRESS_OFF;
+		else {
+			fprintf(stderr, "sbtrace %s: --egress '%s': use enforce, audit or off; see 'sbtrace %s --help'\n", cmd, arg, cmd);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(opt, "resolver") == 0) {
+		if (sbt_addr_parse(arg, cfg->resolver, &v4)) {
+			fprintf(stderr, "sbtrace %s: --resolver '%s': give an IPv4 or IPv6 address; see 'sbtrace %s --help'\n", cmd, arg, cmd);
+			return -EINVAL;
+		}
+		cfg->has_resolver = true;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong. */
+int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	ssize_t len;
+	int ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "sbtrace trace: --allowlist '%s': %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		struct sbt_parse_error err;
+		struct sbt_rule r;
+		int n;
+
+		lineno++;
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if ((size_t)len != strlen(line)) {
+			fprintf(stderr, "%s:%u:%zu: NUL byte in the line; allowlists are text\n",
+				path, lineno, strlen(line) + 1);
+			ret = -EINVAL;
+			break;
+		}
+		n = sbt_rule_parse(line, &r, &err);
+		if (n < 0) {
+			fprintf(stderr, "%s:%u:%u: %s\n", path, lineno, err.col, err.msg);
+			ret = -EINVAL;
+			break;
+		}
+		if (n > 0 && add_rule(cfg, &r)) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (!ret && ferror(f)) {
+		fprintf(stderr, "sbtrace trace: --allowlist '%s': read error\n", path);
+		ret = -EIO;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+const char *sbt_egress_rule_text(const struct sbt_egress_cfg *cfg, uint32_t id)
+{
+	if (id == cfg->resolver_rule_id)
+		return "resolver port 53";
+	for (size_t i = 0; i < cfg->nr_rules; i++)
+		if (cfg->rules[i].id == id)
+			return cfg->rules[i].text;
+	return NULL;
+}
+
+const char *sbt_egress_floor_text(uint32_t idx)
+{
+	size_t n;
+	const struct sbt_floor *f = sbt_policy_floor(&n);
+
+	return idx < n ? f[idx].what : NULL;
+}

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Dockerfile builds: the engine (podman, else docker), the base images it
+ * must already have (the probe never pulls; their ids are inputs, so part of
+ * the cache key), its command line, and the image it leaves behind.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "extbin.h"
+#include "probe_int.h"
+
+#define DF_MAX_BYTES	(1u << 20)
+#define TOOL_TIMEOUT_MS 30000
+
+/* A host tool's exit code (128+signal), -ETIMEDOUT or -errno; output captured into out/errout. */
+static int tool_code(char *const *argv, char *out, size_t outlen, char *errout, size_t errlen,
+		     int timeout_ms)
+{
+	struct sbt_run_io io = { .out = out,
+				 .out_len = outlen,
+				 .err = errout,
+				 .err_len = errlen,
+				 .timeout_ms = timeout_ms };
+	int status = 0, rc = sbt_run(argv, &io, &status);
+
+	return rc ? rc : sbt_exit_code(status);
+}
+
+static void msgf(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* snprintf for messages that may be cut. */
+static void msgf(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+}
+
+/* The first line of a tool's message, trimmed (for a warning). */
+static const char *first_line(char *s)
+{
+	size_t n;
+
+	s += strspn(s, " \t\r\n");
+	n = strcspn(s, "\r\n");
+	s[n] = '\0';
+	return s;
+}
+
+/* Scanning state (the stages seen so far); the result goes to struct probe_df. */
+struct df_scan {
+	struct probe_df *out;
+	char stages[16][64]; /* stage names seen so far (FROM ... AS NAME) */
+	int nr_stages;
+	bool in_target, done;
+};
+
+/* One logical Dockerfile instruction: FROM (stages, base images) and RUN (counted). */
+static void df_instruction(struct df_scan *df, const char *target, char *line)
+{
+	char *tok[4], *save = NULL, *t;
+	int n = 0;
+
+	t = strtok_r(line, " \t\v\f", &save);
+	if (!t || df->done)
+		return;
+	if (strcasecmp(t, "RUN") == 0) {
+		if (df->nr_stages > 0 || df->in_target)
+			df->out->nr_runs++;
+		return;
+	}
+	if (strcasecmp(t, "FROM") != 0)
+		return;
+	if (df->in_target) { /* stages after the target are not built */
+		df->done = true;
+		return;
+	}
+	while ((t = strtok_r(NULL, " \t\v\f", &save)) && n < 4) {
+		if (n == 0 && strncmp(t, "--", 2) == 0)
+			continue; /* --platform=... */
+		tok[n++] = t;
+	}
+	if (n == 0)
+		return;
+	/* A base image, unless it names an earlier stage, is scratch or uses an ARG. */
+	if (strcasecmp(tok[0], "scratch") != 0 && !strchr(tok[0], '$') &&
+	    strlen(tok[0]) < DF_IMAGE_MAX && df->out->nr_images < DF_MAX_IMAGES) {
+		bool known = false;
+
+		for (int i = 0; i < df->nr_stages && !known; i++)
+			known = strcasecmp(df->stages[i], tok[0]) == 0;
+		for (int i = 0; i < df->out->nr_images && !known; i++)
+			known = strcmp(df->out->images[i], tok[0]) == 0;
+		if (!known)
+			snprintf(df->out->images[df->out->nr_images++], DF_IMAGE_MAX, "%s", tok[0]);
+	}
+	if (n >= 3 && strcasecmp(tok[1], "AS") == 0) {
+		if (df->nr_stages < 16)
+			snprintf(df->stages[df->nr_stages++], sizeof(df->stages[0]), "%s", tok[2]);
+		df->in_target = strcasecmp(tok[2], target) == 0;
+	} else if (df->nr_stages < 16) {
+		df->stages[df->nr_stages++][0] = '\0'; /* an unnamed stage */
+	}
+}
+
+/*
+ * The stages `podman build --target` builds: every FROM up to the target's
+ * stage. Physical lines ending in a backslash continue the instruction;
+ * comment and blank lines are dropped. 0 or -errno.
+ */
+static int df_scan(const char *repo, const char *target, struct probe_df *out)
+{
+	char path[PATH_MAX], *buf, *logical, *p;
+	size_t len = 0, llen = 0;
+	FILE *f;
+
+	struct df_scan scan = { .out = out }, *df = &scan;
+
+	memset(out, 0, sizeof(*out));
+	if ((size_t)snprintf(path, sizeof(path), "%s/Dockerfile", repo) >= sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	buf = malloc(DF_MAX_BYTES + 1);
+	logical = malloc(DF_MAX_BYTES + 2); /* every line plus a blank, and the NUL */
+	if (buf && logical)
+		len = fread(buf, 1, DF_MAX_BYTES, f);
+	fclose(f);
+	if (!buf || !logical) {
+		free(buf);
+		free(logical);
+		return -ENOMEM;
+	}
+	buf[len] = '\0';
+	for (p = buf; p && *p;) {
+		char *nl = strchr(p, '\n'), *s = p, *e;
+		bool cont;
+
+		e = nl ? nl : p + strlen(p);
+		p = nl ? nl + 1 : NULL;
+		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		while (s < e && (*s == ' ' || *s == '\t'))
+			s++;
+		if (s == e || *s == '#')
+			continue;
+		cont = e[-1] == '\\';
+		if (cont)
+			e--;
+		memcpy(logical + llen, s, (size_t)(e - s));
+		llen += (size_t)(e - s);
+		logical[llen++] = ' ';
+		if (cont)
+			continue;
+		logical[llen] = '\0';
+		df_instruction(df, target, logical);
+		llen = 0;
+	}
+	if (llen) {
+		logical[llen] = '\0';
+		df_instruction(df, target, logical);
+	}
+	free(buf);
+	free(logical);
+	return 0;
+}
+
+/* "sha256:HEX" or "HEX" (64 lower-case hex digits) into hex; false if not an id. */
+static bool parse_image_id(const char *s, char hex[65])
+{
+	if (strncmp(s, "sha256:", 7) == 0)
+		s += 7;
+	if (strspn(s, "0123456789abcdef") != 64 || (s[64] && s[64] != '\n'))
+		return false;
+	memcpy(hex, s, 64);
+	hex[64] = '\0';
+	return true;
+}
+
+/*
+ * Pick the engine and check the base images before anything starts: podman
+ * when it is installed, else docker when its engine answers (`docker info`).
+ * Every base image must already be in local storage (the probe never
+ * pulls); their ids become inputs (and so part of the cache key).
+ * 0, or -1 with `msg` saying what is missing.
+ */
+int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct probe_build *b,
+			 char *msg, size_t msglen)
+{
+	char out[512], errout[1024], fmt[] = "{{.Id}}";
+	char *version[] = { "podman", "--version", NULL };
+	char *dinfo[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
+	const char *tool;
+	struct probe_df *df = &b->df;
+	int rc = df_scan(repo, plan->target, df);
+
+	b->eng = ENGINE_NONE;
+	if (rc) {
+		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, strerror(-rc));
+		return -1;
+	}
+	rc = tool_code(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+	if (rc == 0) {
+		b->eng = ENGINE_PODMAN;
+	} else if (tool_code(dinfo, out, sizeof(out), errout, sizeof(errout), 10000) == 0) {
+		b->eng = ENGINE_DOCKER;
+	} else {
+		msgf(msg, msglen,
+		     "Dockerfile builds need podman (%s; install it and runc with 'make deps', "
+		     "then run scripts/podman-setup.sh) or a docker engine ('docker info' "
+		     "failed)",
+		     rc == 127 ? "not installed" : "'podman --version' failed");
+		return -1;
+	}
+	tool = b->eng == ENGINE_PODMAN ? "podman" : "docker";
+	for (int i = 0; i < df->nr_images; i++) {
+		char *inspect[] = { (char *)tool, "image",	 "inspect", "--format",
+				    fmt,	  df->images[i], NULL };
+
+		rc = tool_code(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+		if (rc != 0 || !parse_image_id(first_line(out), df->ids[i])) {
+			msgf(msg, msglen,
+			     "base image '%.200s' (Dockerfile stage '%s' or before) is not in "
+			     "%s's local image storage (the probe never pulls): build or import "
+			     "it locally (scripts/podman-setup.sh imports "
+			     "localhost/sbtrace-busybox:latest)%s%.160s",
+			     df->images[i], plan->target, tool, errout[0] ? ": " : "",
+			     first_line(errout));
+			return -1;
+		}
+		if (plan->nr_inputs < SBT_PROBE_MAX_INPUTS) {
+			struct sbt_probe_input *in = &plan->inputs[plan->nr_inputs++];
+
+			snprintf(in->name, sizeof(in->name), "image:%.120s", df->images[i]);
+			memcpy(in->sha256, df->ids[i], sizeof(in->sha256));
+		}
+	}
+	return 0;
+}
+
+/*
+ * CONTAINERS_CONF for podman: the caller's, else the one scripts/podman-setup.sh
+ * writes next to this binary's build tree (build/bin/sbtrace ->
+ * build/podman/containers.conf) when it exists; else podman's defaults.
+ */
+static void podman_conf_env(void)
+{
+	char exe[PATH_MAX], conf[PATH_MAX + 32], *slash;
+	ssize_t n;
+
+	if (getenv("CONTAINERS_CONF"))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(conf, sizeof(conf), "%s/../podman/containers.conf", exe);
+	if (access(conf, R_OK) == 0)
+		setenv("CONTAINERS_CONF", conf, 0);
+}
+
+/* Build the engine's argv into plan->argv (owned by the plan). 0 or -ENOMEM. */
+static int build_argv(struct sbt_build_plan *plan, enum probe_engine eng, const char *repo,
+		      const char *cgroup_parent, const char *iidfile)
+{
+	static const char *const podman[] = {
+		"podman",	"--runtime",	    "runc",	      "--cgroup-manager",
+		"cgroupfs",	"--events-backend", "file",	      "build",
+		"--pull=never", "--no-cache",	    "--layers=false", NULL
+	};
+	static const char *const docker[] = { "docker", "buildx", "build", "--no-cache", NULL };
+	const char *const *fixed = eng == ENGINE_PODMAN ? podman : docker;
+	char buf[PATH_MAX + 32];
+	int n = 0;
+
+#define ADD(s)                                                                                     \
+	do {                                                                                       \
+		if (n >= SBT_PROBE_MAX_ARGS)                                                       \
+			return -E2BIG;                                                             \
+		if (!(plan->argv[n] = strdup(s)))                                                  \
+			return -ENOMEM;                                                            \
+		plan->argc = ++n;                                                                  \
+	} while (0)
+	for (const char *const *f = fixed; *f; f++)
+		ADD(*f);
+	snprintf(buf, sizeof(buf), "--target=%s", plan->target);
+	ADD(buf);
+	ADD("--network=none");
+	snprintf(buf, sizeof(buf), "--cgroup-parent=%s", cgroup_parent);
+	ADD(buf);
+	snprintf(buf, sizeof(buf), "--iidfile=%s", iidfile);
+	ADD(buf);
+	ADD("-f");
+	snprintf(buf, sizeof(buf), "%s/Dockerfile", repo);
+	ADD(buf);
+	ADD(repo);
+#undef ADD
+	plan->argv[n] = NULL;
+	return 0;
+}
+
+/* Remove the image the build produced (never one of the base images). */
+static void remove_built_image(const struct probe_build *b)
+{
+	const struct probe_df *df = &b->df;
+	char buf[128], id[65], out[256], errout[256];
+	FILE *f = b->iidfile[0] ? fopen(b->iidfile, "re") : NULL;
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	if (!parse_image_id(first_line(buf), id))
+		return;
+	for (int i = 0; i < df->nr_images; i++)
+		if (strcmp(df->ids[i], id) == 0)
+			return;
+	{
+		char *rmi[] = { b->eng == ENGINE_PODMAN ? "podman" : "docker", "rmi", id, NULL };
+
+		tool_code(rmi, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+	}
+}
+
+
+int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const char *repo,
+		      const char *cgroup_parent)
+{
+	int fd;
+
+	snprintf(b->iidfile, sizeof(b->iidfile), "/tmp/sbtrace-probe-iid.XXXXXX");
+	fd = mkstemp(b->iidfile);
+	if (fd < 0) {
+		b->iidfile[0] = '\0';
+		return -errno;
+	}
+	close(fd);
+	if (b->eng == ENGINE_PODMAN)
+		podman_conf_env();
+	return build_argv(plan, b->eng, repo, cgroup_parent, b->iidfile);
+}
+
+void probe_engine_cleanup(struct probe_build *b)
+{
+	if (!b->iidfile[0])
+		return;
+	remove_built_image(b);
+	unlink(b->iidfile);
+	b->iidfile[0] = '\0';
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `sbtrace probe REPO`: run the repo's build in a fresh sandbox under trace
+ * and print one JSON report: does this build invoke a shell — can the image
+ * go distroless? (ADR-0002: typed failures, warning ids, content cache.)
+ *
+ *   options → plan (what to build, its inputs, the cache key) → the cache
+ *   answers, or: run (sandbox + trace, run.c) → verdict and report → cache.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "probe_int.h"
+
+static void print_report(json_object *report)
+{
+	printf("%s\n", json_object_to_json_string_ext(report, JSON_C_TO_STRING_PRETTY |
+								      JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+}
+
+/*
+ * What to build and its key. -1 to go on (p->boot_failed when the sandbox
+ * cannot be set up, e.g. a base image is missing: that is reported), else an
+ * exit code.
+ */
+static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_build_plan *plan)
+{
+	char err[512];
+
+	if (sbt_probe_plan(o->repo, o->cmd, o->target, plan, err, sizeof(err))) {
+		fprintf(stderr, "sbtrace probe: %s\n", err);
+		return SBT_EXIT_USAGE;
+	}
+	if (o->vm && probe_vm_options(o, plan) < 0)
+		return SBT_EXIT_USAGE;
+	/* Dockerfile: the engine and the base images (their ids are inputs) first. */
+	if (plan->kind == SBT_BUILD_DOCKERFILE &&
+	    probe_engine_prepare(o->repo, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
+		p->boot_failed = true;
+	/* A VM's report is another answer than a namespace sandbox's: its own key. */
+	sbt_probe_cache_key(plan, o->vm ? SBTRACE_VERSION "+qemu" : SBTRACE_VERSION, p->key);
+	return -1;
+}
+
+/* Warm path: the cache answers; no sandbox, no BPF. True when it did. */
+static bool cache_answer(const struct probe_ctx *p)
+{
+	const struct probe_opts *o = p->o;
+	json_object *cached, *cache, *timings;
+	int r;
+
+	if (o->no_cache || !o->cache_dir)
+		return false;
+	r = sbt_cache_read(o->cache_dir, p->key, &cached);
+	if (r == -EBADMSG)
+		probe_progress(p, "cache entry corrupt: ignored, will be rewritten%s", "");
+	if (r)
+		return false;
+	json_object_object_get_ex(cached, "cache", &cache);
+	json_object_object_add(cache, "hit", json_object_new_boolean(true));
+	timings = json_object_new_object();
+	json_object_object_add(timings, "total", json_object_new_uint64(sbt_mono_ms() - p->t0_ms));
+	json_object_object_add(cached, "timings_ms", timings);
+	print_report(cached);
+	json_object_put(cached);
+	probe_progress(p, "answered from the cache (%s)", o->cache_dir);
+	return true;
+}
+
+/* Report, and cache what is deterministic: a complete trace, or a build that failed by itself. */
+static void report(struct probe_ctx *p, const struct sbt_build_plan *plan)
+{
+	const struct probe_opts *o = p->o;
+	struct probe_verdict v;
+	json_object *r;
+
+	probe_decide(p, plan, &v);
+	r = probe_report(p, plan, &v);
+	print_report(r);
+	probe_progress(p, "verdict: %s", v.verdict);
+	if (!o->no_cache && o->cache_dir && (!v.reason || strcmp(v.reason, "build_failed") == 0) &&
+	    !p->timed_out && sbt_cache_write(o->cache_dir, p->key, r) < 0)
+		probe_progress(p, "could not write the cache entry in %s", o->cache_dir);
+	json_object_put(r);
+}
+
+int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)
+{
+	static struct probe_opts o;
+	static struct probe_ctx p;
+	struct sbt_build_plan plan = { 0 };
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.o = &o;
+	p.t0_ms = sbt_mono_ms();
+	p.t0_epoch_ns = sbt_now_epoch_ns();
+	probe_sink_init(&p.sink, 0);
+	ret = probe_options(argc, argv, &o);
+	if (ret < 0)
+		ret = plan_build(&p, &o, &plan);
+	if (ret < 0 && !p.boot_failed && cache_answer(&p))
+		ret = SBT_EXIT_OK;
+	if (ret < 0 && !p.boot_failed)
+		ret = probe_run(&p, &plan, trace);
+	if (ret < 0) {
+		report(&p, &plan);
+		ret = SBT_EXIT_OK;
+	}
+	probe_cleanup(&p);
+	sbt_build_plan_free(&plan);
+	free(o.egress.rules);
+	o.egress.rules = NULL;
+	return ret;
+}

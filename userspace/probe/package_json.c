@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* package.json: the npm build (scripts.build). The only JSON the probe reads from a repo. */
+#include <stdlib.h>
+
+#include "jsondoc.h"
+#include "probe_int.h"
+
+/* 1: plan set (NPM), 0: no package.json or no scripts.build, -1: error. */
+int probe_plan_npm(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	static const char *const npm[] = { "npm", "run", "build" };
+	json_object *obj, *scripts, *build;
+	const char *why;
+	bool has_build;
+	size_t len;
+	char *buf;
+	int rc;
+
+	rc = probe_read_repo_text(root, "package.json", &buf, &len, err, errlen);
+	if (rc <= 0)
+		return rc;
+	obj = sbt_json_parse_doc(buf, len, &why);
+	free(buf);
+	if (!obj) {
+		probe_err(err, errlen, "package.json: not valid JSON (%s)", why);
+		return -1;
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		probe_err(err, errlen, "package.json: not a JSON object");
+		json_object_put(obj);
+		return -1;
+	}
+	has_build = json_object_object_get_ex(obj, "scripts", &scripts) &&
+		    json_object_is_type(scripts, json_type_object) &&
+		    json_object_object_get_ex(scripts, "build", &build) &&
+		    json_object_is_type(build, json_type_string) &&
+		    json_object_get_string_len(build) > 0;
+	json_object_put(obj);
+	if (!has_build)
+		return 0;
+	plan->kind = SBT_BUILD_NPM;
+	return probe_set_argv(plan, npm, 3, err, errlen) < 0 ? -1 : 1;
+}

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Which build to run for a repo, its argv and its declared inputs (see probe.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "probe_int.h"
+#include "sha256.h"
+
+#define STAGE_LIST_MAX 256 /* stage names listed in an error message */
+
+/* The declared inputs, in report order. */
+static const char *const input_names[] = {
+	"Dockerfile",	  "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
+	"pnpm-lock.yaml", "Makefile",	  "makefile",	       "GNUmakefile",
+};
+
+static const char *const makefile_names[] = { "Makefile", "makefile", "GNUmakefile" };
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* --- word splitting ----------------------------------------------------- */
+
+static void free_words(char **argv, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(argv[i]);
+		argv[i] = NULL;
+	}
+}
+
+int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errlen)
+{
+	const char *p = s;
+	char *word;
+	size_t len;
+	int argc = 0;
+
+	if (!argv || max < 0) {
+		probe_err(err, errlen, "invalid arguments");
+		return -1;
+	}
+	argv[0] = NULL;
+	if (!s) {
+		probe_err(err, errlen, "empty command");
+		return -1;
+	}
+	word = malloc(strlen(s) + 1);
+	if (!word) {
+		probe_err(err, errlen, "out of memory");
+		return -1;
+	}
+	for (;;) {
+		while (is_blank(*p))
+			p++;
+		if (!*p)
+			break;
+		len = 0;
+		while (*p && !is_blank(*p)) {
+			if (*p == '\'') {
+				const char *q = strchr(p + 1, '\'');
+
+				if (!q) {
+					probe_err(err, errlen, "unterminated single quote");
+					goto fail;
+				}
+				memcpy(word + len, p + 1, (size_t)(q - p - 1));
+				len += (size_t)(q - p - 1);
+				p = q + 1;
+			} else if (*p == '"') {
+				for (p++; *p != '"'; p++) {
+					if (!*p) {
+						probe_err(err, errlen, "unterminated double quote");
+						goto fail;
+					}
+					if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+						p++;
+					word[len++] = *p;
+				}
+				p++;
+			} else if (*p == '\\') {
+				if (!p[1]) {
+					probe_err(err, errlen, "backslash at the end of the command");
+					goto fail;
+				}
+				word[len++] = p[1];
+				p += 2;
+			} else {
+				word[len++] = *p++;
+			}
+		}
+		if (argc >= max) {
+			probe_err(err, errlen, "too many words (at most %d)", max);
+			goto fail;
+		}
+		argv[argc] = strndup(word, len);
+		if (!argv[argc]) {
+			probe_err(err, errlen, "out of memory");
+			goto fail;
+		}
+		argv[++argc] = NULL;
+	}
+	free(word);
+	if (argc == 0) {
+		probe_err(err, errlen, "empty command");
+		return -1;
+	}
+	return argc;
+fail:
+	free(word);
+	free_words(argv, argc);
+	return -1;
+}
+
+/* --- Dockerfile --------------------------------------------------------- */
+
+struct stage_search {
+	const char *wanted;
+	bool found;
+	char name[64];		   /* the stage's name as written */
+	char list[STAGE_LIST_MAX]; /* named stages, for the error message */
+	size_t list_len;
+	bool list_cut;
+};
+
+static void stage_list_add(struct stage_search *ss, const char *name, size_t n)
+{
+	size_t need = n + (ss->list_len ? 2 : 0);
+
+	if (ss->list_cut)
+		return;
+	/* Room is always left for ", ..." and the NUL. */
+	if (ss->list_len + need + 6 > sizeof(ss->list)) {
+		const char *more = ss->list_len ? ", ..." : "...";
+
+		memcpy(ss->list + ss->list_len, more, strlen(more) + 1);
+		ss->list_len += strlen(more);
+		ss->list_cut = true;
+		return;
+	}
+	if (ss->list_len) {
+		memcpy(ss->list + ss->list_len, ", ", 2);
+		ss->list_len += 2;
+	}
+	memcpy(ss->list + ss->list_len, name, n);
+	ss->list_len += n;
+	ss->list[ss->list_len] = '\0';
+}
+
+/* One logical instruction: `FROM [--flag=...]... IMAGE [AS NAME]`. */
+static void dockerfile_instruction(struct stage_search *ss, char *line)
+{
+	char *tok[4], *save = NULL, *t;
+	int n = 0;
+	size_t len;
+
+	t = strtok_r(line, " \t\v\f", &save);
+	if (!t || strcasecmp(t, "FROM") != 0)
+		return;
+	while ((t = strtok_r(NULL, " \t\v\f", &save))) {
+		if (n == 0 && strncmp(t, "--", 2) == 0)
+			continue; /* --platform=... */
+		if (n == 4)
+			return; /* not a form we understand: no name */
+		tok[n++] = t;
+	}
+	if (n != 3 || strcasecmp(tok[1], "AS") != 0)
+		return;
+	len = strlen(tok[2]);
+	stage_list_add(ss, tok[2], len);
+	if (!ss->found && len < sizeof(ss->name) && strcasecmp(tok[2], ss->wanted) == 0) {
+		memcpy(ss->name, tok[2], len + 1);
+		ss->found = true;
+	}
+}
+
+/* `# escape=X` parser directive; returns false when the comment is not a directive. */
+static bool dockerfile_directive(const char *s, size_t n, char *escape)
+{
+	size_t i = 1, k, v, ve;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	k = i;
+	while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+			 (i > k && s[i] >= '0' && s[i] <= '9')))
+		i++;
+	if (i == k)
+		return false;
+	v = i;
+	while (v < n && (s[v] == ' ' || s[v] == '\t'))
+		v++;
+	if (v >= n || s[v] != '=')
+		return false;
+	for (v++; v < n && (s[v] == ' ' || s[v] == '\t'); v++)
+		;
+	ve = n;
+	while (ve > v && (s[ve - 1] == ' ' || s[ve - 1] == '\t'))
+		ve--;
+	if (i - k == 6 && strncasecmp(s + k, "escape", 6) == 0 && ve - v == 1 &&
+	    (s[v] == '`' || s[v] == '\\'))
+		*escape = s[v];
+	return true;
+}
+
+/*
+ * Find the stage named ss->wanted. Physical lines ending in the escape
+ * character (optionally followed by blanks) continue the instruction;
+ * comment and blank lines are dropped, also inside a continuation.
+ */
+static int dockerfile_stages(const char *buf, size_t len, struct stage_search *ss)
+{
+	char *logical = malloc(len + 1), escape = '\\';
+	size_t pos = 0, llen = 0, s, e, i;
+	bool directives = true, cont = false;
+
+	if (!logical)
+		return -ENOMEM;
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+
+		s = pos;
+		e = nl ? (size_t)(nl - buf) : len;
+		pos = nl ? e + 1 : len;
+		while (e > s && (buf[e - 1] == '\r' || buf[e - 1] == ' ' || buf[e - 1] == '\t'))
+			e--;
+		for (i = s; i < e && (buf[i] == ' ' || buf[i] == '\t'); i++)
+			;
+		if (i == e) {
+			directives = false;
+			continue;
+		}
+		if (buf[i] == '#') {
+			if (directives && !cont)
+				directives = dockerfile_directive(buf + i, e - i, &escape);
+			continue;
+		}
+		directives = false;
+		cont = buf[e - 1] == escape;
+		if (cont)
+			e--;
+		memcpy(logical + llen, buf + s, e - s);
+		llen += e - s;
+		if (cont)
+			continue;
+		logical[llen] = '\0';
+		dockerfile_instruction(ss, logical);
+		llen = 0;
+	}
+	if (llen) {
+		logical[llen] = '\0';
+		dockerfile_instruction(ss, logical);
+	}
+	free(logical);
+	return 0;
+}
+
+/* Docker's stage-name rule: a letter, then letters, digits, '.', '_', '-'. */
+static bool valid_stage_name(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n >= sizeof(((struct sbt_build_plan *)0)->target))
+		return false;
+	if (!((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= 'A' && t[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = t[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* 1: plan set (DOCKERFILE), 0: no such stage / no Dockerfile, -1: error. */
+static int plan_dockerfile(const char *root, const char *repo, const char *target,
+			   struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	struct stage_search ss = { .wanted = target ? target : DEFAULT_TARGET };
+	size_t len;
+	char *buf;
+	int rc;
+
+	rc = probe_read_repo_text(root, "Dockerfile", &buf, &len, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		if (!target)
+			return 0;
+		probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')", repo,
+			target);
+		return -1;
+	}
+	rc = dockerfile_stages(buf, len, &ss);
+	free(buf);
+	if (rc < 0) {
+		probe_err(err, errlen, "Dockerfile: %s", strerror(-rc));
+		return -1;
+	}
+	if (!ss.found) {
+		if (!target)
+			return 0;
+		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
+			ss.list_len ? ss.list : "none named");
+		return -1;
+	}
+	plan->kind = SBT_BUILD_DOCKERFILE;
+	memcpy(plan->target, ss.name, sizeof(plan->target));
+	return 1;
+}
+
+int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n, char *err,
+		    size_t errlen)
+{
+	for (int i = 0; i < n; i++) {
+		plan->argv[i] = strdup(words[i]);
+		if (!plan->argv[i]) {
+			probe_err(err, errlen, "out of memory");
+			return -1;
+		}
+		plan->argc = i + 1;
+	}
+	plan->argv[n] = NULL;
+	return 0;
+}
+
+/* --- inputs ------------------------------------------------------------- */
+
+static bool has_input(const struct sbt_build_plan *plan, const char *name)
+{
+	for (int i = 0; i < plan->nr_inputs; i++) {
+		if (strcmp(plan->inputs[i].name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Record `name` when it is a regular file in the repo. 0 or -1. */
+static int add_input(const char *root, const char *name, struct sbt_build_plan *plan, char *err,
+		     size_t errlen)
+{
+	struct sbt_probe_input *in;
+	int fd, rc;
+
+	if (has_input(plan, name))
+		return 0;
+	rc = probe_open_repo_file(root, name, &fd, err, errlen);
+	if (rc <= 0)
+		return rc;
+	if (strlen(name) >= sizeof(in->name) || plan->nr_inputs >= SBT_PROBE_MAX_INPUTS) {
+		probe_err(err, errlen, "%s: cannot record it as an input (path too long or too many)",
+			name);
+		close(fd);
+		return -1;
+	}
+	in = &plan->inputs[plan->nr_inputs];
+	rc = sbt_sha256_fd(fd, in->sha256);
+	close(fd);
+	if (rc < 0) {
+		probe_err(err, errlen, "%s: %s", name, strerror(-rc));
+		return -1;
+	}
+	memcpy(in->name, name, strlen(name) + 1);
+	plan->nr_inputs++;
+	return 0;
+}
+
+static int add_inputs(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	char rel[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(input_names) / sizeof(input_names[0]); i++) {
+		if (add_input(root, input_names[i], plan, err, errlen) < 0)
+			return -1;
+	}
+	/* --cmd ./build.sh: the script is an input too (a program on PATH is not). */
+	if (plan->kind == SBT_BUILD_CMD && probe_normalize_rel(plan->argv[0], rel, sizeof(rel)))
+		return add_input(root, rel, plan, err, errlen);
+	return 0;
+}
+
+/* --- the plan ----------------------------------------------------------- */
+
+int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
+		   struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	char *root = NULL, why[128];
+	struct stat st;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!plan) {
+		probe_err(err, errlen, "invalid arguments");
+		return -1;
+	}
+	memset(plan, 0, sizeof(*plan));
+	if (!repo || !repo[0]) {
+		probe_err(err, errlen, "no repo given");
+		return -1;
+	}
+	if (stat(repo, &st) < 0) {
+		probe_err(err, errlen, "%s: %s", repo, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		probe_err(err, errlen, "%s: %s", repo, strerror(ENOTDIR));
+		return -1;
+	}
+	root = realpath(repo, NULL);
+	if (!root) {
+		probe_err(err, errlen, "%s: %s", repo, strerror(errno));
+		return -1;
+	}
+
+	if (cmd) {
+		rc = sbt_split_words(cmd, plan->argv, SBT_PROBE_MAX_ARGS, why, sizeof(why));
+		if (rc < 0) {
+			probe_err(err, errlen, "bad --cmd: %s", why);
+			goto fail;
+		}
+		plan->kind = SBT_BUILD_CMD;
+		plan->argc = rc;
+		goto inputs;
+	}
+	if (target && !valid_stage_name(target)) {
+		probe_err(err, errlen,
+			"bad --target '%.64s': a stage name is a letter, then letters, digits, "
+			"'.', '_' or '-' (at most %zu characters)",
+			target, sizeof(plan->target) - 1);
+		goto fail;
+	}
+
+	rc = plan_dockerfile(root, repo, target, plan, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (rc > 0)
+		goto inputs;
+	rc = probe_plan_npm(root, plan, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (rc > 0)
+		goto inputs;
+	for (size_t i = 0; i < sizeof(makefile_names) / sizeof(makefile_names[0]); i++) {
+		static const char *const make[] = { "make" };
+		int fd;
+
+		rc = probe_open_repo_file(root, makefile_names[i], &fd, err, errlen);
+		if (rc < 0)
+			goto fail;
+		if (rc == 0)
+			continue;
+		close(fd);
+		plan->kind = SBT_BUILD_MAKE;
+		if (probe_set_argv(plan, make, 1, err, errlen) < 0)
+			goto fail;
+		goto inputs;
+	}
+	probe_err(err, errlen,
+		"no build found in %s: looked for --cmd, a Dockerfile with a '" DEFAULT_TARGET
+		"' stage, package.json scripts.build, a Makefile",
+		repo);
+	goto fail;
+
+inputs:
+	if (add_inputs(root, plan, err, errlen) < 0)
+		goto fail;
+	free(root);
+	return 0;
+fail:
+	free(root);
+	sbt_build_plan_free(plan);
+	return -1;
+}
+
+void sbt_build_plan_free(struct sbt_build_plan *plan)
+{
+	if (!plan)
+		return;
+	for (int i = 0; i <= SBT_PROBE_MAX_ARGS; i++)
+		free(plan->argv[i]);
+	memset(plan, 0, sizeof(*plan));
+}

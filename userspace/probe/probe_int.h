@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The probe's parts (userspace/probe/), as they see each other. */
+#ifndef SBT_PROBE_INT_H
+#define SBT_PROBE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "probe.h"
+
+#define PROBE_TEXT_MAX (1u << 20) /* Dockerfile, package.json */
+#define DEFAULT_TARGET "builder"
+
+/* repo.c */
+void probe_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * Open `name` (relative, already normalized) in the repo whose real path is
+ * `root`. 1 and *fdp for a regular file, 0 when it is absent or not a regular
+ * file, -1 with err set when it cannot be read or resolves outside the repo.
+ */
+int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err, size_t errlen);
+/* Read a repo text file (at most PROBE_TEXT_MAX). 1 = read, 0 = absent, -1 = error. */
+int probe_read_repo_text(const char *root, const char *name, char **bufp, size_t *lenp, char *err,
+			 size_t errlen);
+/* "./a//b/../c" -> "a/c"; false when absolute, empty or climbing out of the repo. */
+bool probe_normalize_rel(const char *in, char *out, size_t outlen);
+
+/* plan.c */
+int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n, char *err,
+		   size_t errlen);
+
+/* package_json.c: 1 plan set (npm run build), 0 no package.json or no scripts.build, -1 error. */
+int probe_plan_npm(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen);
+
+/* ---- the run ------------------------------------------------------------ */
+
+#include <limits.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "sandbox.h"
+#include "sink.h"
+#include "tracer.h"
+
+#define PROBE_NAME  "ShellInvocationTraceProbe"
+#define WARN_PREFIX "shell_invocation_trace."
+
+/* options.c: what the command line asks for. */
+struct probe_opts {
+	char repo[PATH_MAX]; /* real path */
+	const char *cmd, *target, *cache_dir, *trace_out, *guest, *tap_addrs;
+	bool no_cache, quiet, vm;
+	uint64_t timeout_ms;
+	int egress_mode;
+	struct sbt_egress_cfg egress;
+	char cache_buf[PATH_MAX], guest_buf[PATH_MAX];
+	char tap_host[64], tap_guest[64]; /* --backend qemu */
+};
+
+/* -1 to go on, else an exit code (after --help, or a one-line usage error). */
+int probe_options(int argc, char **argv, struct probe_opts *o);
+/* After the plan: --backend qemu's guest and tap addresses. 0, or -EINVAL after a message. */
+int probe_vm_options(struct probe_opts *o, const struct sbt_build_plan *plan);
+
+/* workspace.c: a writable view of the repo without touching it (an overlay, upper thrown away). */
+struct probe_workspace {
+	char dir[64]; /* temp dir holding upper, work, merged */
+	char merged[PATH_MAX];
+	bool mounted;
+};
+
+int probe_workspace_setup(struct probe_workspace *ws, const char *repo);
+void probe_workspace_teardown(struct probe_workspace *ws);
+
+/* engine.c: Dockerfile builds with podman (or docker). */
+enum probe_engine { ENGINE_NONE = 0, ENGINE_PODMAN, ENGINE_DOCKER };
+
+#define DF_MAX_IMAGES 8
+#define DF_IMAGE_MAX  256
+
+/* What the build of the target stage needs: base images, and whether any RUN runs. */
+struct probe_df {
+	int nr_images;
+	char images[DF_MAX_IMAGES][DF_IMAGE_MAX];
+	char ids[DF_MAX_IMAGES][65]; /* their image ids (hex), once inspected */
+	int nr_runs;		     /* RUN instructions in the stages up to the target */
+};
+
+struct probe_build {
+	enum probe_engine eng;
+	struct probe_df df;
+	char iidfile[64]; /* the built image's id, "" when none was asked for */
+};
+
+/*
+ * Pick the engine, read the Dockerfile and check its base images (their ids
+ * become inputs). 0, or -1 with msg saying what is missing.
+ */
+int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct probe_build *b,
+			 char *msg, size_t msglen);
+/* The engine's build argv into plan->argv, with CONTAINERS_CONF set for podman. 0 or -errno. */
+int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const char *repo,
+		      const char *cgroup_parent);
+/* Remove the image the build produced (never a base image) and the iid file. */
+void probe_engine_cleanup(struct probe_build *b);
+
+/* sink.c: what the probe takes from the trace's events. */
+#define PROBE_MAX_DENIED 64
+
+struct probe_sink {
+	struct sbt_sink base;
+	uint64_t cgroup_id;	 /* the sandbox's own cgroup */
+	bool summary_seen;	 /* ShellInvocationObserved arrived */
+	uint64_t shells;	 /* its count */
+	bool complete;		 /* and its completeness */
+	json_object *locations;	 /* its locations (owned) */
+	uint64_t first_exec_ts;	 /* from TraceStopped */
+	bool exec_below;	 /* an exec in a cgroup below the sandbox's (a RUN step) */
+	uint64_t allowed, denied, observed;
+	json_object *denied_dests; /* owned; at most PROBE_MAX_DENIED */
+};
+
+void probe_sink_init(struct probe_sink *ps, uint64_t cgroup_id);
+void probe_sink_free(struct probe_sink *ps);
+
+/* run.c: one run of the build in a sandbox, under the trace. */
+struct probe_ctx {
+	const struct probe_opts *o;
+	char key[65]; /* the cache key */
+	struct sbt_sandbox_run run;
+	char name[SBT_SANDBOX_NAME_MAX + 1];
+	bool started, released, exited, boot_failed, timed_out;
+	int status;
+	uint64_t t0_ms, go_ms, last_progress_ms, build_ms;
+	uint64_t t0_epoch_ns;
+	char boot_err[512];
+	int console_out; /* the qemu backend: where the guest's console goes */
+	struct probe_workspace ws;
+	struct probe_build build;
+	char netns[64]; /* the qemu backend's tap namespace, "" when none was made */
+	struct probe_sink sink;
+};
+
+void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg);
+/*
+ * Start the sandbox for the plan and trace it until the build ends. -1 when
+ * there is something to report (p says what happened), else an exit code
+ * (the kernel cannot trace: no report).
+ */
+int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn trace);
+/* Undo everything the run made (sandbox, image, overlay, netns). */
+void probe_cleanup(struct probe_ctx *p);
+
+/* report.c: the verdict and the report. */
+struct probe_verdict {
+	const char *reason;	/* NULL, or why the answer is not confident */
+	const char *verdict;	/* safe, unsafe, inconclusive */
+	const char *confidence; /* high, low */
+	json_object *warnings;	/* owned */
+};
+
+/* The verdict rule: any shell is proof; "no shell" needs a complete trace of a build that worked. */
+void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
+		  struct probe_verdict *v);
+/* The report (a new reference); takes v->warnings. */
+json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan *plan,
+			  struct probe_verdict *v);
+const char *probe_kind_name(enum sbt_build_kind k);
+
+#endif

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The probe's verdict and its report (ADR-0002: typed failures, warning ids). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "clock.h"
+#include "events.h"
+#include "probe_int.h"
+
+static void add_warning(json_object *warnings, const char *id, const char *message)
+{
+	json_object *w = json_object_new_object();
+	char full[96];
+
+	snprintf(full, sizeof(full), WARN_PREFIX "%s", id);
+	json_object_object_add(w, "id", json_object_new_string(full));
+	json_object_object_add(w, "message", sbt_json_string(message));
+	json_object_array_add(warnings, w);
+}
+
+static json_object *argv_json(char *const *argv)
+{
+	json_object *a = json_object_new_array();
+
+	for (; argv && *argv; argv++)
+		json_object_array_add(a, sbt_json_string(*argv));
+	return a;
+}
+
+const char *probe_kind_name(enum sbt_build_kind k)
+{
+	switch (k) {
+	case SBT_BUILD_CMD:
+		return "cmd";
+	case SBT_BUILD_DOCKERFILE:
+		return "dockerfile";
+	case SBT_BUILD_NPM:
+		return "npm";
+	case SBT_BUILD_MAKE:
+		return "make";
+	}
+	return "?";
+}
+
+
+/* Why the build did not succeed, as the build_failed warning says it. */
+static void build_failure(const struct probe_ctx *p, char *msg, size_t len)
+{
+	if (p->timed_out)
+		snprintf(msg, len, "the build did not finish within --timeout");
+	else if (p->exited && WIFEXITED(p->status))
+		snprintf(msg, len, "the build exited with status %d", WEXITSTATUS(p->status));
+	else if (p->exited && WIFSIGNALED(p->status))
+		snprintf(msg, len, "the build was killed by signal %d", WTERMSIG(p->status));
+	else
+		snprintf(msg, len, "the build was interrupted");
+}
+
+void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
+		  struct probe_verdict *v)
+{
+	bool build_ok = p->exited && WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0;
+	bool complete = p->sink.complete, lost = p->sink.summary_seen && !complete;
+	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
+	bool runs_unseen = plan->kind == SBT_BUILD_DOCKERFILE && p->exited &&
+			   p->build.df.nr_runs > 0 && !p->sink.exec_below;
+	json_object *w = json_object_new_array();
+	char msg[128];
+
+	v->reason = NULL;
+	if (p->boot_failed) {
+		v->reason = "sandbox_boot_failed";
+		add_warning(w, "sandbox_boot_failed", p->boot_err);
+	} else if (p->o->vm) {
+		/* Whatever happened inside, the host saw only qemu: no exec, no shell. */
+		v->reason = "exec_not_visible";
+		add_warning(w, "exec_not_visible",
+			    "the build ran in a microVM: host BPF cannot see execs in the guest "
+			    "kernel, so no shell count is evidence (visibility.exec none)");
+		if (p->timed_out || !build_ok)
+			add_warning(w, "build_failed",
+				    p->timed_out ? "the build did not finish within --timeout"
+						 : "the build in the VM did not exit with status 0");
+	} else if (p->timed_out || !build_ok) {
+		v->reason = "build_failed";
+		build_failure(p, msg, sizeof(msg));
+		add_warning(w, "build_failed", msg);
+	} else if (lost) {
+		v->reason = "events_lost";
+		add_warning(w, "events_lost",
+			    "some exec events of the sandbox may be missing: the shell count is a "
+			    "lower bound");
+	} else if (runs_unseen) {
+		v->reason = "exec_not_visible";
+		add_warning(w, "exec_not_visible",
+			    "the Dockerfile's RUN steps ran outside the sandbox cgroup (the "
+			    "engine ignored --cgroup-parent): their execs were not traced");
+	}
+	if (!p->ws.mounted && p->started && plan->kind != SBT_BUILD_DOCKERFILE && !p->o->vm)
+		add_warning(w, "workspace_readonly",
+			    "the overlay for a writable workspace could not be mounted; the repo "
+			    "was mounted read-only");
+	/* Any shell seen is proof; "no shell" needs a complete trace of a build that worked. */
+	if (p->sink.shells > 0)
+		v->verdict = "unsafe";
+	else if (!v->reason && complete)
+		v->verdict = "safe";
+	else
+		v->verdict = "inconclusive";
+	v->confidence = !v->reason && complete ? "high" : "low";
+	v->warnings = w;
+}
+
+static json_object *command_json(const struct sbt_build_plan *plan)
+{
+	json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "kind", json_object_new_string(probe_kind_name(plan->kind)));
+	json_object_object_add(c, "argv", argv_json(plan->argv));
+	json_object_object_add(c, "target",
+			       plan->kind == SBT_BUILD_DOCKERFILE ? json_object_new_string(plan->target)
+								  : NULL);
+	return c;
+}
+
+static json_object *inputs_json(const struct sbt_build_plan *plan)
+{
+	json_object *in = json_object_new_array();
+
+	for (int i = 0; i < plan->nr_inputs; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", sbt_json_string(plan->inputs[i].name));
+		json_object_object_add(o, "sha256", json_object_new_string(plan->inputs[i].sha256));
+		json_object_array_add(in, o);
+	}
+	return in;
+}
+
+static json_object *shells_json(const struct probe_sink *ps)
+{
+	json_object *sio = json_object_new_object();
+
+	json_object_object_add(sio, "count", json_object_new_uint64(ps->shells));
+	json_object_object_add(sio, "locations",
+			       ps->locations ? json_object_get(ps->locations)
+					     : json_object_new_array());
+	json_object_object_add(sio, "complete", json_object_new_boolean(ps->complete));
+	return sio;
+}
+
+/* Allowed/denied counts and denied destinations. */
+static json_object *egress_json(const struct probe_sink *ps, int mode)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "mode", json_object_new_string(sbt_egress_mode_name(mode)));
+	json_object_object_add(o, "allowed", json_object_new_uint64(ps->allowed));
+	json_object_object_add(o, "denied", json_object_new_uint64(ps->denied));
+	json_object_object_add(o, "observed", json_object_new_uint64(ps->observed));
+	json_object_object_add(o, "denied_destinations", json_object_get(ps->denied_dests));
+	return o;
+}
+
+static json_object *visibility_json(const struct probe_opts *o)
+{
+	json_object *vis = json_object_new_object();
+
+	json_object_object_add(vis, "exec", json_object_new_string(o->vm ? "none" : "host"));
+	json_object_object_add(vis, "network",
+			       json_object_new_string(o->vm ? "tap"
+						      : o->egress_mode == SBT_EGRESS_OFF ? "none"
+											   : "cgroup"));
+	return vis;
+}
+
+static json_object *timings_json(const struct probe_ctx *p)
+{
+	json_object *t = json_object_new_object();
+	uint64_t first_exec = p->sink.first_exec_ts;
+	const struct sbt_sandbox_run *run = &p->run;
+
+	json_object_object_add(t, "total", json_object_new_uint64(sbt_mono_ms() - p->t0_ms));
+	/* probe start to the workload's first exec, as the kernel timestamped it */
+	if (first_exec > p->t0_epoch_ns) {
+		char buf[32];
+		double ms = (double)(first_exec - p->t0_epoch_ns) / 1e6;
+
+		snprintf(buf, sizeof(buf), "%.1f", ms);
+		json_object_object_add(t, "to_first_exec", json_object_new_double_s(ms, buf));
+	} else {
+		json_object_object_add(t, "to_first_exec", NULL);
+	}
+	json_object_object_add(t, "build", json_object_new_uint64(p->build_ms));
+	/* the VM: go to the guest's SBT-GUEST-READY (kernel boot and init) */
+	if (p->o->vm && run->con.ready_ns && run->go_ns && run->con.ready_ns > run->go_ns)
+		json_object_object_add(
+			t, "vm_boot",
+			json_object_new_uint64((run->con.ready_ns - run->go_ns) / 1000000));
+	else
+		json_object_object_add(t, "vm_boot", NULL);
+	return t;
+}
+
+json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan *plan,
+			  struct probe_verdict *v)
+{
+	json_object *r = json_object_new_object(), *cache = json_object_new_object();
+
+	json_object_object_add(r, "probe", json_object_new_string(PROBE_NAME));
+	json_object_object_add(r, "version", json_object_new_string(SBTRACE_VERSION));
+	json_object_object_add(r, "repo", sbt_json_string(p->o->repo));
+	json_object_object_add(r, "command", command_json(plan));
+	json_object_object_add(r, "inputs", inputs_json(plan));
+	json_object_object_add(cache, "key", json_object_new_string(p->key));
+	json_object_object_add(cache, "hit", json_object_new_boolean(false));
+	json_object_object_add(r, "cache", cache);
+	json_object_object_add(r, "confidence", json_object_new_string(v->confidence));
+	json_object_object_add(r, "reason", v->reason ? json_object_new_string(v->reason) : NULL);
+	json_object_object_add(r, "verdict", json_object_new_string(v->verdict));
+	json_object_object_add(r, "shell_invocation", shells_json(&p->sink));
+	json_object_object_add(r, "egress", egress_json(&p->sink, p->o->egress_mode));
+	json_object_object_add(r, "warnings", v->warnings);
+	v->warnings = NULL;
+	json_object_object_add(r, "visibility", visibility_json(p->o));
+	json_object_object_add(r, "timings_ms", timings_json(p));
+	return r;
+}

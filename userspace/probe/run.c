@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One probe run: the sandbox for the plan's build (podman for a Dockerfile,
+ * a microVM with --backend qemu, else the ns backend), traced from before
+ * its first exec to its end.
+ *
+ * Start-up overlaps the two slow parts: the sandbox child sets itself up
+ * (namespaces, mounts) while the trace loads the BPF object; the workload's
+ * first exec waits until the trace is attached (on_attached).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "events.h"
+#include "extbin.h"
+#include "probe_int.h"
+
+void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg)
+{
+	if (p->o->quiet)
+		return;
+	fprintf(stderr, "sbtrace probe: [%5.1f s] ", (double)(sbt_mono_ms() - p->t0_ms) / 1000.0);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+}
+
+/* Attached: let the workload exec, once its sandbox is set up. */
+static void on_attached(void *arg)
+{
+	struct probe_ctx *p = arg;
+
+	if (sbt_sandbox_ready(&p->run, p->boot_err, sizeof(p->boot_err)) < 0 ||
+	    sbt_sandbox_go(&p->run) < 0) {
+		p->boot_failed = true;
+		if (!p->boot_err[0])
+			snprintf(p->boot_err, sizeof(p->boot_err), "cannot release the workload");
+		return;
+	}
+	p->released = true;
+	p->go_ms = sbt_mono_ms();
+	p->last_progress_ms = p->go_ms;
+	probe_progress(p, "sandbox up, tracing; build running%s", "");
+}
+
+/*
+ * The qemu backend: the workload's exit code comes from the guest's console
+ * (SBT-GUEST-EXIT), qemu's own from waitpid; a VM that ends without the
+ * marker never ran the workload to its end: a boot failure.
+ */
+static void vm_exited(struct probe_ctx *p)
+{
+	while (sbt_sandbox_console(&p->run, p->console_out) > 0)
+		;
+	if (p->run.con.phase == SBT_VM_EXITED) {
+		p->status = (p->run.con.exit_code & 0xff) << 8; /* as waitpid() has it */
+		return;
+	}
+	p->boot_failed = true;
+	snprintf(p->boot_err, sizeof(p->boot_err),
+		 "the VM ended before the workload finished (qemu status %d): %.300s", p->status,
+		 p->run.con.tail_len ? p->run.con.tail : "no console output");
+}
+
+static const char *on_tick(void *arg)
+{
+	struct probe_ctx *p = arg;
+	uint64_t now = sbt_mono_ms();
+
+	if (p->boot_failed)
+		return "sandbox_boot_failed";
+	if (p->o->vm)
+		while (sbt_sandbox_console(&p->run, p->console_out) > 0)
+			;
+	if (sbt_sandbox_wait(&p->run, &p->status, 0) == 0) {
+		p->exited = true;
+		if (p->o->vm) {
+			vm_exited(p);
+			if (p->boot_failed)
+				return "sandbox_boot_failed";
+		}
+		return "workload_exited";
+	}
+	if (p->o->timeout_ms && now - p->go_ms > p->o->timeout_ms) {
+		p->timed_out = true;
+		return "timeout";
+	}
+	if (!p->o->quiet && now - p->last_progress_ms >= 5000) {
+		char buf[32];
+
+		p->last_progress_ms = now;
+		snprintf(buf, sizeof(buf), "%.0f", (double)(now - p->go_ms) / 1000.0);
+		probe_progress(p, "build running (%s s)", buf);
+	}
+	return NULL;
+}
+
+
+/*
+ * The podman backend: the engine runs on the host, in the sandbox's cgroup
+ * (no namespaces of ours: it makes its own), and puts every RUN step's
+ * container in <sandbox cgroup>/build (--cgroup-parent; runc's cgroupfs
+ * manager mirrors it into the cgroup v2 hierarchy), so the trace sees them.
+ * It reads the repo as its build context.
+ */
+static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	struct sbt_sandbox_spec spec = {
+		.name = p->name,
+		.net = SBT_NET_NONE,
+		.argv = plan->argv,
+		.stdout_fd = STDERR_FILENO,
+		.stderr_fd = STDERR_FILENO,
+		.host_tool = true,
+	};
+	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
+	const char *cg;
+
+	snprintf(cg_parent, sizeof(cg_parent), "/sbtrace/%s/build", p->name);
+	if (probe_engine_argv(plan, &p->build, p->o->repo, cg_parent) < 0) {
+		snprintf(p->boot_err, sizeof(p->boot_err), "cannot prepare the %s command",
+			 p->build.eng == ENGINE_PODMAN ? "podman" : "docker");
+		return -1;
+	}
+	if (p->o->quiet)
+		spec.stdout_fd = spec.stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
+		return -1;
+	p->started = true;
+	/* --cgroup-parent must name a descendant of the sandbox cgroup. */
+	cg = p->run.cgroup_name;
+	if (strncmp(cg_parent, cg, strlen(cg)) != 0 || cg_parent[strlen(cg)] != '/') {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "sandbox cgroup %.200s is not where --cgroup-parent=%s points", cg,
+			 cg_parent);
+		return -1;
+	}
+	/* A state file: sbtrace-shim gc cleans up after a killed probe. */
+	if (sbt_state_write(NULL, &p->run, sbt_sandbox_backend(&p->run)) < 0)
+		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
+	return 0;
+}
+
+/*
+ * The qemu backend: the repo is copied into the guest (read there, nothing
+ * comes back); the tap lives in a network namespace of our own, with no
+ * route anywhere: the tap program reports and refuses whatever the build
+ * tries to reach.
+ */
+static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	const struct probe_opts *o = p->o;
+	struct sbt_sandbox_spec spec = {
+		.name = p->name,
+		.workspace = o->repo,
+		.net = SBT_NET_NONE,
+		.argv = plan->argv,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+		.vm = true,
+		.guest_dir = o->guest,
+		.tap_host_cidr = o->tap_host,
+		.tap_guest_cidr = o->tap_guest,
+	};
+	char netns[sizeof(p->netns)];
+	char *add[] = { "ip", "netns", "add", netns, NULL };
+	int status;
+
+	snprintf(netns, sizeof(netns), "sbtrace-probe-%d", (int)getpid());
+	if (sbt_run(add, NULL, &status) < 0 || sbt_exit_code(status)) {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "cannot create network namespace %s for the VM's tap", netns);
+		return -1;
+	}
+	memcpy(p->netns, netns, sizeof(netns));
+	spec.tap_netns = p->netns;
+	p->console_out = o->quiet ? -1 : STDERR_FILENO;
+	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
+		return -1;
+	p->started = true;
+	if (sbt_state_write(NULL, &p->run, sbt_sandbox_backend(&p->run)) < 0)
+		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
+	return 0;
+}
+
+/* The ns backend: the repo behind an overlay (or read-only), the build's output on stderr. */
+static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	const struct probe_opts *o = p->o;
+	struct sbt_sandbox_spec spec = {
+		.name = p->name,
+		.net = SBT_NET_NONE,
+		.argv = plan->argv,
+		.stdout_fd = STDERR_FILENO, /* the build's output never mixes with the report */
+		.stderr_fd = STDERR_FILENO,
+	};
+
+	if (probe_workspace_setup(&p->ws, o->repo) < 0)
+		probe_workspace_teardown(&p->ws);
+	spec.workspace = p->ws.mounted ? p->ws.merged : o->repo;
+	spec.workspace_ro = !p->ws.mounted;
+	if (o->quiet)
+		spec.stdout_fd = spec.stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
+		return -1;
+	p->started = true;
+	return 0;
+}
+
+/* The trace's request: this sandbox only, egress enforced, events to the probe's sink. */
+static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struct sbt_json_sink *js,
+			 FILE **out)
+{
+	const struct probe_opts *o = p->o;
+	struct sbt_sandbox *sb = &opts->sandboxes[0];
+	int bad;
+
+	memset(opts, 0, sizeof(*opts));
+	if (sbt_sandbox_from_cgroup(p->run.cgroup_path, sb) < 0) {
+		snprintf(p->boot_err, sizeof(p->boot_err), "sandbox cgroup vanished");
+		return -1;
+	}
+	sb->origin = "sandbox";
+	opts->nr_sandboxes = 1;
+	if (o->vm) {
+		sb->exec_hidden = true;
+		if (sbt_tap_from_shim(sb, p->run.tap, p->run.tap_netns, p->run.guest_addrs,
+				      p->run.nr_guest_addrs, &bad)) {
+			snprintf(p->boot_err, sizeof(p->boot_err),
+				 "the VM's guest address '%s' is not an address",
+				 p->run.guest_addrs[bad]);
+			return -1;
+		}
+		opts->exec.tap = true;
+	}
+	opts->exec.forced_mode = -1;
+	opts->exec.argv_max = SBT_ARGV_DEFAULT;
+	opts->exec.ringbuf_bytes = 1u << 20;
+	opts->exec.poll_ms = 20;
+	opts->exec.host_netns_cookie = sbt_netns_cookie();
+	opts->egress = o->egress;
+	opts->egress.mode = o->egress_mode;
+	opts->egress.resolver_rule_id = (uint32_t)o->egress.nr_rules + 1;
+	/*
+	 * The shim's sandboxes have no CAP_NET_RAW: no packet socket can exist,
+	 * so its observation (a load and an attach) is skipped; the policy
+	 * hooks see every connect.
+	 */
+	opts->exec.policy = o->egress_mode != SBT_EGRESS_OFF;
+	opts->on_attached = on_attached;
+	opts->on_tick = on_tick;
+	opts->hook_arg = p;
+	p->sink.cgroup_id = p->run.cgroup_id;
+	sbt_sinks_add(opts, &p->sink.base);
+	if (o->trace_out) {
+		*out = fopen(o->trace_out, "we");
+		if (!*out) {
+			fprintf(stderr, "sbtrace probe: --trace-out '%s': %s\n", o->trace_out,
+				strerror(errno));
+			return SBT_EXIT_USAGE;
+		}
+		sbt_json_sink_init(js, *out, SBT_FORMAT_JSON);
+		sbt_sinks_add(opts, &js->base);
+	}
+	return 0;
+}
+
+int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn trace)
+{
+	static struct sbt_trace_opts opts; /* 64 sandboxes of PATH_MAX names: not on the stack */
+	struct sbt_json_sink js;
+	FILE *out = NULL;
+	int rc;
+
+	snprintf(p->name, sizeof(p->name), "probe-%.12s-%d", p->key, (int)getpid());
+	if (plan->kind == SBT_BUILD_DOCKERFILE)
+		rc = start_podman(p, plan);
+	else if (p->o->vm)
+		rc = start_vm(p, plan);
+	else
+		rc = start_ns(p, plan);
+	if (rc < 0) {
+		p->boot_failed = true;
+		return -1;
+	}
+	probe_progress(p, "sandbox %s starting", p->name);
+	rc = trace_request(p, &opts, &js, &out);
+	if (rc) {
+		p->boot_failed = rc < 0;
+		return rc < 0 ? -1 : rc;
+	}
+	rc = trace(&opts);
+	if (out)
+		fclose(out);
+	if (rc == SBT_EXIT_KERNEL)
+		return rc;
+	if (!p->exited && p->started) {
+		/* stopped early (signal, timeout, boot failure): end the workload */
+		sbt_sandbox_destroy(&p->run);
+		p->started = false;
+	}
+	p->build_ms = p->go_ms ? sbt_mono_ms() - p->go_ms : 0;
+	return -1;
+}
+
+void probe_cleanup(struct probe_ctx *p)
+{
+	if (p->started)
+		sbt_sandbox_destroy(&p->run);
+	p->started = false;
+	probe_engine_cleanup(&p->build);
+	probe_workspace_teardown(&p->ws);
+	if (p->netns[0]) {
+		char *del[] = { "ip", "netns", "del", p->netns, NULL };
+		int status;
+
+		if (sbt_run(del, NULL, &status) < 0 || sbt_exit_code(status))
+			probe_progress(p, "could not delete network namespace %s", p->netns);
+		p->netns[0] = '\0';
+	}
+	probe_sink_free(&p->sink);
+}

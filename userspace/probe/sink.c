@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The probe's sink: what the report needs from the trace, taken from the
+ * typed events as they pass (nothing is written out and read back): the
+ * shell invocations and their completeness, egress verdicts and denied
+ * destinations, whether a RUN step's container was seen, the first exec.
+ */
+#include <string.h>
+
+#include "events.h"
+#include "probe_int.h"
+#include "shellagg.h"
+
+static json_object *denied_json(const struct sbt_egress *e)
+{
+	json_object *d = json_object_new_object();
+	const char *proto;
+	char addr[64], pbuf[8];
+	bool has_addr = sbt_egress_has_daddr(e);
+
+	if (has_addr)
+		sbt_addr_str(e->daddr, addr, sizeof(addr));
+	proto = sbt_egress_proto_str(e, pbuf, sizeof(pbuf));
+	json_object_object_add(d, "daddr", has_addr ? json_object_new_string(addr) : NULL);
+	json_object_object_add(d, "dport", has_addr ? json_object_new_int64(e->dport) : NULL);
+	json_object_object_add(d, "proto", proto ? json_object_new_string(proto) : NULL);
+	json_object_object_add(d, "reason",
+			       json_object_new_string(sbt_egress_reason_name(e->reason)));
+	json_object_object_add(d, "comm", sbt_json_string(e->comm));
+	return d;
+}
+
+static void take_egress(struct probe_sink *ps, const struct sbt_egress *e)
+{
+	switch (e->verdict) {
+	case SBT_VERDICT_ALLOWED:
+		ps->allowed += e->count;
+		break;
+	case SBT_VERDICT_OBSERVED:
+		ps->observed += e->count;
+		break;
+	case SBT_VERDICT_DENIED:
+		ps->denied += e->count;
+		if (json_object_array_length(ps->denied_dests) < PROBE_MAX_DENIED)
+			json_object_array_add(ps->denied_dests, denied_json(e));
+		break;
+	}
+}
+
+static void take_summary(struct probe_sink *ps, const struct sbt_ev_summary *s)
+{
+	json_object *agg = sbt_shellagg_to_json(s->agg), *loc;
+
+	ps->summary_seen = true;
+	ps->shells = sbt_shellagg_count(s->agg);
+	ps->complete = s->complete;
+	json_object_put(ps->locations);
+	ps->locations = agg && json_object_object_get_ex(agg, "locations", &loc)
+				? json_object_get(loc)
+				: json_object_new_array();
+	json_object_put(agg);
+}
+
+static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
+{
+	struct probe_sink *ps = (struct probe_sink *)sink;
+
+	switch (ev->kind) {
+	case SBT_EV_EXEC:
+		/* Every RUN step runs in a container below the sandbox cgroup. */
+		if (ev->exec.rec->cgroup_id != ps->cgroup_id)
+			ps->exec_below = true;
+		break;
+	case SBT_EV_EGRESS:
+		take_egress(ps, ev->egress.rec);
+		break;
+	case SBT_EV_SUMMARY:
+		take_summary(ps, &ev->summary);
+		break;
+	case SBT_EV_STOPPED:
+		if (ev->stopped.nr > 0)
+			ps->first_exec_ts = ev->stopped.totals[0].first_exec_ts;
+		break;
+	case SBT_EV_STARTED:
+	case SBT_EV_LOST:
+	case SBT_EV__MAX:
+		break;
+	}
+}
+
+static const struct sbt_sink_ops probe_ops = {
+	.name = "probe",
+	.emit = probe_emit,
+};
+
+void probe_sink_init(struct probe_sink *ps, uint64_t cgroup_id)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->base.ops = &probe_ops;
+	ps->cgroup_id = cgroup_id;
+	ps->denied_dests = json_object_new_array();
+}
+
+void probe_sink_free(struct probe_sink *ps)
+{
+	json_object_put(ps->locations);
+	json_object_put(ps->denied_dests);
+	ps->locations = ps->denied_dests = NULL;
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+
+#include "sink.h"
+
+void sbt_sinks_emit(const struct sbt_trace_opts *opts, const struct sbt_event *ev)
+{
+	for (uint32_t i = 0; i < opts->nr_sinks; i++)
+		if (opts->sinks[i]->ops->emit)
+			opts->sinks[i]->ops->emit(opts->sinks[i], ev);
+}
+
+int sbt_sinks_flush(const struct sbt_trace_opts *opts)
+{
+	int first = 0;
+
+	for (uint32_t i = 0; i < opts->nr_sinks; i++) {
+		int err = opts->sinks[i]->ops->flush ? opts->sinks[i]->ops->flush(opts->sinks[i]) : 0;
+
+		if (err && !first)
+			first = err;
+	}
+	return first;
+}
+
+int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink)
+{
+	if (opts->nr_sinks >= SBT_MAX_SINKS)
+		return -E2BIG;
+	opts->sinks[opts->nr_sinks++] = sink;
+	return 0;
+}

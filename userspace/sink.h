@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Sinks: where a trace's events go. The trace loop (loader/trace.c) hands
+ * each typed event to every sink of its request (tracer.h), in order; a sink
+ * reads what it needs from the structs and keeps no pointer past the call.
+ * The JSON/text writer is one sink (sink_json.c), the probe's verdict
+ * another (probe/sink.c). A new sink is one file: a struct that embeds
+ * struct sbt_sink, an ops table, and a constructor.
+ */
+#ifndef SBT_SINK_H
+#define SBT_SINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "shell.h"
+#include "tracer.h"
+
+struct sbt_shellagg;
+
+enum sbt_event_kind {
+	SBT_EV_STARTED = 0, /* TraceStarted: attached, sandboxes registered */
+	SBT_EV_EXEC,	    /* ProcessExec */
+	SBT_EV_EGRESS,	    /* EgressAllowed / EgressDenied / EgressObserved */
+	SBT_EV_LOST,	    /* EventsLost */
+	SBT_EV_SUMMARY,	    /* ShellInvocationObserved, per sandbox at stop */
+	SBT_EV_STOPPED,	    /* TraceStopped, last */
+	SBT_EV__MAX,
+};
+
+/* Per sandbox at start: its tap and its egress set-up. */
+struct sbt_sandbox_view {
+	int tap_ifindex;	 /* 0: no tap attached */
+	const char *tap_mode;	 /* "tcx", "clsact", NULL */
+	struct sbt_egress_view egress; /* nr_hosts 0 and no resolver without a policy */
+};
+
+struct sbt_ev_started {
+	const struct sbt_trace_opts *opts;
+	const struct sbt_sandbox_view *views; /* opts->nr_sandboxes entries */
+	const struct sbt_hook_result *const *hooks; /* NULL-terminated */
+	const char *kernel;			    /* uname -r, NULL if unknown */
+	uint64_t attach_ms;
+};
+
+struct sbt_ev_exec {
+	const struct sbt_exec *rec;
+	const struct sbt_shell_class *shell; /* NULL when the exec is not a shell */
+};
+
+struct sbt_ev_egress {
+	const struct sbt_egress *rec;
+	const char *rule;  /* the allowing rule's text, NULL if none */
+	const char *floor; /* what the floor entry is, when the reason is the floor */
+};
+
+struct sbt_ev_lost {
+	uint64_t lost;
+	uint64_t lost_total; /* with has_total */
+	bool has_total;
+	const char *reason; /* "ringbuf_full", "not_received", "decode_error" */
+	const char *kind;   /* "exec", "egress", NULL (run-wide) */
+	const char *detail; /* NULL, or what failed to decode */
+};
+
+struct sbt_ev_summary {
+	const struct sbt_shellagg *agg;
+	bool complete;	   /* nothing of this sandbox may be missing */
+	bool exec_visible; /* the host could see its execs at all */
+};
+
+/* One sandbox's totals at stop. */
+struct sbt_sandbox_totals {
+	uint64_t execs;	   /* the kernel's count */
+	uint64_t received; /* decoded */
+	uint64_t lost;
+	bool complete;
+	uint64_t first_exec_ts; /* epoch ns, 0 if no exec */
+	uint64_t eg_records, eg_events, eg_denied, eg_lost;
+};
+
+struct sbt_ev_stopped {
+	const char *reason; /* "signal", "duration", "error", "output_error", a caller's */
+	uint64_t duration_ms;
+	uint64_t decode_errors;
+	const struct sbt_sandbox *sandboxes;	 /* nr entries, by slot */
+	const struct sbt_sandbox_totals *totals; /* per sandbox, by slot */
+	uint32_t nr;
+};
+
+struct sbt_event {
+	enum sbt_event_kind kind;
+	uint64_t ts;			   /* ns since the epoch */
+	const struct sbt_sandbox *sandbox; /* NULL: the event is run-wide */
+	union {
+		struct sbt_ev_started started;
+		struct sbt_ev_exec exec;
+		struct sbt_ev_egress egress;
+		struct sbt_ev_lost lost;
+		struct sbt_ev_summary summary;
+		struct sbt_ev_stopped stopped;
+	};
+};
+
+struct sbt_sink;
+
+struct sbt_sink_ops {
+	const char *name;
+	void (*emit)(struct sbt_sink *sink, const struct sbt_event *ev);
+	/* After each batch and at stop. 0, or -errno: the sink cannot write (the trace stops). */
+	int (*flush)(struct sbt_sink *sink);
+};
+
+struct sbt_sink {
+	const struct sbt_sink_ops *ops;
+};
+
+/* Hand `ev` to every sink of the request. */
+void sbt_sinks_emit(const struct sbt_trace_opts *opts, const struct sbt_event *ev);
+/* Flush every sink; the first error (-errno), 0 if none. */
+int sbt_sinks_flush(const struct sbt_trace_opts *opts);
+/* Add a sink to the request. 0, or -E2BIG. */
+int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink);
+
+#endif

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The JSON Lines / text sink: every event as a line of the trace's output. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "events.h"
+#include "sink.h"
+
+static const char *str_field(json_object *o, const char *key, const char *dflt)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return dflt;
+	return json_object_get_string(v);
+}
+
+static int64_t int_field(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return -1;
+	return json_object_get_int64(v);
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	}
+	return false;
+}
+
+/* Printable argv for the text format: arguments with blanks are quoted. */
+static void text_argv(FILE *f, json_object *argv)
+{
+	size_t n = argv ? json_object_array_length(argv) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *a = json_object_get_string(json_object_array_get_idx(argv, i));
+
+		if (i)
+			fputc(' ', f);
+		if (*a != '\0' && !strpbrk(a, " \t\n'\"\\$`;&|<>()*?[]#~") && !has_control(a)) {
+			fputs(a, f);
+			continue;
+		}
+		/* Shell quoting '...' (each ' as '\''); control bytes as \xNN, one row per exec */
+		fputc('\'', f);
+		for (; *a; a++) {
+			unsigned char c = (unsigned char)*a;
+
+			if (c == '\'')
+				fputs("'\\''", f);
+			else if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\x%02x", c);
+			else
+				fputc(c, f);
+		}
+		fputc('\'', f);
+	}
+}
+
+static void text_write(struct sbt_json_sink *sink, json_object *ev)
+{
+	const char *name = str_field(ev, "event", "?");
+	FILE *f = sink->out;
+
+	if (strcmp(name, "ProcessExec") != 0) {
+		fprintf(f, "# %s %s\n", name,
+			json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+		return;
+	}
+	if (!sink->text_header_done) {
+		fprintf(f, "%-16s %-16s %-7s %-7s %-6s %-18s %s\n", "SANDBOX", "COMM", "PID",
+			"PPID", "UID", "SHELL", "ARGS");
+		sink->text_header_done = true;
+	}
+	{
+		json_object *shell, *argv = NULL;
+		char mark[40] = "-";
+
+		if (json_object_object_get_ex(ev, "shell", &shell) && shell)
+			snprintf(mark, sizeof(mark), "*%s/%s", str_field(shell, "name", "?"),
+				 str_field(shell, "kind", "?"));
+		json_object_object_get_ex(ev, "argv", &argv);
+		fprintf(f, "%-16s %-16s %-7lld %-7lld %-6lld %-18s ", str_field(ev, "sandbox", "-"),
+			str_field(ev, "comm", "?"), (long long)int_field(ev, "pid"),
+			(long long)int_field(ev, "ppid"), (long long)int_field(ev, "uid"), mark);
+		text_argv(f, argv);
+		fputc('\n', f);
+	}
+}
+
+int sbt_json_sink_write(struct sbt_json_sink *sink, json_object *event)
+{
+	int err = 0;
+
+	if (!event)
+		return -ENOMEM;
+	if (sink->format == SBT_FORMAT_TEXT)
+		text_write(sink, event);
+	else
+		fprintf(sink->out, "%s\n",
+			json_object_to_json_string_ext(
+				event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(event);
+	if (ferror(sink->out)) {
+		err = errno ? errno : EIO;
+		if (!sink->error)
+			sink->error = err;
+		return -err;
+	}
+	sink->written++;
+	return 0;
+}
+
+int sbt_json_sink_flush(struct sbt_json_sink *sink)
+{
+	if (fflush(sink->out) != 0) {
+		int err = errno ? errno : EIO;
+
+		if (!sink->error)
+			sink->error = err;
+		return -err;
+	}
+	return 0;
+}
+
+static void json_emit(struct sbt_sink *s, const struct sbt_event *ev)
+{
+	struct sbt_json_sink *js = (struct sbt_json_sink *)s;
+
+	sbt_json_sink_write(js, sbt_event_json(ev));
+}
+
+static int json_flush(struct sbt_sink *s)
+{
+	struct sbt_json_sink *js = (struct sbt_json_sink *)s;
+
+	int err = sbt_json_sink_flush(js);
+
+	return err ? err : -js->error;
+}
+
+static const struct sbt_sink_ops json_ops = {
+	.name = "json",
+	.emit = json_emit,
+	.flush = json_flush,
+};
+
+void sbt_json_sink_init(struct sbt_json_sink *js, FILE *out, enum sbt_format format)
+{
+	memset(js, 0, sizeof(*js));
+	js->base.ops = &json_ops;
+	js->out = out;
+	js->format = format;
+}
