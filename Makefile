@@ -69,7 +69,7 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
-	vmlinux help fuzz check-format
+	vmlinux help fuzz check-format check-structure
 
 all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS)
 
@@ -92,9 +92,10 @@ vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
 
 # --- BPF ---------------------------------------------------------------
-$(BPFOBJ)/%.part.o: bpf/%.bpf.c bpf/sbtrace.h bpf/common.bpf.h bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
+# -MMD: every header a part includes (policy.bpf.h ...) is a dependency.
+$(BPFOBJ)/%.part.o: bpf/%.bpf.c bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BPFOBJ)/sbtrace.bpf.o: $(patsubst %,$(BPFOBJ)/%.part.o,$(BPF_PARTS))
 	$(call msg,BPF-LINK,$@)
@@ -178,7 +179,7 @@ unit-asan: $(UNIT_ASAN_BINS)
 integration: all
 	$(Q)tests/integration/run.sh
 
-test: deps
+test: deps check-structure
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-asan
@@ -218,6 +219,10 @@ bench: all
 	$(Q)scripts/bench-qemu.sh
 
 # --- hygiene -----------------------------------------------------------
+check-structure:
+	$(Q)scripts/check-structure.sh --self-test
+	$(Q)scripts/check-structure.sh
+
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^bpf/vmlinux/')
 
 format:

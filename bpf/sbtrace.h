@@ -32,6 +32,7 @@
 enum sbt_record_type {
 	SBT_REC_EXEC = 1,
 	SBT_REC_EGRESS = 2,
+	SBT_REC__MAX, /* one past the last: the decoders range-check against the sentinels */
 };
 
 /* Flags of struct sbt_exec_record */
@@ -106,12 +107,14 @@ enum sbt_egress_hook {
 	SBT_HOOK_TCP_CONNECT,	 /* observation: fentry/kprobe tcp_connect, inet_sock_set_state */
 	SBT_HOOK_SOCKET_SYSCALL, /* observation: syscalls/sys_enter_socket */
 	SBT_HOOK_TAP,		 /* tc ingress on a microVM's tap (or a veth's host end) */
+	SBT_HOOK__MAX,
 };
 
 enum sbt_verdict {
 	SBT_VERDICT_ALLOWED = 1,
 	SBT_VERDICT_DENIED,
 	SBT_VERDICT_OBSERVED,
+	SBT_VERDICT__MAX,
 };
 
 enum sbt_reason {
@@ -129,6 +132,7 @@ enum sbt_reason {
 	SBT_REASON_MALFORMED,	   /* truncated or invalid header at some layer */
 	SBT_REASON_FRAGMENT,	   /* a non-first fragment whose first fragment was not allowed */
 	SBT_REASON_UNSUPPORTED,	   /* frame type, source route, routing header, mapped address */
+	SBT_REASON__MAX,
 };
 
 /* What a tap sent back into the guest for a denial. */
@@ -136,6 +140,7 @@ enum sbt_reply {
 	SBT_REPLY_NONE = 0,
 	SBT_REPLY_TCP_RST = 1, /* a RST|ACK for a denied SYN */
 	SBT_REPLY_ICMP = 2,    /* ICMP/ICMPv6 administratively prohibited */
+	SBT_REPLY__MAX,
 };
 
 #define SBT_POLICY_PORTS_MAX 8
@@ -228,7 +233,7 @@ struct sbt_fold_val {
 
 struct sbt_fast_sandbox {
 	__u64 cgroup_id;
-	__u64 cgroup_ptr; /* kernel address of the cgroup, 0 if unknown (see cgptr.bpf.c) */
+	__u64 cgroup_ptr; /* kernel address of the cgroup, 0 if unknown (loader/membership.c) */
 	__u32 level;
 	__u32 slot;
 };
@@ -267,5 +272,36 @@ struct sbt_frag_key {
 	__u8 saddr[16];
 	__u8 daddr[16];
 };
+
+/*
+ * The layout both sides compile: a field moved, resized or padded differently
+ * breaks the build here instead of the decoder at run time. Bump
+ * SBT_ABI_VERSION with any change.
+ */
+#define SBT_ABI_LAYOUT(cond, what) _Static_assert(cond, "event ABI layout: " what)
+SBT_ABI_LAYOUT(sizeof(struct sbt_record_hdr) == 8, "sbt_record_hdr");
+SBT_ABI_LAYOUT(sizeof(struct sbt_exec_record) == 104, "sbt_exec_record");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, comm) == 72, "sbt_exec_record.comm");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, data) == 104, "sbt_exec_record.data");
+SBT_ABI_LAYOUT(sizeof(struct sbt_egress_record) == 120, "sbt_egress_record");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, dport) == 56,
+	       "sbt_egress_record.dport");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, daddr) == 72,
+	       "sbt_egress_record.daddr");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, saddr) == 104,
+	       "sbt_egress_record.saddr");
+SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_stats) == 32, "sbt_sandbox_stats");
+SBT_ABI_LAYOUT(sizeof(struct sbt_policy_key) == 24, "sbt_policy_key");
+SBT_ABI_LAYOUT(sizeof(struct sbt_policy_val) == 112, "sbt_policy_val");
+SBT_ABI_LAYOUT(sizeof(struct sbt_fold_key) == 32, "sbt_fold_key");
+SBT_ABI_LAYOUT(sizeof(struct sbt_fold_val) == 16, "sbt_fold_val");
+SBT_ABI_LAYOUT(sizeof(struct sbt_fast_sandbox) == 24, "sbt_fast_sandbox");
+SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_key_val) == 8, "sbt_sandbox_key_val");
+SBT_ABI_LAYOUT(sizeof(struct sbt_tap) == 48, "sbt_tap");
+SBT_ABI_LAYOUT(sizeof(struct sbt_frag_key) == 44, "sbt_frag_key");
+/* The decoders' ranges: a record's byte fields hold every value of their enum. */
+SBT_ABI_LAYOUT(SBT_HOOK__MAX <= 256 && SBT_VERDICT__MAX <= 256 && SBT_REASON__MAX <= 256 &&
+		       SBT_REPLY__MAX <= 256,
+	       "enums fit their __u8 fields");
 
 #endif /* SBTRACE_ABI_H */

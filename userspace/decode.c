@@ -133,10 +133,10 @@ enum sbt_decode_err sbt_decode_egress(const void *data, size_t len, struct sbt_e
 	if (rec.hdr.size != len || len != sizeof(rec))
 		return SBT_DECODE_BAD_SIZE;
 	memcpy(&rec, data, sizeof(rec));
-	if (rec.hook < SBT_HOOK_CONNECT4 || rec.hook > SBT_HOOK_TAP ||
-	    rec.verdict < SBT_VERDICT_ALLOWED || rec.verdict > SBT_VERDICT_OBSERVED ||
-	    rec.reason < SBT_REASON_RULE || rec.reason > SBT_REASON_UNSUPPORTED ||
-	    rec.reply > SBT_REPLY_ICMP || rec.count == 0)
+	if (rec.hook < SBT_HOOK_CONNECT4 || rec.hook >= SBT_HOOK__MAX ||
+	    rec.verdict < SBT_VERDICT_ALLOWED || rec.verdict >= SBT_VERDICT__MAX ||
+	    rec.reason < SBT_REASON_RULE || rec.reason >= SBT_REASON__MAX ||
+	    rec.reply >= SBT_REPLY__MAX || rec.count == 0)
 		return SBT_DECODE_BAD_FIELD;
 	memset(out, 0, sizeof(*out));
 	out->ts_boot_ns = rec.ts_boot_ns;

@@ -45,7 +45,7 @@ static int add_rule(struct sbt_egress_cfg *cfg, const struct sbt_rule *r)
 }
 
 static int add_rule_arg(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, const char *opt,
-		     const char *arg)
+			const char *arg)
 {
 	struct sbt_parse_error err;
 	struct sbt_rule r;
@@ -68,7 +68,7 @@ static int add_rule_arg(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, con
  * one-line message.
  */
 int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
-			  const char *arg)
+		      const char *arg)
 {
 	bool v4;
 
@@ -86,14 +86,20 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 		else if (strcmp(arg, "off") == 0)
 			*mode = SBT_EGRESS_OFF;
 		else {
-			fprintf(stderr, "sbtrace %s: --egress '%s': use enforce, audit or off; see 'sbtrace %s --help'\n", cmd, arg, cmd);
+			fprintf(stderr,
+				"sbtrace %s: --egress '%s': use enforce, audit or off; see "
+				"'sbtrace %s --help'\n",
+				cmd, arg, cmd);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (strcmp(opt, "resolver") == 0) {
 		if (sbt_addr_parse(arg, cfg->resolver, &v4)) {
-			fprintf(stderr, "sbtrace %s: --resolver '%s': give an IPv4 or IPv6 address; see 'sbtrace %s --help'\n", cmd, arg, cmd);
+			fprintf(stderr,
+				"sbtrace %s: --resolver '%s': give an IPv4 or IPv6 address; see "
+				"'sbtrace %s --help'\n",
+				cmd, arg, cmd);
 			return -EINVAL;
 		}
 		cfg->has_resolver = true;

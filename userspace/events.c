@@ -156,6 +156,7 @@ const char *sbt_egress_hook_name(unsigned int hook)
 		[SBT_HOOK_SOCKET_SYSCALL] = "socket_syscall",
 		[SBT_HOOK_TAP] = "tap",
 	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_HOOK__MAX, "a name per hook");
 
 	return hook < sizeof(names) / sizeof(names[0]) && names[hook] ? names[hook] : "unknown";
 }
@@ -177,6 +178,7 @@ const char *sbt_egress_reason_name(unsigned int reason)
 		[SBT_REASON_FRAGMENT] = "fragment",
 		[SBT_REASON_UNSUPPORTED] = "unsupported",
 	};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_REASON__MAX, "a name per reason");
 
 	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
 									  : "unknown";
@@ -273,7 +275,9 @@ json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const
 		static const char *const replies[] = { [SBT_REPLY_NONE] = NULL,
 						       [SBT_REPLY_TCP_RST] = "tcp_rst",
 						       [SBT_REPLY_ICMP] = "icmp_prohibited" };
-		const char *rep = ev->reply <= SBT_REPLY_ICMP ? replies[ev->reply] : NULL;
+		_Static_assert(sizeof(replies) / sizeof(replies[0]) == SBT_REPLY__MAX,
+			       "a name per reply");
+		const char *rep = ev->reply < SBT_REPLY__MAX ? replies[ev->reply] : NULL;
 		bool ip = ev->family == AF_INET || ev->family == AF_INET6;
 
 		json_object_object_add(o, "ifindex", json_object_new_int64(ev->ifindex));

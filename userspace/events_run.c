@@ -70,9 +70,8 @@ static json_object *tap_json(const struct sbt_sandbox *sb, const struct sbt_sand
 	else
 		json_object_object_add(o, "resolver", NULL);
 	if (view->tap_ifindex)
-		json_object_object_add(o, "mode",
-				       view->tap_mode ? json_object_new_string(view->tap_mode)
-						      : NULL);
+		json_object_object_add(
+			o, "mode", view->tap_mode ? json_object_new_string(view->tap_mode) : NULL);
 	return o;
 }
 
@@ -176,8 +175,8 @@ static json_object *egress_json(const struct sbt_ev_started *st)
 	json_object_object_add(o, "rules", rules);
 	json_object_object_add(o, "floor", floor_json());
 	for (uint32_t i = 0; st->views && i < st->opts->nr_sandboxes; i++)
-		json_object_array_add(sbs, egress_sandbox_json(&st->opts->sandboxes[i],
-							       &st->views[i].egress));
+		json_object_array_add(
+			sbs, egress_sandbox_json(&st->opts->sandboxes[i], &st->views[i].egress));
 	json_object_object_add(o, "sandboxes", sbs);
 	return o;
 }
@@ -220,7 +219,8 @@ static json_object *started_json(const struct sbt_event *ev)
 static json_object *lost_json(const struct sbt_event *ev)
 {
 	const struct sbt_ev_lost *l = &ev->lost;
-	json_object *o = sbt_event_new("EventsLost", ev->ts, ev->sandbox ? ev->sandbox->name : NULL);
+	json_object *o =
+		sbt_event_new("EventsLost", ev->ts, ev->sandbox ? ev->sandbox->name : NULL);
 
 	json_object_object_add(o, "lost", json_object_new_uint64(l->lost));
 	if (l->has_total)

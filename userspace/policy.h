@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Egress policy (design.md, "Egress policy"): rule parsing and compilation to
+ * Egress policy (README, "Egress"): rule parsing and compilation to
  * LPM-trie entries keyed by (sandbox slot, IPv4-mapped-IPv6 address). Pure
  * logic: no libbpf, no sockets.
  *

@@ -15,7 +15,8 @@ int sbt_sinks_flush(const struct sbt_trace_opts *opts)
 	int first = 0;
 
 	for (uint32_t i = 0; i < opts->nr_sinks; i++) {
-		int err = opts->sinks[i]->ops->flush ? opts->sinks[i]->ops->flush(opts->sinks[i]) : 0;
+		int err =
+			opts->sinks[i]->ops->flush ? opts->sinks[i]->ops->flush(opts->sinks[i]) : 0;
 
 		if (err && !first)
 			first = err;

@@ -31,14 +31,14 @@ enum sbt_event_kind {
 
 /* Per sandbox at start: its tap and its egress set-up. */
 struct sbt_sandbox_view {
-	int tap_ifindex;	 /* 0: no tap attached */
-	const char *tap_mode;	 /* "tcx", "clsact", NULL */
+	int tap_ifindex;	       /* 0: no tap attached */
+	const char *tap_mode;	       /* "tcx", "clsact", NULL */
 	struct sbt_egress_view egress; /* nr_hosts 0 and no resolver without a policy */
 };
 
 struct sbt_ev_started {
 	const struct sbt_trace_opts *opts;
-	const struct sbt_sandbox_view *views; /* opts->nr_sandboxes entries */
+	const struct sbt_sandbox_view *views;	    /* opts->nr_sandboxes entries */
 	const struct sbt_hook_result *const *hooks; /* NULL-terminated */
 	const char *kernel;			    /* uname -r, NULL if unknown */
 	uint64_t attach_ms;

@@ -157,7 +157,6 @@ static void shim_handshake(void *arg)
 	}
 }
 
-
 enum trace_opt {
 	OPT_ARGV_MAX = 256,
 	OPT_RINGBUF_SIZE,
@@ -277,14 +276,14 @@ static int parse_capture(struct sbt_exec_opts *eo, int c, const char *arg)
 	case OPT_RINGBUF_SIZE:
 		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
 			return usage_error(
-				"trace", "--ringbuf-size '%s': give a power of two from 4096 to 2^30",
-				arg);
+				"trace",
+				"--ringbuf-size '%s': give a power of two from 4096 to 2^30", arg);
 		eo->ringbuf_bytes = (uint32_t)v;
 		return -1;
 	case OPT_EXEC_HOOK:
 		if (sbt_exec_mode_parse(arg, &mode))
-			return usage_error("trace",
-					   "--exec-hook '%s': use tp_btf, raw_tp or tracepoint", arg);
+			return usage_error(
+				"trace", "--exec-hook '%s': use tp_btf, raw_tp or tracepoint", arg);
 		eo->forced_mode = (int)mode;
 		return -1;
 	case OPT_POLL_MS:

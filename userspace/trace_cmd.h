@@ -26,8 +26,8 @@ struct sbt_shim_handshake {
 struct sbt_trace_args {
 	struct sbt_trace_opts opts;
 	enum sbt_format format;
-	const char *out_path;	/* --out, NULL: stdout */
-	const char *state_dir;	/* --state-dir */
+	const char *out_path;		      /* --out, NULL: stdout */
+	const char *state_dir;		      /* --state-dir */
 	const char *names[SBT_MAX_SANDBOXES]; /* --sandbox NAME, resolved after parsing */
 	int nr_names;
 	int egress_mode; /* -2 until decided */

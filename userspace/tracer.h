@@ -200,8 +200,8 @@ struct sbt_trace_opts {
 /* Run a trace to its end: an exit code (SBT_EXIT_*). The loader's is sbt_trace_run. */
 typedef int (*sbt_trace_fn)(const struct sbt_trace_opts *opts);
 
-/* Which views of a sandbox the host has (design: "What the host cannot see"). */
-const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb);		   /* host | none */
+/* Which views of a sandbox the host has (README, "Visibility"). */
+const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb); /* host | none */
 const char *sbt_sandbox_vis_network(const struct sbt_sandbox *sb, int egress_mode); /* tap... */
 
 /* Exit codes of sbtrace (documented in --help and the README). */

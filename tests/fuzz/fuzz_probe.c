@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer target: the probe's word splitter, build plan (Dockerfile and
- * package.json parsing) and cache reader (userspace/probe.c).
+ * package.json parsing) and cache reader (userspace/probe/).
  *
  * Input: byte 0 selects, bit 0: the rest is the Dockerfile; bit 1: the rest
  * is package.json; bit 2: a Makefile exists; bits 3-4: --target (none,

@@ -335,7 +335,6 @@ static void remove_built_image(const struct probe_build *b)
 	}
 }
 
-
 int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const char *repo,
 		      const char *cgroup_parent)
 {

@@ -18,8 +18,8 @@
 
 static void print_report(json_object *report)
 {
-	printf("%s\n", json_object_to_json_string_ext(report, JSON_C_TO_STRING_PRETTY |
-								      JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(
+			       report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 }
 

@@ -50,7 +50,6 @@ void sbt_probe_usage(FILE *f)
 		   "no build found; 3 kernel capability missing (no report possible).\n");
 }
 
-
 enum probe_opt {
 	OPT_CMD = 256,
 	OPT_TARGET,

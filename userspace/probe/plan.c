@@ -87,7 +87,8 @@ int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errle
 				p++;
 			} else if (*p == '\\') {
 				if (!p[1]) {
-					probe_err(err, errlen, "backslash at the end of the command");
+					probe_err(err, errlen,
+						  "backslash at the end of the command");
 					goto fail;
 				}
 				word[len++] = p[1];
@@ -297,7 +298,7 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 		if (!target)
 			return 0;
 		probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')", repo,
-			target);
+			  target);
 		return -1;
 	}
 	rc = dockerfile_stages(buf, len, &ss);
@@ -310,7 +311,7 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 		if (!target)
 			return 0;
 		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
-			ss.list_len ? ss.list : "none named");
+			  ss.list_len ? ss.list : "none named");
 		return -1;
 	}
 	plan->kind = SBT_BUILD_DOCKERFILE;
@@ -319,7 +320,7 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 }
 
 int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n, char *err,
-		    size_t errlen)
+		   size_t errlen)
 {
 	for (int i = 0; i < n; i++) {
 		plan->argv[i] = strdup(words[i]);
@@ -357,8 +358,8 @@ static int add_input(const char *root, const char *name, struct sbt_build_plan *
 	if (rc <= 0)
 		return rc;
 	if (strlen(name) >= sizeof(in->name) || plan->nr_inputs >= SBT_PROBE_MAX_INPUTS) {
-		probe_err(err, errlen, "%s: cannot record it as an input (path too long or too many)",
-			name);
+		probe_err(err, errlen,
+			  "%s: cannot record it as an input (path too long or too many)", name);
 		close(fd);
 		return -1;
 	}
@@ -434,9 +435,9 @@ int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 	}
 	if (target && !valid_stage_name(target)) {
 		probe_err(err, errlen,
-			"bad --target '%.64s': a stage name is a letter, then letters, digits, "
-			"'.', '_' or '-' (at most %zu characters)",
-			target, sizeof(plan->target) - 1);
+			  "bad --target '%.64s': a stage name is a letter, then letters, digits, "
+			  "'.', '_' or '-' (at most %zu characters)",
+			  target, sizeof(plan->target) - 1);
 		goto fail;
 	}
 
@@ -466,9 +467,9 @@ int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		goto inputs;
 	}
 	probe_err(err, errlen,
-		"no build found in %s: looked for --cmd, a Dockerfile with a '" DEFAULT_TARGET
-		"' stage, package.json scripts.build, a Makefile",
-		repo);
+		  "no build found in %s: looked for --cmd, a Dockerfile with a '" DEFAULT_TARGET
+		  "' stage, package.json scripts.build, a Makefile",
+		  repo);
 	goto fail;
 
 inputs:

@@ -12,7 +12,8 @@
 #define DEFAULT_TARGET "builder"
 
 /* repo.c */
-void probe_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void probe_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /*
  * Open `name` (relative, already normalized) in the repo whose real path is
  * `root`. 1 and *fdp for a regular file, 0 when it is absent or not a regular
@@ -110,13 +111,13 @@ void probe_engine_cleanup(struct probe_build *b);
 
 struct probe_sink {
 	struct sbt_sink base;
-	uint64_t cgroup_id;	 /* the sandbox's own cgroup */
-	bool summary_seen;	 /* ShellInvocationObserved arrived */
-	uint64_t shells;	 /* its count */
-	bool complete;		 /* and its completeness */
-	json_object *locations;	 /* its locations (owned) */
-	uint64_t first_exec_ts;	 /* from TraceStopped */
-	bool exec_below;	 /* an exec in a cgroup below the sandbox's (a RUN step) */
+	uint64_t cgroup_id;	/* the sandbox's own cgroup */
+	bool summary_seen;	/* ShellInvocationObserved arrived */
+	uint64_t shells;	/* its count */
+	bool complete;		/* and its completeness */
+	json_object *locations; /* its locations (owned) */
+	uint64_t first_exec_ts; /* from TraceStopped */
+	bool exec_below;	/* an exec in a cgroup below the sandbox's (a RUN step) */
 	uint64_t allowed, denied, observed;
 	json_object *denied_dests; /* owned; at most PROBE_MAX_DENIED */
 };

@@ -63,9 +63,9 @@ int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err
 	inside = strcmp(root, "/") == 0 || (strncmp(real, root, rlen) == 0 && real[rlen] == '/');
 	if (!inside) {
 		probe_err(err, errlen,
-			"%s: resolves to %s, outside the repo; refusing to follow it "
-			"(its content would not be covered by the cache key)",
-			name, real);
+			  "%s: resolves to %s, outside the repo; refusing to follow it "
+			  "(its content would not be covered by the cache key)",
+			  name, real);
 		free(real);
 		return -1;
 	}
@@ -96,7 +96,7 @@ int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err
 
 /* Read a repo text file (at most PROBE_TEXT_MAX). 1 = read, 0 = absent, -1 = error. */
 int probe_read_repo_text(const char *root, const char *name, char **bufp, size_t *lenp, char *err,
-			  size_t errlen)
+			 size_t errlen)
 {
 	int fd, rc, e;
 
@@ -109,7 +109,7 @@ int probe_read_repo_text(const char *root, const char *name, char **bufp, size_t
 	close(fd);
 	if (!*bufp && e == EFBIG) {
 		probe_err(err, errlen, "%s: larger than %u KiB; refusing to parse it", name,
-			PROBE_TEXT_MAX >> 10);
+			  PROBE_TEXT_MAX >> 10);
 		return -1;
 	}
 	if (!*bufp) {

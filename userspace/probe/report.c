@@ -43,7 +43,6 @@ const char *probe_kind_name(enum sbt_build_kind k)
 	return "?";
 }
 
-
 /* Why the build did not succeed, as the build_failed warning says it. */
 static void build_failure(const struct probe_ctx *p, char *msg, size_t len)
 {
@@ -80,8 +79,9 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			    "kernel, so no shell count is evidence (visibility.exec none)");
 		if (p->timed_out || !build_ok)
 			add_warning(w, "build_failed",
-				    p->timed_out ? "the build did not finish within --timeout"
-						 : "the build in the VM did not exit with status 0");
+				    p->timed_out
+					    ? "the build did not finish within --timeout"
+					    : "the build in the VM did not exit with status 0");
 	} else if (p->timed_out || !build_ok) {
 		v->reason = "build_failed";
 		build_failure(p, msg, sizeof(msg));
@@ -118,9 +118,9 @@ static json_object *command_json(const struct sbt_build_plan *plan)
 
 	json_object_object_add(c, "kind", json_object_new_string(probe_kind_name(plan->kind)));
 	json_object_object_add(c, "argv", argv_json(plan->argv));
-	json_object_object_add(c, "target",
-			       plan->kind == SBT_BUILD_DOCKERFILE ? json_object_new_string(plan->target)
-								  : NULL);
+	json_object_object_add(
+		c, "target",
+		plan->kind == SBT_BUILD_DOCKERFILE ? json_object_new_string(plan->target) : NULL);
 	return c;
 }
 
@@ -170,8 +170,9 @@ static json_object *visibility_json(const struct probe_opts *o)
 	json_object_object_add(vis, "exec", json_object_new_string(o->vm ? "none" : "host"));
 	json_object_object_add(vis, "network",
 			       json_object_new_string(o->vm ? "tap"
-						      : o->egress_mode == SBT_EGRESS_OFF ? "none"
-											   : "cgroup"));
+						      : o->egress_mode == SBT_EGRESS_OFF
+							      ? "none"
+							      : "cgroup"));
 	return vis;
 }
 

@@ -99,7 +99,6 @@ static const char *on_tick(void *arg)
 	return NULL;
 }
 
-
 /*
  * The podman backend: the engine runs on the host, in the sandbox's cgroup
  * (no namespaces of ours: it makes its own), and puts every RUN step's

@@ -64,7 +64,6 @@ static int rm_tree(const char *path, int depth)
 	return rmdir(path) ? -errno : 0;
 }
 
-
 void probe_workspace_teardown(struct probe_workspace *ws)
 {
 	if (ws->mounted)
