@@ -116,14 +116,12 @@ void sbt_sha256_hex(const uint8_t md[32], char hex[65])
 	hex[64] = '\0';
 }
 
-int sbt_sha256_fd(int fd, char hex[65])
+int sbt_sha256_fd_raw(int fd, uint8_t md[32])
 {
 	char *buf = malloc(1 << 16);
 	struct sbt_sha256 ctx;
-	uint8_t md[32];
 	ssize_t n;
 
-	hex[0] = '\0';
 	if (!buf)
 		return -ENOMEM;
 	sbt_sha256_init(&ctx);
@@ -143,8 +141,19 @@ int sbt_sha256_fd(int fd, char hex[65])
 	}
 	free(buf);
 	sbt_sha256_final(&ctx, md);
-	sbt_sha256_hex(md, hex);
 	return 0;
+}
+
+int sbt_sha256_fd(int fd, char hex[65])
+{
+	uint8_t md[32];
+	int rc;
+
+	hex[0] = '\0';
+	rc = sbt_sha256_fd_raw(fd, md);
+	if (!rc)
+		sbt_sha256_hex(md, hex);
+	return rc;
 }
 
 int sbt_sha256_file(const char *path, char hex[65])

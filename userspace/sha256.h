@@ -23,7 +23,8 @@ void sbt_sha256_final(struct sbt_sha256 *s, uint8_t out[32]);
 /* Lower-case hex of a digest (65 bytes with the NUL). */
 void sbt_sha256_hex(const uint8_t md[32], char hex[65]);
 
-/* SHA-256 of an open file (read to its end), lower-case hex. 0 or -errno. */
+/* SHA-256 of an open file (read to its end): the digest / lower-case hex. 0 or -errno. */
+int sbt_sha256_fd_raw(int fd, uint8_t md[32]);
 int sbt_sha256_fd(int fd, char hex[65]);
 /* SHA-256 of a regular file / of bytes, lower-case hex. 0 or -errno. */
 int sbt_sha256_file(const char *path, char hex[65]);

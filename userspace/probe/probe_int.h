@@ -33,6 +33,20 @@ int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n,
 /* package_json.c: 1 plan set (npm run build), 0 no package.json or no scripts.build, -1 error. */
 int probe_plan_npm(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen);
 
+/* tree.c: the repo as one digest (the cache key's view of it). */
+struct probe_tree {
+	char digest[65];
+	uint64_t files, hashed, cached, bytes_hashed;
+	bool cacheable; /* false: something the digest cannot cover (why) */
+	char why[256];
+};
+
+/*
+ * Digest every entry below `repo`, with the stat cache file `statcache`
+ * (NULL: none; rewritten when the walk is cacheable). 0 or -errno.
+ */
+int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree *t);
+
 /* ---- the run ------------------------------------------------------------ */
 
 #include <limits.h>
