@@ -323,6 +323,31 @@ static int json_strings(struct df_parser *p, unsigned int line, json_object *arr
 }
 
 /*
+ * What json-c accepts and Go's encoding/json does not: raw control
+ * characters in strings, NaN and Infinity. Such text is no JSON to Docker.
+ */
+static bool go_json_text(const char *s, size_t n)
+{
+	bool in_string = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (in_string) {
+			if ((unsigned char)s[i] < 0x20)
+				return false;
+			if (s[i] == '\\')
+				i++; /* the escaped character: json-c checks it */
+			else if (s[i] == '"')
+				in_string = false;
+		} else if (s[i] == '"') {
+			in_string = true;
+		} else if (!s[i] || !strchr(" \t\r\n[]{},:0123456789+-.eEtrufalsn", s[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * Docker's exec form: 1 when s is a JSON array of strings (argv, argc set),
  * 0 when s is not JSON (shell form), -1 for an array holding a non-string.
  */
@@ -335,7 +360,7 @@ static int json_array(struct df_parser *p, unsigned int line, const char *s, siz
 
 	while (i < n && df_is_space(s[i]))
 		i++;
-	if (i == n || s[i] != '[')
+	if (i == n || s[i] != '[' || !go_json_text(s + i, n - i))
 		return 0;
 	json_tokener_reset(p->tok);
 	arr = json_tokener_parse_ex(p->tok, s + i, (int)(n - i));

@@ -232,6 +232,7 @@ static void test_exec_and_shell_form(void **state)
 	static const char *const hi[] = { "echo", "hi" };
 	static const char *const esc[] = { "a\"A", "\xc3\xa9" };
 	static const char *const sh[] = { "/bin/bash", "-o", "pipefail", "-c" };
+	static const char *const quotes[] = { "\\", "\"" };
 	struct sbt_dockerfile df;
 
 	parse("FROM a\n"
@@ -242,7 +243,10 @@ static void test_exec_and_shell_form(void **state)
 	      "CMD {\"echo\": 1}\n"
 	      "CMD [\"a\\\"\\u0041\", \"\\u00e9\"]   \n"
 	      "SHELL [\"/bin/bash\", \"-o\", \"pipefail\", \"-c\"]\n"
-	      "RUN echo \"[x]\"\n",
+	      "RUN echo \"[x]\"\n"
+	      "CMD [\"a\tb\"]\n"
+	      "CMD [NaN]\n"
+	      "CMD [\"\\\\\", \"\\\"\"]\n",
 	      &df);
 	assert_argv(instr(&df, 1, "RUN"), 2, hi);
 	assert_shell(instr(&df, 2, "RUN"), "[ \"echo\", 'hi' ]"); /* invalid JSON: shell form */
@@ -252,6 +256,10 @@ static void test_exec_and_shell_form(void **state)
 	assert_argv(instr(&df, 6, "CMD"), 2, esc);
 	assert_argv(instr(&df, 7, "SHELL"), 4, sh);
 	assert_shell(instr(&df, 8, "RUN"), "echo \"[x]\"");
+	/* what Go's JSON refuses is shell form, though json-c would take it */
+	assert_shell(instr(&df, 9, "CMD"), "[\"a\tb\"]");
+	assert_shell(instr(&df, 10, "CMD"), "[NaN]");
+	assert_argv(instr(&df, 11, "CMD"), 2, quotes);
 	sbt_dockerfile_free(&df);
 
 	/* Docker refuses a JSON array that holds anything but strings */
