@@ -30,9 +30,15 @@
  *    [a-z][a-z0-9._-]* case-insensitively, compared case-insensitively;
  *    the base resolved with the global ARGs (those before the first FROM).
  *
+ * Where this parser differs on purpose: `FROM 0` names stage 0 (as buildah,
+ * podman's builder, reads it; BuildKit would pull an image "0"); a stage
+ * name used twice is an error (BuildKit only warns); a NUL byte is an error;
+ * a file without FROM is no error here (nr_stages is 0; the caller decides).
+ *
  * Not done: Unicode white space other than ASCII blanks, ${VAR%...},
  * ${VAR#...} and ${VAR/...} (the base is then marked unresolved), checking
- * each instruction's own arguments (ENV, COPY, EXPOSE ... are kept as text).
+ * each instruction's own arguments (ENV, COPY, EXPOSE ... are kept as text,
+ * unknown keywords too, where BuildKit refuses them).
  */
 #ifndef SBT_DOCKERFILE_H
 #define SBT_DOCKERFILE_H
