@@ -73,6 +73,20 @@ seed() {
 		printf '\377\377\377\377\377\377\002\000\000\000\000\002\010\006\000\001\010\000\006\004\000\001\002\000\000\000\000\002\313\000\161\376\000\000\000\000\000\000\313\000\161\375' \
 			>"$2/seed-arp"
 		;;
+	fuzz_dockerfile)
+		# byte 0 picks build args (1: GO_VERSION, 2: TARGETARCH, 4: BASE); then the file
+		{ printf '\001'; printf '%s\n' '# syntax=docker/dockerfile:1' 'ARG GO_VERSION=1.22 BASE' \
+			'FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-alpine AS Build' \
+			'RUN --mount=type=cache,target=/root/.cache \' '  # inside' '  go build ./...' \
+			'FROM ${BASE:-scratch}' 'COPY --from=build /app /app' \
+			'HEALTHCHECK --interval=5s CMD ["wget", "-q", "http://x/"]' \
+			'CMD ["/app"]'; } >"$2/seed-multistage"
+		{ printf '\000'; printf '%s\r\n' '# escape=`' 'FROM mcr.microsoft.com/windows/servercore' \
+			'RUN dir c:\ `' '  && echo done' 'SHELL ["powershell", "-c"]'; } >"$2/seed-escape"
+		{ printf '\006'; printf '%s\n' 'FROM alpine:$TARGETARCH' 'RUN <<EOF bash && cat <<-"X"' 'FROM x' \
+			'EOF' '	X' 'COPY <<A /a <<B /b' 'a' 'A' 'b' 'B' 'ONBUILD RUN <<E' 'E' \
+			'CMD [1] x'; } >"$2/seed-heredoc"
+		;;
 	fuzz_state)
 		printf '%s' '{"name":"fz","backend":"qemu","cgroup":"/sys/fs/cgroup/unified/sbtrace/fz","cgroup_id":42,"pid":100,"shim_pid":99,"netns":"/proc/100/ns/net","start_ns":1796000000000000000,"visibility":{"exec":"none","network":"tap"},"tap":"sbt1a2b3c4d","tap_netns":"sbt-host","tap_ifindex":7,"guest_addrs":["203.0.113.254","2001:db8:9::2"]}' \
 			>"$2/seed-qemu"

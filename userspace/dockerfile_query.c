@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Questions asked of a parsed Dockerfile (see dockerfile.h): which stage a
+ * name means, which stages and images a build of a stage needs; and the
+ * bounded file reader that feeds the parser.
+ */
+#include "dockerfile.h"
+#include "dockerfile_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int df_stage_ref(const struct sbt_dockerfile *df, const char *ref, int before)
+{
+	size_t n = strspn(ref, "0123456789");
+
+	if (n && !ref[n] && n <= 4 && (ref[0] != '0' || n == 1)) {
+		int idx = atoi(ref);
+
+		return idx < before ? idx : -1;
+	}
+	for (int i = 0; i < before; i++) {
+		if (df->stages[i].name[0] && strcasecmp(df->stages[i].name, ref) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int sbt_dockerfile_stage_index(const struct sbt_dockerfile *df, const char *name)
+{
+	if (!name || !name[0])
+		return -1;
+	for (int i = 0; i < df->nr_stages; i++) {
+		if (strcasecmp(df->stages[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const char *sbt_df_flag_value(const char *flag, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(flag, "--", 2) != 0 || strncmp(flag + 2, name, n) != 0)
+		return NULL;
+	if (flag[2 + n] == '\0')
+		return flag + 2 + n;
+	return flag[2 + n] == '=' ? flag + 3 + n : NULL;
+}
+
+/*
+ * What a --from of stage `s` names: an earlier stage (its index), an image
+ * (-1), or -2 with `err` (a variable, the same or a later stage, no such
+ * index), as BuildKit refuses them.
+ */
+static int source_stage(const struct sbt_dockerfile *df, int s, const struct sbt_df_instr *in,
+			const char *ref, struct sbt_df_error *err)
+{
+	size_t digits = strspn(ref, "0123456789");
+	int j = df_stage_ref(df, ref, df->nr_stages);
+	const char *why = NULL;
+	char q[DF_SHOWN_MAX + 4];
+
+	if (strchr(ref, '$'))
+		why = "variables are not expanded in --from; name the stage, or make one with "
+		      "FROM and a global ARG";
+	else if (j < 0 && digits && !ref[digits])
+		why = "there is no stage with that index";
+	else if (j >= s)
+		why = "that stage needs to be defined before the current one";
+	if (!why)
+		return j;
+	df_error_at(err, in->line, "%s --from=%s: %s", in->keyword, DF_SHOWN(q, ref, strlen(ref)),
+		    why);
+	return -2;
+}
+
+int sbt_dockerfile_stages_needed(const struct sbt_dockerfile *df, int target,
+				 enum sbt_df_scope scope, bool *need, struct sbt_df_error *err)
+{
+	int count = 0;
+
+	if (target < 0 || target >= df->nr_stages) {
+		df_error_at(err, 0, "no stage %d: the Dockerfile has %d", target, df->nr_stages);
+		return -1;
+	}
+	memset(need, 0, sizeof(*need) * (size_t)df->nr_stages);
+	need[target] = true;
+	/* every dependency is an earlier stage: one pass backwards closes the set */
+	for (int s = target; s >= 0; s--) {
+		const struct sbt_df_stage *st = &df->stages[s];
+
+		need[s] |= scope == SBT_DF_UPTO;
+		if (!need[s])
+			continue;
+		count++;
+		if (st->base_kind == SBT_DF_BASE_STAGE)
+			need[st->base_stage] = true;
+		for (int i = st->from + 1; i <= st->from + st->nr_instrs; i++) {
+			const struct sbt_df_instr *in = &df->instrs[i];
+
+			for (int k = 0; k < in->nr_sources; k++) {
+				int j = source_stage(df, s, in, in->sources[k], err);
+
+				if (j < -1)
+					return -1;
+				if (j >= 0)
+					need[j] = true;
+			}
+		}
+	}
+	return count;
+}
+
+/* Append `image` unless it is there already. */
+static int add_image(const char **images, int nr, int max, const char *image, unsigned int line,
+		     struct sbt_df_error *err)
+{
+	for (int i = 0; i < nr; i++) {
+		if (strcmp(images[i], image) == 0)
+			return nr;
+	}
+	if (nr == max)
+		return df_error_at(err, line,
+				   "more than %d images needed; the build needs too many", max);
+	images[nr] = image;
+	return nr + 1;
+}
+
+/* The images stage s needs: its base, then its --from images. */
+static int stage_images(const struct sbt_dockerfile *df, int s, const char **images, int nr,
+			int max, struct sbt_df_error *err)
+{
+	const struct sbt_df_stage *st = &df->stages[s];
+	char q[DF_SHOWN_MAX + 4];
+
+	if (st->base_kind == SBT_DF_BASE_IMAGE && st->unresolved)
+		return df_error_at(err, st->line, "FROM %s: %s",
+				   DF_SHOWN(q, st->base, strlen(st->base)), st->unresolved);
+	if (st->base_kind == SBT_DF_BASE_IMAGE)
+		nr = add_image(images, nr, max, st->image, st->line, err);
+	for (int i = st->from + 1; nr >= 0 && i <= st->from + st->nr_instrs; i++) {
+		const struct sbt_df_instr *in = &df->instrs[i];
+
+		for (int k = 0; nr >= 0 && k < in->nr_sources; k++) {
+			int j = source_stage(df, s, in, in->sources[k], err);
+
+			if (j < -1)
+				return -1;
+			if (j == -1)
+				nr = add_image(images, nr, max, in->sources[k], in->line, err);
+		}
+	}
+	return nr;
+}
+
+int sbt_dockerfile_images(const struct sbt_dockerfile *df, int target, enum sbt_df_scope scope,
+			  const char **images, int max, struct sbt_df_error *err)
+{
+	bool need[SBT_DF_MAX_STAGES];
+	int nr = 0;
+
+	if (sbt_dockerfile_stages_needed(df, target, scope, need, err) < 0)
+		return -1;
+	for (int s = 0; s <= target && nr >= 0; s++) {
+		if (need[s])
+			nr = stage_images(df, s, images, nr, max, err);
+	}
+	return nr;
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+/* Read fd (a regular file) whole: at most SBT_DF_MAX_BYTES; 0 or -errno. */
+static int read_capped(int fd, char **bufp, size_t *lenp)
+{
+	char *buf = malloc(SBT_DF_MAX_BYTES + 2), *small;
+	size_t len = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (len <= SBT_DF_MAX_BYTES) {
+		ssize_t n = read(fd, buf + len, SBT_DF_MAX_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				break;
+			free(buf);
+			return -errno;
+		}
+		len += (size_t)n;
+	}
+	if (len > SBT_DF_MAX_BYTES) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	small = realloc(buf, len + 1);
+	*bufp = small ? small : buf;
+	*lenp = len;
+	return 0;
+}
+
+int sbt_dockerfile_read(int dirfd, const char *path, char **buf, size_t *len,
+			struct sbt_df_error *err)
+{
+	struct stat st;
+	int fd, rc;
+
+	*buf = NULL;
+	*len = 0;
+	/* O_NONBLOCK: a FIFO in place of the file must not hang the caller */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		rc = -errno;
+		df_error_at(err, 0, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!rc && !S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else if (!rc && st.st_size > (off_t)SBT_DF_MAX_BYTES)
+		rc = -EFBIG;
+	if (!rc)
+		rc = read_capped(fd, buf, len);
+	close(fd);
+	if (rc == -EINVAL)
+		df_error_at(err, 0, "%s: not a regular file; a Dockerfile must be one", path);
+	else if (rc == -EFBIG)
+		df_error_at(err, 0, "%s: larger than %u KiB; refusing to parse it", path,
+			    SBT_DF_MAX_BYTES >> 10);
+	else if (rc)
+		df_error_at(err, 0, "%s: %s", path, strerror(-rc));
+	return rc;
+}
+
+int sbt_dockerfile_load(int dirfd, const char *path, const char *const *build_args,
+			struct sbt_dockerfile *df, struct sbt_df_error *err)
+{
+	size_t len;
+	char *buf;
+	int rc;
+
+	memset(df, 0, sizeof(*df));
+	df->escape = '\\';
+	if (sbt_dockerfile_read(dirfd, path, &buf, &len, err) < 0)
+		return -1;
+	rc = sbt_dockerfile_parse(buf, len, build_args, df, err);
+	free(buf);
+	return rc;
+}
