@@ -346,26 +346,27 @@ static void test_plan_dockerfile_builder(void **state)
 
 static void test_plan_dockerfile_syntax(void **state)
 {
+	/* target: the builder stage found; NULL: none (npm is built); error: a clear refusal */
 	static const struct {
 		const char *text;
-		const char *target; /* NULL: no builder stage */
+		const char *target;
+		const char *error;
 	} cases[] = {
-		{ "from --platform=$BUILDPLATFORM node:20 as Builder\n", "Builder" },
-		{ "FROM\tnode:20\tAS\tbuilder\r\n", "builder" },
-		{ "  FROM node:20 AS builder", "builder" }, /* no final newline */
-		{ "FROM \\\n  node:20 \\\n  # a comment\n\n  AS builder\nRUN x\n", "builder" },
-		{ "FROM node:20 \\   \n AS builder\n", "builder" },
-		{ "# escape=`\nFROM node:20 `\n AS builder\n", "builder" },
-		{ "# escape=`\nFROM node:20 \\\nAS builder\n", NULL },
-		{ "# FROM node:20 AS builder\nFROM alpine\n", NULL },
-		{ "RUN echo FROM x AS builder\n", NULL },
-		{ "FROM node:20 AS builders\n", NULL },
-		{ "FROM node:20 AS\n", NULL },
-		{ "FROM AS builder\n", NULL },
-		{ "FROM node:20 AS builder extra\n", NULL },
-		{ "FROM node:20 builder\n", NULL },
-		{ "", NULL },
-		{ "\\", NULL },
+		{ "from --platform=$BUILDPLATFORM node:20 as Builder\n", "Builder", NULL },
+		{ "FROM\tnode:20\tAS\tbuilder\r\n", "builder", NULL },
+		{ "  FROM node:20 AS builder", "builder", NULL }, /* no final newline */
+		{ "FROM \\\n  node:20 \\\n  # a comment\n\n  AS builder\nRUN x\n", "builder",
+		  NULL },
+		{ "FROM node:20 \\   \n AS builder\n", "builder", NULL },
+		{ "# escape=`\nFROM node:20 `\n AS builder\n", "builder", NULL },
+		{ "# escape=`\nFROM node:20 \\\nAS builder\n", NULL, "Dockerfile:2: " },
+		{ "# FROM node:20 AS builder\nFROM alpine\n", NULL, NULL },
+		{ "RUN echo FROM x AS builder\n", NULL, "Dockerfile:1: RUN before the first FROM" },
+		{ "FROM node:20 AS builders\n", NULL, NULL },
+		{ "FROM node:20 AS\n", NULL, "Dockerfile:1: " },
+		{ "FROM node:20 AS builder extra\n", NULL, "Dockerfile:1: " },
+		{ "FROM node:20 builder\n", NULL, "Dockerfile:1: " },
+		{ "", NULL, NULL },
 	};
 	struct repo *r = *state;
 
@@ -374,6 +375,10 @@ static void test_plan_dockerfile_syntax(void **state)
 		struct sbt_build_plan plan;
 
 		put(r, "Dockerfile", cases[i].text);
+		if (cases[i].error) {
+			plan_fails(r, NULL, NULL, cases[i].error);
+			continue;
+		}
 		plan_ok(r, NULL, NULL, &plan);
 		if (cases[i].target) {
 			if (plan.kind != SBT_BUILD_DOCKERFILE)
@@ -623,7 +628,7 @@ static void test_inputs_and_digests(void **state)
 	put(r, "npm-shrinkwrap.json", "{}");
 	put(r, "package-lock.json", "{}");
 	put(r, "package.json", PACKAGE_BUILD);
-	put(r, "Dockerfile", "abc");
+	put(r, "Dockerfile", "FROM scratch\n"); /* no builder stage: npm is built */
 	put(r, "README.md", "not an input");
 	put(r, "Cargo.lock", "not an input");
 
@@ -635,7 +640,9 @@ static void test_inputs_and_digests(void **state)
 		assert_int_equal(strlen(plan.inputs[i].sha256), 64);
 		assert_int_equal(strspn(plan.inputs[i].sha256, "0123456789abcdef"), 64);
 	}
-	assert_string_equal(plan.inputs[0].sha256, SHA_ABC);
+	sub(r, "Dockerfile", path, sizeof(path));
+	assert_int_equal(sbt_sha256_file(path, hex), 0);
+	assert_string_equal(plan.inputs[0].sha256, hex);
 	assert_string_equal(plan.inputs[4].sha256, SHA_ABC);
 	assert_string_equal(plan.inputs[5].sha256, SHA_EMPTY);
 	assert_string_equal(plan.inputs[6].sha256, SHA_EMPTY);

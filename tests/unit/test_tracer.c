@@ -87,8 +87,9 @@ static void test_fallback_line(void **state)
 	sbt_hook_record(&r, "tp_btf", "load", -EINVAL);
 	sbt_hook_record(&r, "raw_tp", "attached", 0);
 	r.mode = "raw_tp";
-	assert_string_equal(sbt_hook_fallback_line(&r, line, sizeof(line)),
-			    "sbtrace: exec hook: fell back to raw_tp (tp_btf load: Invalid argument)");
+	assert_string_equal(
+		sbt_hook_fallback_line(&r, line, sizeof(line)),
+		"sbtrace: exec hook: fell back to raw_tp (tp_btf load: Invalid argument)");
 	memset(&r, 0, sizeof(r));
 	r.capability = "connect";
 	sbt_hook_record(&r, "fentry", "disabled", -EPERM);
@@ -145,10 +146,24 @@ static int parse(struct sbt_trace_args *a, const char *const *words)
 static void test_trace_args(void **state)
 {
 	static struct sbt_trace_args a;
-	const char *ok[] = { "trace", "--tap", "tap0,guest=192.0.2.2,resolver=192.0.2.53",
-			     "--allow-cidr", "198.51.100.0/24 port 443", "-d", "0.25",
-			     "--argv-max", "100", "--ringbuf-size", "8192", "-o", "text",
-			     "--exec-hook", "raw_tp", "--poll-ms", "0", NULL };
+	const char *ok[] = { "trace",
+			     "--tap",
+			     "tap0,guest=192.0.2.2,resolver=192.0.2.53",
+			     "--allow-cidr",
+			     "198.51.100.0/24 port 443",
+			     "-d",
+			     "0.25",
+			     "--argv-max",
+			     "100",
+			     "--ringbuf-size",
+			     "8192",
+			     "-o",
+			     "text",
+			     "--exec-hook",
+			     "raw_tp",
+			     "--poll-ms",
+			     "0",
+			     NULL };
 
 	(void)state;
 	assert_int_equal(parse(&a, ok), -1);
@@ -175,8 +190,8 @@ static void test_trace_args_errors(void **state)
 	static struct sbt_trace_args a;
 	const char *none[] = { "trace", NULL };
 	const char *twice[] = { "trace", "--tap", "t0", "--tap", "t0", NULL };
-	const char *off_rules[] = { "trace", "--tap", "t0", "--egress", "off", "--allow-cidr",
-				    "192.0.2.0/24", NULL };
+	const char *off_rules[] = { "trace", "--tap",	     "t0",	     "--egress",
+				    "off",   "--allow-cidr", "192.0.2.0/24", NULL };
 	const char *off_tap[] = { "trace", "--tap", "t0", "--egress", "off", NULL };
 	const char *ringbuf[] = { "trace", "--tap", "t0", "--ringbuf-size", "5000", NULL };
 	const char *argvmax[] = { "trace", "--tap", "t0", "--argv-max", "16385", NULL };
@@ -184,8 +199,8 @@ static void test_trace_args_errors(void **state)
 	const char *hook[] = { "trace", "--tap", "t0", "--exec-hook", "kprobe", NULL };
 	const char *extra[] = { "trace", "--tap", "t0", "stray", NULL };
 	const char *help[] = { "trace", "--help", NULL };
-	const char *const *usage[] = { none, twice, off_rules, off_tap, ringbuf,
-				       argvmax, dur, hook, extra };
+	const char *const *usage[] = { none,	twice, off_rules, off_tap, ringbuf,
+				       argvmax, dur,   hook,	  extra };
 	FILE *saved = stdout;
 
 	(void)state;
@@ -215,7 +230,8 @@ static int count_flush(struct sbt_sink *s)
 	return ((struct count_sink *)s)->flush_ret;
 }
 
-static const struct sbt_sink_ops count_ops = { .name = "count", .emit = count_emit,
+static const struct sbt_sink_ops count_ops = { .name = "count",
+					       .emit = count_emit,
 					       .flush = count_flush };
 
 /* Every sink sees every event, in order; the first flush error is returned. */
@@ -279,8 +295,9 @@ static void test_run_events_json(void **state)
 
 	ev.kind = SBT_EV_STOPPED;
 	ev.sandbox = NULL;
-	ev.stopped = (struct sbt_ev_stopped){ .reason = "signal", .sandboxes = &sb, .totals = &tot,
-					      .nr = 1 };
+	ev.stopped = (struct sbt_ev_stopped){
+		.reason = "signal", .sandboxes = &sb, .totals = &tot, .nr = 1
+	};
 	o = sbt_event_json(&ev);
 	assert_string_equal(json_str(o, "event"), "TraceStopped");
 	assert_true(json_object_object_get_ex(o, "sandboxes", &v));
@@ -298,12 +315,18 @@ static void test_probe_sink(void **state)
 	struct sbt_shellagg *agg = sbt_shellagg_new();
 	struct sbt_shell_class cls = { .kind = SBT_SHELL_COMMAND, .shell = "sh" };
 	const char *argv[] = { "sh", "-c", "true" };
-	struct sbt_egress denied = { .verdict = SBT_VERDICT_DENIED, .count = 3,
-				     .family = AF_INET6, .hook = SBT_HOOK_CONNECT6,
-				     .proto = 6, .dport = 443, .reason = SBT_REASON_NOT_IN_ALLOWLIST,
+	struct sbt_egress denied = { .verdict = SBT_VERDICT_DENIED,
+				     .count = 3,
+				     .family = AF_INET6,
+				     .hook = SBT_HOOK_CONNECT6,
+				     .proto = 6,
+				     .dport = 443,
+				     .reason = SBT_REASON_NOT_IN_ALLOWLIST,
 				     .comm = "curl" };
-	struct sbt_egress allowed = { .verdict = SBT_VERDICT_ALLOWED, .count = 2,
-				      .family = AF_INET6, .hook = SBT_HOOK_CONNECT6 };
+	struct sbt_egress allowed = { .verdict = SBT_VERDICT_ALLOWED,
+				      .count = 2,
+				      .family = AF_INET6,
+				      .hook = SBT_HOOK_CONNECT6 };
 	struct sbt_exec rec = { .cgroup_id = 1000 };
 	struct sbt_sandbox_totals tot = { .first_exec_ts = 42 };
 	struct sbt_event ev = { .sandbox = &sb };
@@ -350,14 +373,10 @@ static void test_probe_sink(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decide),
-		cmocka_unit_test(test_fallback_line),
-		cmocka_unit_test(test_hook_disabled),
-		cmocka_unit_test(test_exec_mode_and_vis),
-		cmocka_unit_test(test_trace_args),
-		cmocka_unit_test(test_trace_args_errors),
-		cmocka_unit_test(test_sinks),
-		cmocka_unit_test(test_run_events_json),
+		cmocka_unit_test(test_decide),	      cmocka_unit_test(test_fallback_line),
+		cmocka_unit_test(test_hook_disabled), cmocka_unit_test(test_exec_mode_and_vis),
+		cmocka_unit_test(test_trace_args),    cmocka_unit_test(test_trace_args_errors),
+		cmocka_unit_test(test_sinks),	      cmocka_unit_test(test_run_events_json),
 		cmocka_unit_test(test_probe_sink),
 	};
 

@@ -12,10 +12,10 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "dockerfile.h"
 #include "extbin.h"
 #include "probe_int.h"
 
-#define DF_MAX_BYTES	(1u << 20)
 #define TOOL_TIMEOUT_MS 30000
 
 /* A host tool's exit code (128+signal), -ETIMEDOUT or -errno; output captured into out/errout. */
@@ -55,122 +55,47 @@ static const char *first_line(char *s)
 	return s;
 }
 
-/* Scanning state (the stages seen so far); the result goes to struct probe_df. */
-struct df_scan {
-	struct probe_df *out;
-	char stages[16][64]; /* stage names seen so far (FROM ... AS NAME) */
-	int nr_stages;
-	bool in_target, done;
-};
-
-/* One logical Dockerfile instruction: FROM (stages, base images) and RUN (counted). */
-static void df_instruction(struct df_scan *df, const char *target, char *line)
-{
-	char *tok[4], *save = NULL, *t;
-	int n = 0;
-
-	t = strtok_r(line, " \t\v\f", &save);
-	if (!t || df->done)
-		return;
-	if (strcasecmp(t, "RUN") == 0) {
-		if (df->nr_stages > 0 || df->in_target)
-			df->out->nr_runs++;
-		return;
-	}
-	if (strcasecmp(t, "FROM") != 0)
-		return;
-	if (df->in_target) { /* stages after the target are not built */
-		df->done = true;
-		return;
-	}
-	while ((t = strtok_r(NULL, " \t\v\f", &save)) && n < 4) {
-		if (n == 0 && strncmp(t, "--", 2) == 0)
-			continue; /* --platform=... */
-		tok[n++] = t;
-	}
-	if (n == 0)
-		return;
-	/* A base image, unless it names an earlier stage, is scratch or uses an ARG. */
-	if (strcasecmp(tok[0], "scratch") != 0 && !strchr(tok[0], '$') &&
-	    strlen(tok[0]) < DF_IMAGE_MAX && df->out->nr_images < DF_MAX_IMAGES) {
-		bool known = false;
-
-		for (int i = 0; i < df->nr_stages && !known; i++)
-			known = strcasecmp(df->stages[i], tok[0]) == 0;
-		for (int i = 0; i < df->out->nr_images && !known; i++)
-			known = strcmp(df->out->images[i], tok[0]) == 0;
-		if (!known)
-			snprintf(df->out->images[df->out->nr_images++], DF_IMAGE_MAX, "%s", tok[0]);
-	}
-	if (n >= 3 && strcasecmp(tok[1], "AS") == 0) {
-		if (df->nr_stages < 16)
-			snprintf(df->stages[df->nr_stages++], sizeof(df->stages[0]), "%s", tok[2]);
-		df->in_target = strcasecmp(tok[2], target) == 0;
-	} else if (df->nr_stages < 16) {
-		df->stages[df->nr_stages++][0] = '\0'; /* an unnamed stage */
-	}
-}
-
 /*
- * The stages `podman build --target` builds: every FROM up to the target's
- * stage. Physical lines ending in a backslash continue the instruction;
- * comment and blank lines are dropped. 0 or -errno.
+ * What `podman build --target` builds (every stage up to the target, as
+ * buildah does): its base images and whether any RUN runs. 0, or -1 with msg.
  */
-static int df_scan(const char *repo, const char *target, struct probe_df *out)
+static int df_scan(const char *repo, const char *target, struct probe_df *out, char *msg,
+		   size_t msglen)
 {
-	char path[PATH_MAX], *buf, *logical, *p;
-	size_t len = 0, llen = 0;
-	FILE *f;
-
-	struct df_scan scan = { .out = out }, *df = &scan;
+	const char *images[DF_MAX_IMAGES];
+	struct sbt_dockerfile df;
+	struct sbt_df_error derr;
+	char *buf, err[256];
+	size_t len;
+	int idx, n = -1;
 
 	memset(out, 0, sizeof(*out));
-	if ((size_t)snprintf(path, sizeof(path), "%s/Dockerfile", repo) >= sizeof(path))
-		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	buf = malloc(DF_MAX_BYTES + 1);
-	logical = malloc(DF_MAX_BYTES + 2); /* every line plus a blank, and the NUL */
-	if (buf && logical)
-		len = fread(buf, 1, DF_MAX_BYTES, f);
-	fclose(f);
-	if (!buf || !logical) {
-		free(buf);
-		free(logical);
-		return -ENOMEM;
+	if (probe_read_repo_text(repo, "Dockerfile", &buf, &len, err, sizeof(err)) <= 0) {
+		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, err[0] ? err : "absent");
+		return -1;
 	}
-	buf[len] = '\0';
-	for (p = buf; p && *p;) {
-		char *nl = strchr(p, '\n'), *s = p, *e;
-		bool cont;
-
-		e = nl ? nl : p + strlen(p);
-		p = nl ? nl + 1 : NULL;
-		while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		while (s < e && (*s == ' ' || *s == '\t'))
-			s++;
-		if (s == e || *s == '#')
-			continue;
-		cont = e[-1] == '\\';
-		if (cont)
-			e--;
-		memcpy(logical + llen, s, (size_t)(e - s));
-		llen += (size_t)(e - s);
-		logical[llen++] = ' ';
-		if (cont)
-			continue;
-		logical[llen] = '\0';
-		df_instruction(df, target, logical);
-		llen = 0;
-	}
-	if (llen) {
-		logical[llen] = '\0';
-		df_instruction(df, target, logical);
+	derr.line = 0;
+	if (sbt_dockerfile_parse(buf, len, NULL, &df, &derr) == 0) {
+		idx = sbt_dockerfile_stage_index(&df, target);
+		if (idx < 0)
+			snprintf(derr.msg, sizeof(derr.msg), "no stage '%s'", target);
+		else
+			n = sbt_dockerfile_images(&df, idx, SBT_DF_UPTO, images, DF_MAX_IMAGES,
+						  &derr);
 	}
 	free(buf);
-	free(logical);
+	if (n < 0) {
+		msgf(msg, msglen, "%s/Dockerfile:%u: %s", repo, derr.line, derr.msg);
+		sbt_dockerfile_free(&df);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		snprintf(out->images[out->nr_images++], DF_IMAGE_MAX, "%s", images[i]);
+	for (int i = 0; i < df.nr_instrs; i++)
+		if (df.instrs[i].stage >= 0 && df.instrs[i].stage <= idx &&
+		    strcmp(df.instrs[i].keyword, "RUN") == 0)
+			out->nr_runs++;
+	sbt_dockerfile_free(&df);
 	return 0;
 }
 
@@ -201,13 +126,11 @@ int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct p
 	char *dinfo[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
 	const char *tool;
 	struct probe_df *df = &b->df;
-	int rc = df_scan(repo, plan->target, df);
+	int rc;
 
 	b->eng = ENGINE_NONE;
-	if (rc) {
-		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, strerror(-rc));
+	if (df_scan(repo, plan->target, df, msg, msglen))
 		return -1;
-	}
 	rc = tool_code(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 	if (rc == 0) {
 		b->eng = ENGINE_PODMAN;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dockerfile.h"
 #include "probe_int.h"
 #include "sha256.h"
 
@@ -122,147 +123,6 @@ fail:
 
 /* --- Dockerfile --------------------------------------------------------- */
 
-struct stage_search {
-	const char *wanted;
-	bool found;
-	char name[64];		   /* the stage's name as written */
-	char list[STAGE_LIST_MAX]; /* named stages, for the error message */
-	size_t list_len;
-	bool list_cut;
-};
-
-static void stage_list_add(struct stage_search *ss, const char *name, size_t n)
-{
-	size_t need = n + (ss->list_len ? 2 : 0);
-
-	if (ss->list_cut)
-		return;
-	/* Room is always left for ", ..." and the NUL. */
-	if (ss->list_len + need + 6 > sizeof(ss->list)) {
-		const char *more = ss->list_len ? ", ..." : "...";
-
-		memcpy(ss->list + ss->list_len, more, strlen(more) + 1);
-		ss->list_len += strlen(more);
-		ss->list_cut = true;
-		return;
-	}
-	if (ss->list_len) {
-		memcpy(ss->list + ss->list_len, ", ", 2);
-		ss->list_len += 2;
-	}
-	memcpy(ss->list + ss->list_len, name, n);
-	ss->list_len += n;
-	ss->list[ss->list_len] = '\0';
-}
-
-/* One logical instruction: `FROM [--flag=...]... IMAGE [AS NAME]`. */
-static void dockerfile_instruction(struct stage_search *ss, char *line)
-{
-	char *tok[4], *save = NULL, *t;
-	int n = 0;
-	size_t len;
-
-	t = strtok_r(line, " \t\v\f", &save);
-	if (!t || strcasecmp(t, "FROM") != 0)
-		return;
-	while ((t = strtok_r(NULL, " \t\v\f", &save))) {
-		if (n == 0 && strncmp(t, "--", 2) == 0)
-			continue; /* --platform=... */
-		if (n == 4)
-			return; /* not a form we understand: no name */
-		tok[n++] = t;
-	}
-	if (n != 3 || strcasecmp(tok[1], "AS") != 0)
-		return;
-	len = strlen(tok[2]);
-	stage_list_add(ss, tok[2], len);
-	if (!ss->found && len < sizeof(ss->name) && strcasecmp(tok[2], ss->wanted) == 0) {
-		memcpy(ss->name, tok[2], len + 1);
-		ss->found = true;
-	}
-}
-
-/* `# escape=X` parser directive; returns false when the comment is not a directive. */
-static bool dockerfile_directive(const char *s, size_t n, char *escape)
-{
-	size_t i = 1, k, v, ve;
-
-	while (i < n && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	k = i;
-	while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-			 (i > k && s[i] >= '0' && s[i] <= '9')))
-		i++;
-	if (i == k)
-		return false;
-	v = i;
-	while (v < n && (s[v] == ' ' || s[v] == '\t'))
-		v++;
-	if (v >= n || s[v] != '=')
-		return false;
-	for (v++; v < n && (s[v] == ' ' || s[v] == '\t'); v++)
-		;
-	ve = n;
-	while (ve > v && (s[ve - 1] == ' ' || s[ve - 1] == '\t'))
-		ve--;
-	if (i - k == 6 && strncasecmp(s + k, "escape", 6) == 0 && ve - v == 1 &&
-	    (s[v] == '`' || s[v] == '\\'))
-		*escape = s[v];
-	return true;
-}
-
-/*
- * Find the stage named ss->wanted. Physical lines ending in the escape
- * character (optionally followed by blanks) continue the instruction;
- * comment and blank lines are dropped, also inside a continuation.
- */
-static int dockerfile_stages(const char *buf, size_t len, struct stage_search *ss)
-{
-	char *logical = malloc(len + 1), escape = '\\';
-	size_t pos = 0, llen = 0, s, e, i;
-	bool directives = true, cont = false;
-
-	if (!logical)
-		return -ENOMEM;
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-
-		s = pos;
-		e = nl ? (size_t)(nl - buf) : len;
-		pos = nl ? e + 1 : len;
-		while (e > s && (buf[e - 1] == '\r' || buf[e - 1] == ' ' || buf[e - 1] == '\t'))
-			e--;
-		for (i = s; i < e && (buf[i] == ' ' || buf[i] == '\t'); i++)
-			;
-		if (i == e) {
-			directives = false;
-			continue;
-		}
-		if (buf[i] == '#') {
-			if (directives && !cont)
-				directives = dockerfile_directive(buf + i, e - i, &escape);
-			continue;
-		}
-		directives = false;
-		cont = buf[e - 1] == escape;
-		if (cont)
-			e--;
-		memcpy(logical + llen, buf + s, e - s);
-		llen += e - s;
-		if (cont)
-			continue;
-		logical[llen] = '\0';
-		dockerfile_instruction(ss, logical);
-		llen = 0;
-	}
-	if (llen) {
-		logical[llen] = '\0';
-		dockerfile_instruction(ss, logical);
-	}
-	free(logical);
-	return 0;
-}
-
 /* Docker's stage-name rule: a letter, then letters, digits, '.', '_', '-'. */
 static bool valid_stage_name(const char *t)
 {
@@ -282,14 +142,37 @@ static bool valid_stage_name(const char *t)
 	return true;
 }
 
+/* The named stages of a Dockerfile, for an error message. */
+static void stage_list(const struct sbt_dockerfile *df, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < df->nr_stages; i++) {
+		const char *n = df->stages[i].name;
+		int w;
+
+		if (!n[0])
+			continue;
+		if (used + strlen(n) + 8 > len) {
+			snprintf(buf + used, len - used, "%s...", used ? ", " : "");
+			return;
+		}
+		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", n);
+		used += (size_t)w;
+	}
+}
+
 /* 1: plan set (DOCKERFILE), 0: no such stage / no Dockerfile, -1: error. */
 static int plan_dockerfile(const char *root, const char *repo, const char *target,
 			   struct sbt_build_plan *plan, char *err, size_t errlen)
 {
-	struct stage_search ss = { .wanted = target ? target : DEFAULT_TARGET };
+	struct sbt_dockerfile df;
+	struct sbt_df_error derr;
+	char list[STAGE_LIST_MAX];
 	size_t len;
 	char *buf;
-	int rc;
+	int rc, idx;
 
 	rc = probe_read_repo_text(root, "Dockerfile", &buf, &len, err, errlen);
 	if (rc < 0)
@@ -301,21 +184,25 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 			  target);
 		return -1;
 	}
-	rc = dockerfile_stages(buf, len, &ss);
+	rc = sbt_dockerfile_parse(buf, len, NULL, &df, &derr);
 	free(buf);
 	if (rc < 0) {
-		probe_err(err, errlen, "Dockerfile: %s", strerror(-rc));
+		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+		sbt_dockerfile_free(&df);
 		return -1;
 	}
-	if (!ss.found) {
-		if (!target)
-			return 0;
-		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
-			  ss.list_len ? ss.list : "none named");
-		return -1;
+	idx = sbt_dockerfile_stage_index(&df, target ? target : DEFAULT_TARGET);
+	if (idx < 0) {
+		stage_list(&df, list, sizeof(list));
+		if (target)
+			probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
+				  list[0] ? list : "none named");
+		sbt_dockerfile_free(&df);
+		return target ? -1 : 0;
 	}
 	plan->kind = SBT_BUILD_DOCKERFILE;
-	memcpy(plan->target, ss.name, sizeof(plan->target));
+	snprintf(plan->target, sizeof(plan->target), "%s", df.stages[idx].name);
+	sbt_dockerfile_free(&df);
 	return 1;
 }
 

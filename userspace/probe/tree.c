@@ -29,12 +29,12 @@
 #include "probe_int.h"
 #include "sha256.h"
 
-#define TREE_MAX_ENTRIES  (1u << 20)
-#define TREE_MAX_DEPTH	  256
-#define TREE_DOMAIN	  "sbtrace tree v1"
-#define STATCACHE_MAGIC	  "SBTSTAT1"
-#define STATCACHE_MAX	  (256u << 20)
-#define RACY_NS		  2000000000ull /* a file changed this close to its hashing is re-hashed */
+#define TREE_MAX_ENTRIES (1u << 20)
+#define TREE_MAX_DEPTH	 256
+#define TREE_DOMAIN	 "sbtrace tree v1"
+#define STATCACHE_MAGIC	 "SBTSTAT1"
+#define STATCACHE_MAX	 (256u << 20)
+#define RACY_NS		 2000000000ull /* a file changed this close to its hashing is re-hashed */
 
 /* One stat cache entry (also the on-disk record after the path). */
 struct stat_entry {
