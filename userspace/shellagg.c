@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Shell invocations grouped by (shell, kind, ancestor comm chain). */
+/*
+ * Shell invocations grouped by (shell, kind, command, ancestor comm chain):
+ * one location per distinct shell command, so no command hides behind
+ * another of the same chain. Past SBT_SHELLAGG_MAX_LOCATIONS distinct ones,
+ * new locations are counted (by their key's hash) but not listed.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@ struct shell_location {
 	/* key */
 	char shell[SBT_SHELL_NAME_MAX];
 	enum sbt_shell_kind kind;
+	char *command;		  /* what the shell was asked to run (see command_text) */
 	struct sbt_ancestor *anc; /* nearest first, comms terminated */
 	size_t nanc;
 	uint64_t hash;
@@ -34,6 +40,10 @@ struct sbt_shellagg {
 	size_t *buckets;   /* index + 1 into locs, 0 when free; open addressing */
 	size_t nr_buckets; /* power of two */
 	uint64_t count;
+	/* locations past the cap: their keys' hashes (open addressing, 0 = free) */
+	uint64_t *omitted;
+	size_t nr_omitted, omitted_cap;
+	uint64_t omitted_count;
 };
 
 /* FNV-1a */
@@ -49,7 +59,7 @@ static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
-static uint64_t key_hash(const char *shell, enum sbt_shell_kind kind,
+static uint64_t key_hash(const char *shell, enum sbt_shell_kind kind, const char *command,
 			 const struct sbt_ancestor *anc, size_t nanc)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -59,18 +69,21 @@ static uint64_t key_hash(const char *shell, enum sbt_shell_kind kind,
 	/* Lengths are bounded by the fixed arrays; the terminating NUL separates fields. */
 	h = hash_bytes(h, shell, strnlen(shell, SBT_SHELL_NAME_MAX - 1) + 1);
 	h = hash_bytes(h, &k, sizeof(k));
+	h = hash_bytes(h, command, strlen(command) + 1);
 	for (i = 0; i < nanc; i++)
 		h = hash_bytes(h, anc[i].comm, strnlen(anc[i].comm, SBT_COMM_LEN - 1) + 1);
 	return h;
 }
 
 static bool key_equal(const struct shell_location *loc, uint64_t hash, const char *shell,
-		      enum sbt_shell_kind kind, const struct sbt_ancestor *anc, size_t nanc)
+		      enum sbt_shell_kind kind, const char *command, const struct sbt_ancestor *anc,
+		      size_t nanc)
 {
 	size_t i;
 
 	if (loc->hash != hash || loc->kind != kind || loc->nanc != nanc ||
-	    strncmp(loc->shell, shell, SBT_SHELL_NAME_MAX - 1) != 0)
+	    strncmp(loc->shell, shell, SBT_SHELL_NAME_MAX - 1) != 0 ||
+	    strcmp(loc->command, command) != 0)
 		return false;
 	for (i = 0; i < nanc; i++) {
 		if (strncmp(loc->anc[i].comm, anc[i].comm, SBT_COMM_LEN - 1) != 0)
@@ -106,6 +119,7 @@ static void location_free(struct shell_location *loc)
 		free(loc->argv);
 	}
 	free(loc->anc);
+	free(loc->command);
 	free(loc->multicall);
 	free(loc->filename);
 	free(loc->chain);
@@ -122,18 +136,20 @@ void sbt_shellagg_free(struct sbt_shellagg *agg)
 		location_free(agg->locs[i]);
 	free(agg->locs);
 	free(agg->buckets);
+	free(agg->omitted);
 	free(agg);
 }
 
 /* The bucket holding the location with this key, or the free one where it would go. */
 static size_t *find_bucket(const struct sbt_shellagg *agg, uint64_t hash, const char *shell,
-			   enum sbt_shell_kind kind, const struct sbt_ancestor *anc, size_t nanc)
+			   enum sbt_shell_kind kind, const char *command,
+			   const struct sbt_ancestor *anc, size_t nanc)
 {
 	size_t mask = agg->nr_buckets - 1;
 	size_t i = (size_t)hash & mask;
 
 	while (agg->buckets[i] &&
-	       !key_equal(agg->locs[agg->buckets[i] - 1], hash, shell, kind, anc, nanc))
+	       !key_equal(agg->locs[agg->buckets[i] - 1], hash, shell, kind, command, anc, nanc))
 		i = (i + 1) & mask;
 	return &agg->buckets[i];
 }
@@ -195,10 +211,90 @@ static char *build_chain(const struct sbt_ancestor *anc, size_t nanc)
 	return chain;
 }
 
+/*
+ * What the shell was asked to run, the grouping key's command: the -c
+ * argument; otherwise its arguments after argv[0] (a script and its
+ * arguments, a shebang script's path and arguments, a direct shell's
+ * options), joined by blanks, each with blanks or quotes inside in '...'.
+ */
+static char *command_text(const struct sbt_shell_class *cls, const char *const *argv, size_t argc)
+{
+	size_t len = 1, i;
+	char *out, *p;
+
+	if (cls->kind == SBT_SHELL_COMMAND && cls->command)
+		return strdup(cls->command);
+	for (i = 1; i < argc; i++)
+		len += 4 * (argv[i] ? strlen(argv[i]) : 0) + 3;
+	out = malloc(len);
+	if (!out)
+		return NULL;
+	p = out;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i] ? argv[i] : "";
+		bool quote = !*a || strpbrk(a, " \t\n'\"\\");
+
+		if (i > 1)
+			*p++ = ' ';
+		if (quote)
+			*p++ = '\'';
+		for (; *a; a++) {
+			if (quote && *a == '\'') { /* ' becomes '\'' */
+				memcpy(p, "'\\''", 4);
+				p += 4;
+				continue;
+			}
+			*p++ = *a;
+		}
+		if (quote)
+			*p++ = '\'';
+	}
+	*p = '\0';
+	return out;
+}
+
+/* Count an invocation past the cap; its location only by its key's hash. 0 or -ENOMEM. */
+static int omit(struct sbt_shellagg *agg, uint64_t hash)
+{
+	size_t i, mask;
+
+	hash |= 1; /* 0 marks a free slot */
+	if ((agg->nr_omitted + 1) * 2 > agg->omitted_cap) {
+		size_t cap = agg->omitted_cap ? agg->omitted_cap * 2 : 64;
+		uint64_t *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (i = 0; i < agg->omitted_cap; i++) {
+			size_t j = (size_t)agg->omitted[i] & (cap - 1);
+
+			if (!agg->omitted[i])
+				continue;
+			while (n[j])
+				j = (j + 1) & (cap - 1);
+			n[j] = agg->omitted[i];
+		}
+		free(agg->omitted);
+		agg->omitted = n;
+		agg->omitted_cap = cap;
+	}
+	mask = agg->omitted_cap - 1;
+	for (i = (size_t)hash & mask; agg->omitted[i] && agg->omitted[i] != hash;
+	     i = (i + 1) & mask)
+		;
+	if (!agg->omitted[i]) {
+		agg->omitted[i] = hash;
+		agg->nr_omitted++;
+	}
+	agg->omitted_count++;
+	agg->count++;
+	return 0;
+}
+
 static struct shell_location *location_new(const struct sbt_shell_class *cls, uint32_t pid,
 					   const char *filename, const char *const *argv,
 					   size_t argc, const struct sbt_ancestor *anc, size_t nanc,
-					   uint64_t hash)
+					   uint64_t hash, char *command)
 {
 	struct shell_location *loc = calloc(1, sizeof(*loc));
 	size_t i, n;
@@ -210,6 +306,7 @@ static struct shell_location *location_new(const struct sbt_shell_class *cls, ui
 	memcpy(loc->shell, cls->shell, n);
 	loc->kind = cls->kind;
 	loc->hash = hash;
+	loc->command = command; /* taken */
 	loc->first_pid = pid;
 
 	if (nanc) {
@@ -255,41 +352,50 @@ int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls
 	struct shell_location *loc, **locs;
 	size_t *bucket, cap;
 	uint64_t hash;
+	char *command;
 
-	if (!agg || !cls || (!anc && nanc))
+	if (!agg || !cls || (!anc && nanc) || (!argv && argc))
 		return -EINVAL;
-	hash = key_hash(cls->shell, cls->kind, anc, nanc);
-	bucket = find_bucket(agg, hash, cls->shell, cls->kind, anc, nanc);
+	command = command_text(cls, argv, argc);
+	if (!command)
+		return -ENOMEM;
+	hash = key_hash(cls->shell, cls->kind, command, anc, nanc);
+	bucket = find_bucket(agg, hash, cls->shell, cls->kind, command, anc, nanc);
 	if (*bucket) {
 		agg->locs[*bucket - 1]->count++;
 		agg->count++;
+		free(command);
 		return 0;
 	}
-
+	if (agg->nr_locs >= SBT_SHELLAGG_MAX_LOCATIONS) {
+		free(command);
+		return omit(agg, hash);
+	}
 	/* Buckets at most half full: probes stay short and a free bucket always exists. */
 	if ((agg->nr_locs + 1) * 2 > agg->nr_buckets) {
 		if (rehash(agg))
-			return -ENOMEM;
-		bucket = find_bucket(agg, hash, cls->shell, cls->kind, anc, nanc);
+			goto oom;
+		bucket = find_bucket(agg, hash, cls->shell, cls->kind, command, anc, nanc);
 	}
 	if (agg->nr_locs == agg->locs_cap) {
 		cap = agg->locs_cap ? agg->locs_cap * 2 : 16;
-		if (cap > SIZE_MAX / sizeof(struct shell_location *))
-			return -ENOMEM;
 		locs = realloc(agg->locs, cap * sizeof(struct shell_location *));
 		if (!locs)
-			return -ENOMEM;
+			goto oom;
 		agg->locs = locs;
 		agg->locs_cap = cap;
 	}
-	loc = location_new(cls, pid, filename, argv, argc, anc, nanc, hash);
+	loc = location_new(cls, pid, filename, argv, argc, anc, nanc, hash, command);
 	if (!loc)
-		return -ENOMEM;
+		return -ENOMEM; /* command freed with it */
 	loc->count = 1;
 	agg->locs[agg->nr_locs++] = loc;
 	*bucket = agg->nr_locs;
 	agg->count++;
 	return 0;
+oom:
+	free(command);
+	return -ENOMEM;
 }
 
 uint64_t sbt_shellagg_count(const struct sbt_shellagg *agg)
@@ -384,6 +490,8 @@ static json_object *location_to_json(const struct shell_location *loc)
 	v = string_or_null(loc->filename, &err);
 	if (err || obj_add(o, "filename", v, true))
 		goto err;
+	if (obj_add(o, "command", sbt_json_string(loc->command), false))
+		goto err;
 
 	argv = json_object_new_array();
 	if (!argv)
@@ -426,7 +534,7 @@ err:
 
 json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg)
 {
-	json_object *root = json_object_new_object(), *locs;
+	json_object *root = json_object_new_object(), *locs, *omitted;
 	size_t i;
 
 	if (!root)
@@ -440,6 +548,14 @@ json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg)
 		if (arr_add(locs, location_to_json(agg->locs[i]), false))
 			goto err;
 	}
+	omitted = json_object_new_object();
+	if (obj_add(root, "omitted", omitted, false) ||
+	    obj_add(omitted, "locations", json_object_new_int64(agg ? (int64_t)agg->nr_omitted : 0),
+		    false) ||
+	    obj_add(omitted, "count", json_object_new_int64(agg ? (int64_t)agg->omitted_count : 0),
+		    false) ||
+	    obj_add(root, "grouped_by", json_object_new_string("shell,kind,command,chain"), false))
+		goto err;
 	return root;
 err:
 	json_object_put(root);

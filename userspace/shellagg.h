@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ShellInvocationObserved aggregation for one sandbox: invocations grouped by
- * (shell, kind, ancestor comm chain), each location with a count and the
- * first sample's argv and ancestors.
+ * (shell, kind, command, ancestor comm chain) — one location per distinct
+ * shell command — each with a count and the first sample's argv and
+ * ancestors. At most SBT_SHELLAGG_MAX_LOCATIONS are listed; the rest are
+ * counted ("omitted"), so the listed counts plus the omitted count are the
+ * total.
  */
 #ifndef SBT_SHELLAGG_H
 #define SBT_SHELLAGG_H
@@ -14,6 +17,8 @@
 
 #include "proctab.h"
 #include "shell.h"
+
+#define SBT_SHELLAGG_MAX_LOCATIONS 200
 
 struct sbt_shellagg;
 
@@ -34,8 +39,9 @@ size_t sbt_shellagg_nr_locations(const struct sbt_shellagg *agg);
 
 /*
  * {"count": N, "locations": [{"shell", "kind", "multicall" (string|null),
- *   "filename", "argv": [...], "ancestors": [{"pid", "comm", "source"}],
- *   "chain": "make>npm>sh" , "count": n, "first_pid": p}]}
+ *   "filename", "command", "argv": [...], "ancestors": [{"pid", "comm", "source"}],
+ *   "chain": "make>npm>sh" , "count": n, "first_pid": p}],
+ *  "omitted": {"locations": n, "count": n}, "grouped_by": "shell,kind,command,chain"}
  * Locations in order of first appearance. New reference; NULL on ENOMEM.
  */
 json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg);

@@ -88,16 +88,19 @@ static void test_empty(void **state)
 	obj = sbt_shellagg_to_json(agg);
 	assert_non_null(obj);
 	assert_string_equal(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
-			    "{\"count\":0,\"locations\":[]}");
+			    "{\"count\":0,\"locations\":[],\"omitted\":{\"locations\":0,"
+			    "\"count\":0},\"grouped_by\":\"shell,kind,command,chain\"}");
 	json_object_put(obj);
 	sbt_shellagg_free(agg);
 	sbt_shellagg_free(NULL);
 }
 
+/* One location per distinct command: the same command under the same chain is counted. */
 static void test_grouping(void **state)
 {
 	struct sbt_shellagg *agg = sbt_shellagg_new();
-	struct sbt_shell_class cls = make_class("sh", SBT_SHELL_COMMAND, NULL);
+	struct sbt_shell_class one = make_class("sh", SBT_SHELL_COMMAND, NULL);
+	struct sbt_shell_class two = make_class("sh", SBT_SHELL_COMMAND, NULL);
 	const char *argv1[] = { "sh", "-c", "echo one" };
 	const char *argv2[] = { "sh", "-c", "echo two" };
 	struct sbt_ancestor anc1[] = { anc_of(20, "npm", SBT_ANC_EXEC),
@@ -107,23 +110,49 @@ static void test_grouping(void **state)
 				       anc_of(11, "make", SBT_ANC_EVENT) };
 	json_object *root, *loc, *argv;
 
+	one.command = argv1[2];
+	two.command = argv2[2];
 	assert_non_null(agg);
-	assert_int_equal(sbt_shellagg_add(agg, &cls, 100, "/bin/sh", argv1, 3, anc1, 2), 0);
-	assert_int_equal(sbt_shellagg_add(agg, &cls, 101, "/usr/bin/sh", argv2, 3, anc2, 2), 0);
-	assert_int_equal(sbt_shellagg_add(agg, &cls, 102, "/bin/sh", argv2, 3, anc1, 2), 0);
+	assert_int_equal(sbt_shellagg_add(agg, &one, 100, "/bin/sh", argv1, 3, anc1, 2), 0);
+	assert_int_equal(sbt_shellagg_add(agg, &two, 101, "/usr/bin/sh", argv2, 3, anc2, 2), 0);
+	assert_int_equal(sbt_shellagg_add(agg, &two, 102, "/bin/sh", argv2, 3, anc1, 2), 0);
 	assert_int_equal(sbt_shellagg_count(agg), 3);
-	assert_int_equal(sbt_shellagg_nr_locations(agg), 1);
+	assert_int_equal(sbt_shellagg_nr_locations(agg), 2);
 
 	root = round_trip(agg);
 	assert_int_equal(int_field(root, "count"), 3);
 	loc = location(root, 0);
-	assert_int_equal(int_field(loc, "count"), 3);
+	assert_int_equal(int_field(loc, "count"), 1);
+	assert_string_equal(str_field(loc, "command"), "echo one");
+	loc = location(root, 1);
+	assert_int_equal(int_field(loc, "count"), 2);
+	assert_string_equal(str_field(loc, "command"), "echo two");
 	/* The first sample is kept. */
-	assert_int_equal(int_field(loc, "first_pid"), 100);
-	assert_string_equal(str_field(loc, "filename"), "/bin/sh");
+	assert_int_equal(int_field(loc, "first_pid"), 101);
+	assert_string_equal(str_field(loc, "filename"), "/usr/bin/sh");
 	argv = field(loc, "argv", json_type_array);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(argv, 2)), "echo one");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(argv, 2)), "echo two");
 	assert_string_equal(str_field(loc, "chain"), "make>npm");
+	json_object_put(root);
+	sbt_shellagg_free(agg);
+}
+
+/* The command of a script, a shebang script and a direct shell: its arguments, quoted. */
+static void test_command_text(void **state)
+{
+	struct sbt_shellagg *agg = sbt_shellagg_new();
+	struct sbt_shell_class script = make_class("bash", SBT_SHELL_SCRIPT, NULL);
+	struct sbt_shell_class direct = make_class("sh", SBT_SHELL_DIRECT, NULL);
+	const char *a1[] = { "bash", "build.sh", "a b", "it's" };
+	const char *a2[] = { "sh" };
+	json_object *root;
+
+	(void)state;
+	assert_int_equal(sbt_shellagg_add(agg, &script, 1, "/bin/bash", a1, 4, NULL, 0), 0);
+	assert_int_equal(sbt_shellagg_add(agg, &direct, 2, "/bin/sh", a2, 1, NULL, 0), 0);
+	root = round_trip(agg);
+	assert_string_equal(str_field(location(root, 0), "command"), "build.sh 'a b' 'it'\\''s'");
+	assert_string_equal(str_field(location(root, 1), "command"), "");
 	json_object_put(root);
 	sbt_shellagg_free(agg);
 }
@@ -239,9 +268,9 @@ static void test_json_shape(void **state)
 	struct sbt_ancestor anc[] = { anc_of(30, "sh", SBT_ANC_EXEC),
 				      anc_of(20, "npm", SBT_ANC_PROC),
 				      anc_of(10, "make", SBT_ANC_EVENT) };
-	static const char *const loc_keys[] = { "shell",    "kind",  "multicall",
-						"filename", "argv",  "ancestors",
-						"chain",    "count", "first_pid" };
+	static const char *const loc_keys[] = { "shell",   "kind",     "multicall", "filename",
+						"command", "argv",     "ancestors", "chain",
+						"count",   "first_pid" };
 	json_object *root, *loc, *arr, *a;
 	size_t i;
 
@@ -250,12 +279,12 @@ static void test_json_shape(void **state)
 	assert_int_equal(sbt_shellagg_add(agg, &bb, 32, NULL, NULL, 0, NULL, 0), 0);
 
 	root = round_trip(agg);
-	assert_int_equal(json_object_object_length(root), 2);
+	assert_int_equal(json_object_object_length(root), 4);
 	assert_int_equal(int_field(root, "count"), 2);
 	assert_int_equal(json_object_array_length(field(root, "locations", json_type_array)), 2);
 
 	loc = location(root, 0);
-	assert_int_equal(json_object_object_length(loc), 9);
+	assert_int_equal(json_object_object_length(loc), 10);
 	for (i = 0; i < sizeof(loc_keys) / sizeof(loc_keys[0]); i++)
 		assert_true(json_object_object_get_ex(loc, loc_keys[i], NULL));
 	assert_string_equal(str_field(loc, "shell"), "sh");
@@ -289,7 +318,7 @@ static void test_json_shape(void **state)
 
 	/* No filename, argv or ancestors: null, [], [] and "". */
 	loc = location(root, 1);
-	assert_int_equal(json_object_object_length(loc), 9);
+	assert_int_equal(json_object_object_length(loc), 10);
 	assert_string_equal(str_field(loc, "shell"), "busybox sh");
 	assert_string_equal(str_field(loc, "kind"), "shebang");
 	assert_string_equal(str_field(loc, "multicall"), "busybox");
@@ -345,7 +374,7 @@ static void test_count_totals(void **state)
 	json_object *root, *loc;
 	char want[64];
 	size_t i, round;
-	uint64_t total = 0;
+	uint64_t total = 0, listed = 0;
 
 	assert_non_null(agg);
 	anc[1] = anc_of(1, "make", SBT_ANC_EXEC);
@@ -363,18 +392,24 @@ static void test_count_totals(void **state)
 		}
 	}
 	assert_int_equal(sbt_shellagg_count(agg), total);
-	assert_int_equal(sbt_shellagg_nr_locations(agg), nr);
+	/* Past the cap, locations are counted, not listed: listed + omitted = total. */
+	assert_int_equal(sbt_shellagg_nr_locations(agg), SBT_SHELLAGG_MAX_LOCATIONS);
 
 	root = round_trip(agg);
 	assert_int_equal(int_field(root, "count"), (int64_t)total);
-	assert_int_equal(json_object_array_length(field(root, "locations", json_type_array)), nr);
-	for (i = 0; i < nr; i++) {
+	assert_int_equal(json_object_array_length(field(root, "locations", json_type_array)),
+			 SBT_SHELLAGG_MAX_LOCATIONS);
+	for (i = 0; i < SBT_SHELLAGG_MAX_LOCATIONS; i++) {
 		loc = location(root, i);
 		snprintf(want, sizeof(want), "make>job%zu", i);
 		assert_string_equal(str_field(loc, "chain"), want);
 		assert_int_equal(int_field(loc, "count"), (int64_t)(i % 5 + 1));
 		assert_int_equal(int_field(loc, "first_pid"), (int64_t)(1000 + i));
+		listed += i % 5 + 1;
 	}
+	loc = field(root, "omitted", json_type_object);
+	assert_int_equal(int_field(loc, "locations"), (int64_t)(nr - SBT_SHELLAGG_MAX_LOCATIONS));
+	assert_int_equal(int_field(loc, "count"), (int64_t)(total - listed));
 	json_object_put(root);
 	sbt_shellagg_free(agg);
 }
@@ -385,7 +420,7 @@ int main(void)
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_grouping),
 		cmocka_unit_test(test_new_locations), cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_json_shape),    cmocka_unit_test(test_bounded_strings),
-		cmocka_unit_test(test_count_totals),
+		cmocka_unit_test(test_count_totals),  cmocka_unit_test(test_command_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
