@@ -101,12 +101,12 @@ static const char *on_tick(void *arg)
 
 	if (p->boot_failed)
 		return "sandbox_boot_failed";
-	if (p->run.vm)
+	if (p->run.backend == SBT_BACKEND_QEMU)
 		while (sbt_sandbox_console(&p->run, p->console_out) > 0)
 			;
 	if (sbt_sandbox_wait(&p->run, &p->status, 0) == 0) {
 		p->exited = true;
-		if (p->run.vm) {
+		if (p->run.backend == SBT_BACKEND_QEMU) {
 			vm_exited(p);
 			if (p->boot_failed)
 				return "sandbox_boot_failed";
@@ -824,17 +824,20 @@ int sbt_probe_main(int argc, char **argv)
 						  longopts[optind_long].name, optarg))
 				return SBT_EXIT_USAGE;
 			break;
-		case 12:
-			if (strcmp(optarg, "qemu") == 0) {
-				vm = true;
-			} else if (strcmp(optarg, "ns") != 0) {
+		case 12: {
+			enum sbt_sandbox_backend b;
+
+			if (sbt_backend_parse(optarg, &b) || b == SBT_BACKEND_PODMAN) {
 				fprintf(stderr,
 					"sbtrace probe: --backend '%s': use ns or qemu (a "
 					"Dockerfile build always runs on podman)\n",
 					optarg);
 				return SBT_EXIT_USAGE;
 			}
+			if (b == SBT_BACKEND_QEMU)
+				vm = true;
 			break;
+		}
 		case 13:
 			guest = optarg;
 			break;
@@ -929,7 +932,7 @@ int sbt_probe_main(int argc, char **argv)
 			.argv = plan.argv,
 			.stdout_fd = STDERR_FILENO,
 			.stderr_fd = STDERR_FILENO,
-			.host_tool = true,
+			.backend = SBT_BACKEND_PODMAN,
 		};
 		char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
 		int fd;
@@ -966,7 +969,7 @@ int sbt_probe_main(int argc, char **argv)
 			goto report;
 		}
 		/* A state file: sbtrace-shim gc cleans up after a killed probe. */
-		if (sbt_state_write(NULL, &p.run, sbt_sandbox_backend(&p.run)) < 0)
+		if (sbt_state_write(NULL, &p.run) < 0)
 			progress(&p, "could not write the sandbox state file (%s)",
 				 p.run.state_file);
 	} else {
@@ -989,7 +992,7 @@ int sbt_probe_main(int argc, char **argv)
 			.argv = plan.argv,
 			.stdout_fd = -1,
 			.stderr_fd = -1,
-			.vm = true,
+			.backend = SBT_BACKEND_QEMU,
 			.guest_dir = guest,
 			.tap_host_cidr = tap_host,
 			.tap_guest_cidr = tap_guest,
@@ -1012,7 +1015,7 @@ int sbt_probe_main(int argc, char **argv)
 			goto report;
 		}
 		p.started = true;
-		if (sbt_state_write(NULL, &p.run, sbt_sandbox_backend(&p.run)) < 0)
+		if (sbt_state_write(NULL, &p.run) < 0)
 			progress(&p, "could not write the sandbox state file (%s)",
 				 p.run.state_file);
 	}

@@ -46,7 +46,7 @@
  * a detached copy of its mount tree made by the caller (open_tree; so a
  * workspace under /tmp works), nosuid, nodev, read-only with workspace_ro.
  *
- * The podman backend (spec->host_tool): the same cgroup, pipes and clone3,
+ * The podman backend (SBT_BACKEND_PODMAN): the same cgroup, pipes and clone3,
  * but CLONE_INTO_CGROUP alone: the child keeps the host's namespaces, root
  * and capabilities (a container engine needs them) and the caller's
  * environment. It sets up its stdio, signals, PR_SET_PDEATHSIG and setsid,
@@ -58,7 +58,7 @@
  * runc also creates that path in every v1 hierarchy on a hybrid system, so
  * destroy (and gc) remove <v1 mount>/sbtrace/NAME trees as well.
  *
- * The qemu backend (spec->vm): CLONE_INTO_CGROUP alone, like podman's. The
+ * The qemu backend (SBT_BACKEND_QEMU): CLONE_INTO_CGROUP alone, like podman's. The
  * caller prepares everything before the clone: STATE_DIR/NAME.vm/initrd (the
  * guest's base initramfs, zero padding to a 4-byte boundary, then a second
  * newc archive with /sbt/run and the workspace, cpio.h; the kernel unpacks
@@ -980,35 +980,36 @@ int sbt_sandbox_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 			      spec && spec->name ? spec->name : "", SBT_SANDBOX_NAME_MAX);
 	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
 		return seterr(err, errlen, -EINVAL, "sandbox %s: no workload command", spec->name);
-	if (spec->net != SBT_NET_NONE && (spec->net != SBT_NET_VETH || spec->host_tool ||
-					  !spec->veth_host_cidr || !spec->veth_sandbox_cidr))
+	if (spec->net != SBT_NET_NONE &&
+	    (spec->net != SBT_NET_VETH || spec->backend == SBT_BACKEND_PODMAN ||
+	     !spec->veth_host_cidr || !spec->veth_sandbox_cidr))
 		return seterr(err, errlen, -EINVAL,
 			      "sandbox %s: network mode %d needs the ns backend and both veth "
 			      "addresses",
 			      spec->name, (int)spec->net);
-	if (spec->host_tool && spec->workspace)
+	if (spec->backend == SBT_BACKEND_PODMAN && spec->workspace)
 		return seterr(err, errlen, -EINVAL,
 			      "sandbox %s: a host-tool sandbox has no workspace (the tool reads "
 			      "host paths)",
 			      spec->name);
-	if (spec->vm && (spec->host_tool || spec->net != SBT_NET_NONE || spec->cwd))
+	if (spec->backend == SBT_BACKEND_QEMU && (spec->net != SBT_NET_NONE || spec->cwd))
 		return seterr(err, errlen, -EINVAL,
 			      "sandbox %s: a qemu sandbox takes no host tool, network mode or cwd "
 			      "(its network is the tap)",
 			      spec->name);
-	if (spec->vm && (!spec->guest_dir || !spec->guest_dir[0]))
+	if (spec->backend == SBT_BACKEND_QEMU && (!spec->guest_dir || !spec->guest_dir[0]))
 		return seterr(err, errlen, -EINVAL,
 			      "sandbox %s: no guest: build one with scripts/guest-build.sh and "
 			      "give the directory it prints",
 			      spec->name);
-	if (spec->host_tool && !sbt_extbin_allowed(spec->argv[0]))
+	if (spec->backend == SBT_BACKEND_PODMAN && !sbt_extbin_allowed(spec->argv[0]))
 		return seterr(err, errlen, -EPERM,
 			      "sandbox %s: '%s' is not on the host tool allowlist", spec->name,
 			      spec->argv[0]);
 	if (spec->cwd && spec->cwd[0] != '/')
 		return seterr(err, errlen, -EINVAL, "sandbox %s: cwd '%s' must be absolute",
 			      spec->name, spec->cwd);
-	if (!spec->vm)
+	if (spec->backend != SBT_BACKEND_QEMU)
 		return 0;
 	if (spec->vm_mem_mb &&
 	    (spec->vm_mem_mb < SBT_VM_MEM_MIN_MB || spec->vm_mem_mb > SBT_VM_MEM_MAX_MB))
@@ -1056,7 +1057,9 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	ret = sbt_sandbox_check(spec, err, errlen);
 	if (ret)
 		return ret;
-	c.cwd = spec->cwd ? spec->cwd : spec->workspace && !spec->vm ? "/workspace" : "/";
+	c.cwd = spec->cwd					       ? spec->cwd
+		: spec->workspace && spec->backend != SBT_BACKEND_QEMU ? "/workspace"
+								       : "/";
 	sdir = spec->state_dir ? spec->state_dir : SBT_STATE_DIR_DEFAULT;
 	if (!str_fits(run->state_file, sizeof(run->state_file), "%s/%s.json", sdir, spec->name))
 		return seterr(err, errlen, -ENAMETOOLONG, "state dir '%s': path too long", sdir);
@@ -1070,7 +1073,8 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	}
 	snprintf(run->name, sizeof(run->name), "%s", spec->name);
 
-	if (spec->workspace && !spec->vm) { /* the VM gets a copy, see vm_initrd() */
+	if (spec->workspace &&
+	    spec->backend != SBT_BACKEND_QEMU) { /* the VM gets a copy, see vm_initrd() */
 		if (stat(spec->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
 			errno = ENOTDIR;
 		else
@@ -1117,7 +1121,7 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 			     strerror(errno));
 		goto fail;
 	}
-	if (spec->vm) {
+	if (spec->backend == SBT_BACKEND_QEMU) {
 		ret = vm_prepare(spec, run, sdir, &vm, err, errlen);
 		if (!ret && !vm)
 			ret = -ENOMEM;
@@ -1128,10 +1132,10 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		c.tap_fd = vm->tap_fd;
 	}
 	/* The host tool gets the caller's environment as it is (not owned: not freed). */
-	if (spec->vm)
+	if (spec->backend == SBT_BACKEND_QEMU)
 		c.envp = vm->env;
 	else
-		c.envp = spec->host_tool ? environ : build_env(c.cwd, &pwd);
+		c.envp = spec->backend == SBT_BACKEND_PODMAN ? environ : build_env(c.cwd, &pwd);
 	if (!c.envp) {
 		ret = seterr(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
@@ -1143,31 +1147,31 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	c.ready_w = ready[1];
 	c.go_r = go[0];
 	run->start_ns = sbt_clock_ns(CLOCK_REALTIME);
-	if (spec->host_tool || spec->vm)
+	if (spec->backend != SBT_BACKEND_NS)
 		pid = raw_clone(CLONE_INTO_CGROUP, cgfd);
 	else
 		pid = raw_clone(CLONE_INTO_CGROUP | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS |
 					CLONE_NEWIPC | CLONE_NEWNET,
 				cgfd);
 	if (pid == 0) {
-		if (spec->vm)
+		if (spec->backend == SBT_BACKEND_QEMU)
 			vm_main(&c);
-		if (spec->host_tool)
+		if (spec->backend == SBT_BACKEND_PODMAN)
 			host_tool_main(&c);
 		child_main(&c);
 	}
 	if (pid < 0) {
-		ret = seterr(
-			err, errlen, -errno,
-			"clone3 into cgroup %s%s: %s (needs root and Linux 5.7+)", run->cgroup_path,
-			spec->host_tool || spec->vm ? "" : " with new namespaces", strerror(errno));
+		ret = seterr(err, errlen, -errno,
+			     "clone3 into cgroup %s%s: %s (needs root and Linux 5.7+)",
+			     run->cgroup_path,
+			     spec->backend != SBT_BACKEND_NS ? "" : " with new namespaces",
+			     strerror(errno));
 		goto fail;
 	}
 	run->pid = pid;
-	run->host_tool = spec->host_tool;
+	run->backend = spec->backend;
 	if (vm) {
 		/* The child holds the tap and the console's write end now. */
-		run->vm = true;
 		run->console_fd = vm->console[0];
 		vm->console[0] = -1;
 	}
@@ -1195,7 +1199,7 @@ fail:
 		close(cgfd);
 	if (c.ws_fd >= 0)
 		close(c.ws_fd);
-	if (!spec->host_tool && !spec->vm)
+	if (spec->backend == SBT_BACKEND_NS)
 		free(c.envp);
 	free(pwd);
 	vm_prep_free(vm); /* the tap stays while the child holds it */
@@ -1906,11 +1910,25 @@ int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms)
 	return 0;
 }
 
-const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run)
+static const char *const backend_names[SBT_BACKEND__MAX] = {
+	[SBT_BACKEND_NS] = "ns",
+	[SBT_BACKEND_PODMAN] = "podman",
+	[SBT_BACKEND_QEMU] = "qemu",
+};
+
+const char *sbt_backend_name(enum sbt_sandbox_backend b)
 {
-	if (run && run->vm)
-		return "qemu";
-	return run && run->host_tool ? "podman" : "ns";
+	return (unsigned int)b < SBT_BACKEND__MAX ? backend_names[b] : NULL;
+}
+
+int sbt_backend_parse(const char *s, enum sbt_sandbox_backend *out)
+{
+	for (int b = 0; s && b < SBT_BACKEND__MAX; b++)
+		if (strcmp(s, backend_names[b]) == 0) {
+			*out = (enum sbt_sandbox_backend)b;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 /* ---- the qemu backend: the console -------------------------------------- */
@@ -2116,9 +2134,9 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 	}
 	if (run->cgroup_path[0] && cgroup_destroy(run->cgroup_path) == 0)
 		run->cgroup_path[0] = '\0';
-	if (run->host_tool && run->cgroup_name[0])
+	if (run->backend == SBT_BACKEND_PODMAN && run->cgroup_name[0])
 		cgroup_v1_remove(run->cgroup_name);
-	if (run->vm) {
+	if (run->backend == SBT_BACKEND_QEMU) {
 		/* qemu is gone, and with it the tap's last fd: this only checks */
 		tap_remove(run->tap_netns, run->tap, run->tap_ifindex);
 		vm_dir_remove(run->vm_dir);
@@ -2154,8 +2172,9 @@ static int check_state_dir(const char *dir, bool create)
 	return 0;
 }
 
-int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, const char *backend)
+int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run)
 {
+	const char *backend = run ? sbt_backend_name(run->backend) : NULL;
 	char path[PATH_MAX], tmp[PATH_MAX], netns[64];
 	struct json_object *o, *vis, *addrs;
 	const char *s;
@@ -2185,10 +2204,14 @@ int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, co
 	json_object_object_add(o, "netns", json_object_new_string(netns));
 	json_object_object_add(o, "start_ns", json_object_new_int64((int64_t)run->start_ns));
 	vis = json_object_new_object();
-	json_object_object_add(vis, "exec", json_object_new_string(run->vm ? "none" : "host"));
-	json_object_object_add(vis, "network", json_object_new_string(run->vm ? "tap" : "cgroup"));
+	json_object_object_add(
+		vis, "exec",
+		json_object_new_string(run->backend == SBT_BACKEND_QEMU ? "none" : "host"));
+	json_object_object_add(
+		vis, "network",
+		json_object_new_string(run->backend == SBT_BACKEND_QEMU ? "tap" : "cgroup"));
 	json_object_object_add(o, "visibility", vis);
-	if (run->vm) {
+	if (run->backend == SBT_BACKEND_QEMU) {
 		json_object_object_add(o, "tap", json_object_new_string(run->tap));
 		json_object_object_add(o, "tap_netns", json_object_new_string(run->tap_netns));
 		json_object_object_add(o, "tap_ifindex", json_object_new_int(run->tap_ifindex));

@@ -9,7 +9,7 @@
  * NAME` find a running sandbox and `sbtrace-shim gc` clean up after a killed
  * shim.
  *
- * The `podman` backend (spec.host_tool): the same cgroup and the same
+ * The `podman` backend (SBT_BACKEND_PODMAN): the same cgroup and the same
  * start / ready / go / wait / destroy protocol, but the child is a plain
  * fork of the caller, born in the cgroup (clone3 CLONE_INTO_CGROUP): no new
  * namespaces, every capability kept (a container engine needs root), the
@@ -19,7 +19,7 @@
  * hybrid cgroup system runc also creates the same path in the v1
  * hierarchies; destroy and gc remove what it leaves there.
  *
- * The `qemu` backend (spec.vm): the same cgroup and protocol; the child is
+ * The `qemu` backend (SBT_BACKEND_QEMU): the same cgroup and protocol; the child is
  * born in the cgroup like the podman one, drops every capability and, after
  * go, becomes qemu-system-x86_64 -M microvm (TCG) booting the guest that
  * scripts/guest-build.sh made. The workload (argv) runs inside the guest as
@@ -41,6 +41,20 @@
 #define SBT_SANDBOX_NAME_MAX  64 /* [A-Za-z0-9_.-], not starting with '.' */
 #define SBT_STATE_DIR_DEFAULT "/run/sbtrace"
 
+/* Which kind of sandbox; the state file and --backend spell it sbt_backend_name(). */
+enum sbt_sandbox_backend {
+	SBT_BACKEND_NS = 0, /* namespaces (the default) */
+	SBT_BACKEND_PODMAN, /* an allowlisted container engine run as a host tool in the cgroup */
+	SBT_BACKEND_QEMU,   /* a microVM */
+	SBT_BACKEND__MAX,
+};
+
+/* "ns", "podman", "qemu"; NULL for a value out of range. */
+const char *sbt_backend_name(enum sbt_sandbox_backend b);
+
+/* The one parser of a backend's name (--backend): 0 with *out set, or -EINVAL. */
+int sbt_backend_parse(const char *s, enum sbt_sandbox_backend *out);
+
 enum sbt_sandbox_net {
 	SBT_NET_NONE = 0, /* a new network namespace with only lo (up) */
 	SBT_NET_VETH,	  /* plus eth0, one end of a veth pair whose other end is on the host */
@@ -55,12 +69,12 @@ struct sbt_sandbox_spec {
 	char *const *argv;	  /* the workload, argv[0] a path or a name looked up in PATH */
 	const char *cwd;	  /* inside the sandbox; NULL: /workspace, or / without one */
 	int stdout_fd, stderr_fd; /* the workload's output (-1: inherit) */
+	enum sbt_sandbox_backend backend;
 	/*
 	 * The podman backend: argv is a host tool run outside any namespace
 	 * with the caller's privileges and environment; workspace must be
 	 * NULL; cwd is a host path (NULL: /).
 	 */
-	bool host_tool;
 	/*
 	 * SBT_NET_VETH: the host end's network namespace (a name as `ip netns`
 	 * knows it; NULL: the caller's) and the two addresses, "192.0.2.1/24"
@@ -82,7 +96,6 @@ struct sbt_sandbox_spec {
 	 * tap_guest_cidr / tap_guest_cidr6, with the host side as its default
 	 * route. Each pair is optional (both NULL: eth0 stays unconfigured).
 	 */
-	bool vm;
 	const char *guest_dir;
 	const char *tap_netns;
 	const char *tap_host_cidr;
@@ -143,11 +156,10 @@ struct sbt_sandbox_run {
 	int go_fd;    /* write end of the go pipe, -1 once released */
 	int ready_fd; /* read end: the child writes 1 byte when set up */
 	char state_file[PATH_MAX];
-	uint64_t start_ns; /* CLOCK_REALTIME */
-	bool host_tool;	   /* started with spec.host_tool (backend "podman") */
-	uint64_t go_ns;	   /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
-	/* The qemu backend (spec.vm); run->pid is qemu. */
-	bool vm;
+	uint64_t start_ns;		  /* CLOCK_REALTIME */
+	enum sbt_sandbox_backend backend; /* spec.backend, once started */
+	uint64_t go_ns; /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
+	/* The qemu backend; run->pid is qemu. */
 	int console_fd;		  /* read end of qemu's serial console (non-blocking), or -1 */
 	char tap[16];		  /* the tap's name, e.g. "sbt1a2b3c4d" */
 	char tap_netns[PATH_MAX]; /* its netns's name, "" for the caller's */
@@ -165,9 +177,6 @@ struct sbt_sandbox_run {
  * partial last line handled), -EAGAIN when nothing is pending, or -errno.
  */
 long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd);
-
-/* The backend's name for state files: "ns", "podman" (host tool) or "qemu". */
-const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run);
 
 /*
  * Check a spec without acting on it (names, combinations, addresses, the
@@ -213,7 +222,7 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run);
  * the qemu backend adds tap, tap_netns ("" for the shim's), tap_ifindex and
  * guest_addrs, the guest's addresses without /LEN).
  */
-int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, const char *backend);
+int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run);
 struct sbt_sandbox_state {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
 	char backend[16];

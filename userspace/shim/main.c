@@ -360,9 +360,9 @@ static void write_timings(const char *path, const struct sbt_sandbox_run *run, u
 	FILE *f;
 	bool ok = false;
 
-	if (run->vm && con->ready_ns && run->go_ns)
+	if (run->backend == SBT_BACKEND_QEMU && con->ready_ns && run->go_ns)
 		snprintf(boot, sizeof(boot), "%.1f", (double)(con->ready_ns - run->go_ns) / 1e6);
-	if (run->vm && con->exit_ns && con->ready_ns)
+	if (run->backend == SBT_BACKEND_QEMU && con->exit_ns && con->ready_ns)
 		snprintf(work, sizeof(work), "%.1f", (double)(con->exit_ns - con->ready_ns) / 1e6);
 	if (run->go_ns && end_ns > run->go_ns)
 		snprintf(total, sizeof(total), "%.1f", (double)(end_ns - run->go_ns) / 1e6);
@@ -371,7 +371,7 @@ static void write_timings(const char *path, const struct sbt_sandbox_run *run, u
 		fprintf(f,
 			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"boot_ms\":%s,"
 			"\"workload_ms\":%s,\"total_ms\":%s}\n",
-			run->name, sbt_sandbox_backend(run), boot, work, total);
+			run->name, sbt_backend_name(run->backend), boot, work, total);
 		ok = !ferror(f);
 		if (fclose(f))
 			ok = false;
@@ -449,9 +449,7 @@ static int cmd_run(int argc, char **argv)
 		case 'b':
 			/* podman: CMD (podman or docker, e.g. a build with --cgroup-parent)
 			 * runs as a host tool inside the sandbox cgroup, no namespaces */
-			spec.host_tool = strcmp(optarg, "podman") == 0;
-			spec.vm = strcmp(optarg, "qemu") == 0;
-			if (!spec.host_tool && !spec.vm && strcmp(optarg, "ns") != 0)
+			if (sbt_backend_parse(optarg, &spec.backend))
 				return usage_error("run", "--backend '%s': use ns, podman or qemu",
 						   optarg);
 			break;
@@ -587,12 +585,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("run", "%sno command: give it after --, e.g. -- make test", "");
-	if (spec.host_tool && (spec.workspace || spec.net != SBT_NET_NONE))
+	if (spec.backend == SBT_BACKEND_PODMAN && (spec.workspace || spec.net != SBT_NET_NONE))
 		return usage_error("run",
 				   "%s--backend podman takes no --workspace or --net: podman "
 				   "has its own",
 				   "");
-	if (spec.host_tool) {
+	if (spec.backend == SBT_BACKEND_PODMAN) {
 		const char *base = strrchr(argv[optind], '/');
 
 		base = base ? base + 1 : argv[optind];
@@ -607,18 +605,19 @@ static int cmd_run(int argc, char **argv)
 	if (spec.net != SBT_NET_VETH && (spec.veth_host_cidr || spec.veth_host_netns))
 		return usage_error("run", "--veth-addrs and --veth-host-netns need --net veth%s",
 				   "");
-	if (!spec.vm && (spec.guest_dir || tap_opts || spec.vm_mem_mb || vm_timeout))
+	if (spec.backend != SBT_BACKEND_QEMU &&
+	    (spec.guest_dir || tap_opts || spec.vm_mem_mb || vm_timeout))
 		return usage_error(
 			"run",
 			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem and "
 			"--vm-timeout need --backend qemu",
 			"");
-	if (spec.vm && spec.net != SBT_NET_NONE)
+	if (spec.backend == SBT_BACKEND_QEMU && spec.net != SBT_NET_NONE)
 		return usage_error("run",
 				   "%s--backend qemu takes no --net: the VM's network is the tap "
 				   "(--tap-addrs)",
 				   "");
-	if (spec.vm && !spec.guest_dir)
+	if (spec.backend == SBT_BACKEND_QEMU && !spec.guest_dir)
 		return usage_error("run",
 				   "%s--backend qemu needs --guest DIR: build the guest with "
 				   "scripts/guest-build.sh, which prints DIR",
@@ -636,7 +635,7 @@ static int cmd_run(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	/* The VM's output goes through us: a closed stdout must not kill the shim. */
-	if (spec.vm)
+	if (spec.backend == SBT_BACKEND_QEMU)
 		signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
@@ -663,7 +662,7 @@ static int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = sbt_state_write(state_dir, &run, sbt_sandbox_backend(&run));
+	ret = sbt_state_write(state_dir, &run);
 	if (ret) {
 		fprintf(stderr,
 			"sbtrace-shim run: cannot write the state file %s: %s; the state dir must "
@@ -680,7 +679,7 @@ static int cmd_run(int argc, char **argv)
 	if (!no_wait) {
 		enum attach_result r;
 
-		if (run.vm)
+		if (run.backend == SBT_BACKEND_QEMU)
 			fprintf(stderr,
 				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d, tap %s); waiting "
 				"for a tracer: sbtrace trace --sandbox %s\n",
@@ -713,7 +712,7 @@ static int cmd_run(int argc, char **argv)
 			run.name, strerror(-ret));
 		goto out;
 	}
-	if (run.vm)
+	if (run.backend == SBT_BACKEND_QEMU)
 		code = wait_vm(&run, sfd, pidfd, vm_timeout);
 	else
 		code = wait_workload(&run, sfd, pidfd);
