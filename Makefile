@@ -45,7 +45,7 @@ BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
 # Pure userspace library: no libbpf in sight.
-LIB_SRCS := $(wildcard userspace/*.c)
+LIB_SRCS := $(wildcard userspace/*.c userspace/sandbox/*.c)
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))
 
