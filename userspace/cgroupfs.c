@@ -122,15 +122,19 @@ int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
 
 	if (fd < 0)
 		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (;;) {
 		ssize_t n;
 
-		if (len + 1 >= cap || !buf) {
-			if (buf)
-				cap *= 2;
+		if (len + 1 >= cap) {
+			cap *= 2;
 			nb = cap <= MOUNTINFO_MAX ? realloc(buf, cap) : NULL;
 			if (!nb) {
-				ret = buf ? -EFBIG : -ENOMEM;
+				ret = -EFBIG;
 				goto out;
 			}
 			buf = nb;

@@ -84,7 +84,7 @@ static bool pump(int fds[2], const struct sbt_run_io *io, uint64_t end_ms)
 				p[i].fd = -1; /* closed by the caller */
 				continue;
 			}
-			if (used[i] + 1 < lens[i]) {
+			if (bufs[i] && used[i] + 1 < lens[i]) {
 				size_t k = (size_t)n < lens[i] - 1 - used[i]
 						   ? (size_t)n
 						   : lens[i] - 1 - used[i];
