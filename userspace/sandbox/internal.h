@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What the parts of the sandbox (the files of userspace/sandbox/) share: the table of
- * operations where the backends differ (struct sbt_backend_ops, one entry per
- * enum sbt_sandbox_backend), the child's context and helpers, the cgroup and
+ * What the files of userspace/sandbox/ share: the table of operations where
+ * the backends differ (struct sbt_backend_ops, one entry per enum
+ * sbt_sandbox_backend), the child's context and helpers, the cgroup and
  * state-file helpers. Not part of the public API (sandbox.h).
  */
 #ifndef SBT_SANDBOX_INTERNAL_H
@@ -61,7 +61,7 @@ struct sbt_backend_ops {
 	uint64_t clone_flags;	 /* besides CLONE_INTO_CGROUP: the new namespaces */
 	/* The spec's backend-specific part, after the common checks. 0 or -errno, err filled. */
 	int (*check)(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
-	/* Before the clone: the child's cwd (set to spec->cwd or "/"), envp and the rest. */
+	/* Before the clone: c->envp and the rest; c->cwd is spec->cwd or "/" on entry. */
 	int (*prepare)(struct sbx_child *c, struct sbt_sandbox_run *run, const char *state_dir,
 		       char *err, size_t errlen);
 	/* The child's side: sets itself up, waits for go, execs; never returns. */
@@ -86,10 +86,13 @@ struct sbt_backend_ops {
 
 extern const struct sbt_backend_ops sbx_ns_ops, sbx_podman_ops, sbx_qemu_ops;
 
+/* ---- lifecycle.c ---- */
 /* The backend's operations; NULL for a value out of range. */
 const struct sbt_backend_ops *sbx_backend(enum sbt_sandbox_backend b);
 /* By the state file's name; NULL for a backend this build does not know. */
 const struct sbt_backend_ops *sbx_backend_by_name(const char *name);
+/* The message for a network mode the backend cannot give (-EINVAL). */
+int sbx_net_error(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
 
 /* ---- util.c ---- */
 int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -101,21 +104,24 @@ bool sbx_str_fits(char *dst, size_t len, const char *fmt, ...)
 char *sbx_slurp(const char *path, size_t max, size_t *lenp);
 /* `ip [-n NETNS] ARGS...` (NULL: no -n; args NULL-terminated, at most 12). 0, or -EIO. */
 int sbx_ip(const char *netns, char *const *args, char *err, size_t errlen);
-/* The message for a network mode the backend cannot give (-EINVAL). */
-int sbx_net_error(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
 
-/* ---- cgroup.c ---- */
+/* ---- cgroup.c: cg is a cgroup's absolute path ---- */
 int sbx_cgroup2_mount(char *mnt, size_t len);
 bool sbx_cgroup_empty(const char *cg);
 void sbx_cgroup_kill(const char *cg);
+/* rmdir cg and the cgroups below it (depth: how deep this call is; 0 from outside). */
 int sbx_cgroup_rmdir_tree(const char *cg, int depth);
+/* Kill, wait for it to empty, remove. 0 or -errno. */
 int sbx_cgroup_destroy(const char *cg);
 
 /* ---- state.c ---- */
+/* A directory owned by us or root, writable by nobody else (`create`: mkdir first). */
 int sbx_check_state_dir(const char *dir, bool create);
 /* STATE_DIR/NAME.attach for STATE_DIR/NAME.json ("" when it does not end so). */
 void sbx_attach_path(const char *state_file, char *out, size_t len);
+/* "state file PATH: field 'KEY<what>" (or the file's what without key) into v->err; ret. */
 int sbx_state_bad(const struct sbx_state_ctx *v, int ret, const char *what, const char *key);
+/* Required string / optional string (1: absent) / integer min..max, as sbx_state_bad says. */
 int sbx_state_str(struct json_object *root, const char *key, char *out, size_t len,
 		  const struct sbx_state_ctx *v);
 int sbx_state_opt_str(struct json_object *root, const char *key, char *out, size_t len,
@@ -139,19 +145,23 @@ void sbx_close_fds_except(int *keep, int n);
 pid_t sbx_raw_clone(uint64_t flags, int cgroup_fd);
 /* Tell the caller the set-up is done, then block until it says go (EOF: it is gone). */
 void sbx_ready_then_wait_go(struct sbx_child *c);
-/* The caller's environment for argv, then the exec; 127 and a message when it fails. */
+/* Exec argv with c->envp as its environment; exit 127 with a message when it fails. */
 void sbx_child_exec(const struct sbx_child *c, enum sbt_exec_ctx ctx, char *const *argv)
 	__attribute__((noreturn));
 
 /* ---- qemu_tap.c: the qemu backend's network ---- */
+/* A name `ip netns` can have made; an interface name the kernel accepts. */
 bool sbx_netns_name_ok(const char *n);
 bool sbx_ifname_ok(const char *n);
+/* Check the tap's address pairs; the guest's halves onto `append` and into guest[] (NULL: no). */
 int sbx_vm_addrs(const struct sbt_sandbox_spec *spec, char *append, size_t len, char (*guest)[64],
 		 int *nr_guest, char *err, size_t errlen);
+/* run->tap in spec->tap_netns: its fd, or -errno; then its addresses, and up. */
 int sbx_tap_create(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
 		   size_t errlen);
 int sbx_tap_configure(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
 		      size_t errlen);
+/* Delete the tap if it is still there with the recorded ifindex. */
 void sbx_tap_remove(const char *netns, const char *tap, int ifindex);
 
 #endif

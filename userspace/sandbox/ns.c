@@ -38,8 +38,9 @@
  * top-level files are left out. Then: a fresh proc (the new pid namespace)
  * with sys, sysrq-trigger, irq, bus and fs read-only and kcore, keys,
  * kallsyms, timer_list... masked, as docker does (the workload is uid 0:
- * without this it could write /proc/sys/kernel/core_pattern); a minimal /dev (tmpfs, read-only: bind mounts of the host's null,
- * zero, full, random, urandom, tty, the fd/std* symlinks, a tmpfs /dev/shm);
+ * without this it could write /proc/sys/kernel/core_pattern); a minimal
+ * /dev (tmpfs, read-only: bind mounts of the host's null, zero, full,
+ * random, urandom, tty, the fd/std* symlinks, a tmpfs /dev/shm);
  * writable tmpfs on /tmp, /root (HOME) and /run (the host's /run, with its
  * unix sockets such as systemd's private one, must not be reachable); an
  * empty /sys (nothing mounted, so no cgroupfs); the workspace at /workspace,
