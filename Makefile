@@ -45,7 +45,7 @@ BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
 # Pure userspace library: no libbpf in sight.
-LIB_SRCS := $(wildcard userspace/*.c userspace/probe/*.c)
+LIB_SRCS := $(wildcard userspace/*.c userspace/probe/*.c userspace/sandbox/*.c)
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))
 
@@ -120,14 +120,15 @@ $(ASANOBJ)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
-# Rebuilt from scratch: a member whose source was removed must not linger.
+# Archives are made anew (`ar r` on an old one would keep the objects of removed sources),
+# members named by path (P): userspace/sink.c and userspace/probe/sink.c are both sink.o.
 $(OBJ)/libsbtrace.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcsP $@ $^
 
 $(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar rcsP $@ $^
 
 $(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)

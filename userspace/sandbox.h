@@ -1,34 +1,46 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The `ns` sandbox backend of sbtrace-shim: a cgroup v2 child under an
- * `sbtrace/` parent, new mount, pid, uts, ipc, net and cgroup namespaces, the
- * workspace bind-mounted at /workspace, the host filesystem read-only,
- * writable tmpfs /tmp and HOME, no_new_privs, every capability dropped. The
- * workload's first exec waits for sbt_sandbox_go(): the tracer attaches in
- * between (no first-exec race). State files let `sbtrace trace --sandbox
- * NAME` find a running sandbox and `sbtrace-shim gc` clean up after a killed
- * shim.
+ * The sandboxes of sbtrace-shim (and of `sbtrace probe`): three backends
+ * behind one protocol. Each sandbox is a cgroup v2 child under an `sbtrace/`
+ * parent; sbt_sandbox_start() creates it and clones the backend's child
+ * into it, sbt_sandbox_ready() waits for the child's set-up,
+ * sbt_sandbox_go() releases the workload, sbt_sandbox_wait() reaps it and
+ * sbt_sandbox_destroy() removes everything. The workload's first exec waits
+ * for sbt_sandbox_go(): the tracer attaches in between (no first-exec
+ * race). State files let `sbtrace trace --sandbox NAME` find a running
+ * sandbox and `sbtrace-shim gc` clean up after a killed shim.
  *
- * The `podman` backend (spec.host_tool): the same cgroup and the same
- * start / ready / go / wait / destroy protocol, but the child is a plain
- * fork of the caller, born in the cgroup (clone3 CLONE_INTO_CGROUP): no new
- * namespaces, every capability kept (a container engine needs root), the
- * caller's environment. After go it executes an allowlisted host tool
- * (sbt_exec(SBT_EXEC_HOST): podman or docker), whose containers are placed
- * below the sandbox cgroup with --cgroup-parent (see probe_cmd.c). On a
- * hybrid cgroup system runc also creates the same path in the v1
- * hierarchies; destroy and gc remove what it leaves there.
+ * The `ns` backend (SBT_BACKEND_NS, the default): new mount, pid, uts, ipc,
+ * net and cgroup namespaces, the workspace bind-mounted at /workspace, the
+ * host filesystem read-only, writable tmpfs /tmp and HOME, no_new_privs,
+ * every capability dropped.
  *
- * The `qemu` backend (spec.vm): the same cgroup and protocol; the child is
- * born in the cgroup like the podman one, drops every capability and, after
- * go, becomes qemu-system-x86_64 -M microvm (TCG) booting the guest that
- * scripts/guest-build.sh made. The workload (argv) runs inside the guest as
- * /sbt/run, with the workspace copied to /workspace, both in a second cpio
- * archive appended to the guest's initramfs. The guest's only network is
- * eth0 (virtio-net), whose host side is a tap the caller creates in
- * spec.tap_netns and hands to qemu as an open fd. The serial console comes
- * back through run->console_fd (see sbt_vm_console_feed()). The host sees
- * the VM's execs only as qemu's: visibility exec "none", network "tap".
+ * The `podman` backend (SBT_BACKEND_PODMAN): the same cgroup and protocol,
+ * but the child is a plain fork of the caller, born in the cgroup (clone3
+ * CLONE_INTO_CGROUP): no new namespaces, every capability kept (a container
+ * engine needs root), the caller's environment. After go it executes an
+ * allowlisted host tool (sbt_exec(SBT_EXEC_HOST): podman or docker), whose
+ * containers are placed below the sandbox cgroup with --cgroup-parent (see
+ * probe_cmd.c). On a hybrid cgroup system runc also creates the same path in
+ * the v1 hierarchies; destroy and gc remove what it leaves there.
+ *
+ * The `qemu` backend (SBT_BACKEND_QEMU): the same cgroup and protocol; the
+ * child is born in the cgroup like the podman one, drops every capability
+ * and, after go, becomes qemu-system-x86_64 -M microvm (TCG) booting the
+ * guest that scripts/guest-build.sh made. The workload (argv) runs inside
+ * the guest as /sbt/run, with the workspace copied to /workspace, both in a
+ * second cpio archive appended to the guest's initramfs. The guest's only
+ * network is eth0 (virtio-net), whose host side is a tap the caller creates
+ * in spec.tap_netns and hands to qemu as an open fd. The serial console
+ * comes back through run->console_fd (see sbt_vm_console_feed()). The host
+ * sees the VM's execs only as qemu's: visibility exec "none", network "tap".
+ *
+ * The code, in userspace/sandbox/: lifecycle.c (checks, start, ready, go,
+ * wait, destroy, the backend table), ns.c, podman.c, qemu.c and qemu_tap.c
+ * (one backend each), console.c (the VM's console), state.c (state files),
+ * gc.c, cgroup.c (kill and remove a cgroup), child.c (what the children
+ * share), util.c; internal.h holds struct sbt_backend_ops, the table of
+ * operations where the backends differ, indexed by enum sbt_sandbox_backend.
  */
 #ifndef SBT_SANDBOX_H
 #define SBT_SANDBOX_H
@@ -40,6 +52,20 @@
 
 #define SBT_SANDBOX_NAME_MAX  64 /* [A-Za-z0-9_.-], not starting with '.' */
 #define SBT_STATE_DIR_DEFAULT "/run/sbtrace"
+
+/* Which kind of sandbox; the state file and --backend spell it sbt_backend_name(). */
+enum sbt_sandbox_backend {
+	SBT_BACKEND_NS = 0, /* namespaces (the default) */
+	SBT_BACKEND_PODMAN, /* an allowlisted container engine run as a host tool in the cgroup */
+	SBT_BACKEND_QEMU,   /* a microVM */
+	SBT_BACKEND__MAX,
+};
+
+/* "ns", "podman", "qemu"; NULL for a value out of range. */
+const char *sbt_backend_name(enum sbt_sandbox_backend b);
+
+/* The one parser of a backend's name (--backend): 0 with *out set, or -EINVAL. */
+int sbt_backend_parse(const char *s, enum sbt_sandbox_backend *out);
 
 enum sbt_sandbox_net {
 	SBT_NET_NONE = 0, /* a new network namespace with only lo (up) */
@@ -56,11 +82,11 @@ struct sbt_sandbox_spec {
 	const char *cwd;	  /* inside the sandbox; NULL: /workspace, or / without one */
 	int stdout_fd, stderr_fd; /* the workload's output (-1: inherit) */
 	/*
-	 * The podman backend: argv is a host tool run outside any namespace
+	 * SBT_BACKEND_PODMAN: argv is a host tool run outside any namespace
 	 * with the caller's privileges and environment; workspace must be
-	 * NULL; cwd is a host path (NULL: /).
+	 * NULL; cwd is a host path (NULL: /). SBT_BACKEND_QEMU: see below.
 	 */
-	bool host_tool;
+	enum sbt_sandbox_backend backend;
 	/*
 	 * SBT_NET_VETH: the host end's network namespace (a name as `ip netns`
 	 * knows it; NULL: the caller's) and the two addresses, "192.0.2.1/24"
@@ -82,7 +108,6 @@ struct sbt_sandbox_spec {
 	 * tap_guest_cidr / tap_guest_cidr6, with the host side as its default
 	 * route. Each pair is optional (both NULL: eth0 stays unconfigured).
 	 */
-	bool vm;
 	const char *guest_dir;
 	const char *tap_netns;
 	const char *tap_host_cidr;
@@ -143,11 +168,10 @@ struct sbt_sandbox_run {
 	int go_fd;    /* write end of the go pipe, -1 once released */
 	int ready_fd; /* read end: the child writes 1 byte when set up */
 	char state_file[PATH_MAX];
-	uint64_t start_ns; /* CLOCK_REALTIME */
-	bool host_tool;	   /* started with spec.host_tool (backend "podman") */
-	uint64_t go_ns;	   /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
-	/* The qemu backend (spec.vm); run->pid is qemu. */
-	bool vm;
+	uint64_t start_ns;		  /* CLOCK_REALTIME */
+	enum sbt_sandbox_backend backend; /* spec.backend, once started */
+	uint64_t go_ns; /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
+	/* The qemu backend; run->pid is qemu. */
 	int console_fd;		  /* read end of qemu's serial console (non-blocking), or -1 */
 	char tap[16];		  /* the tap's name, e.g. "sbt1a2b3c4d" */
 	char tap_netns[PATH_MAX]; /* its netns's name, "" for the caller's */
@@ -165,9 +189,6 @@ struct sbt_sandbox_run {
  * partial last line handled), -EAGAIN when nothing is pending, or -errno.
  */
 long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd);
-
-/* The backend's name for state files: "ns", "podman" (host tool) or "qemu". */
-const char *sbt_sandbox_backend(const struct sbt_sandbox_run *run);
 
 /*
  * Check a spec without acting on it (names, combinations, addresses, the
@@ -211,9 +232,11 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run);
  * State file (JSON: name, backend, cgroup path and id, netns, pid, shim_pid,
  * start time, visibility {"exec":"host"|"none","network":"cgroup"|"tap"};
  * the qemu backend adds tap, tap_netns ("" for the shim's), tap_ifindex and
- * guest_addrs, the guest's addresses without /LEN).
+ * guest_addrs, the guest's addresses without /LEN). The backend is
+ * sbt_backend_name(run->backend); state_dir NULL: SBT_STATE_DIR_DEFAULT.
+ * 0 or -errno.
  */
-int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run, const char *backend);
+int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run);
 struct sbt_sandbox_state {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
 	char backend[16];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer target: sbtrace-shim state files (sbt_state_read(), userspace/
- * sandbox.c), which `sbtrace trace --sandbox` and `sbtrace-shim gc` read: the
+ * sandbox/state.c), which `sbtrace trace --sandbox` and `sbtrace-shim gc` read: the
  * input is the file NAME.json in a private state dir.
  *
  * Invariants: 0 with every string field NUL-terminated within its buffer, a

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Unit tests for the qemu backend's console parser (sbt_vm_console_*,
- * userspace/sandbox.c): boot output kept apart, the workload's bytes passed
+ * userspace/sandbox/console.c): boot output kept apart, the workload's bytes passed
  * on exactly, the exit code from the marker, markers split across reads,
  * long lines, a VM that dies early, an output that fails.
  */

@@ -36,14 +36,14 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 		fprintf(stderr, "sbtrace probe: %s\n", err);
 		return SBT_EXIT_USAGE;
 	}
-	if (o->vm && probe_vm_options(o, plan) < 0)
+	if (probe_vm(o) && probe_vm_options(o, plan) < 0)
 		return SBT_EXIT_USAGE;
 	/* Dockerfile: the engine and the base images (their ids are inputs) first. */
 	if (plan->kind == SBT_BUILD_DOCKERFILE &&
 	    probe_engine_prepare(o->repo, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
 		p->boot_failed = true;
 	/* A VM's report is another answer than a namespace sandbox's: its own key. */
-	sbt_probe_cache_key(plan, o->vm ? SBTRACE_VERSION "+qemu" : SBTRACE_VERSION, p->key);
+	sbt_probe_cache_key(plan, probe_vm(o) ? SBTRACE_VERSION "+qemu" : SBTRACE_VERSION, p->key);
 	return -1;
 }
 

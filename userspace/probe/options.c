@@ -127,9 +127,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 			return SBT_EXIT_USAGE;
 		return -1;
 	case OPT_BACKEND:
-		if (strcmp(arg, "qemu") == 0) {
-			o->vm = true;
-		} else if (strcmp(arg, "ns") != 0) {
+		if (sbt_backend_parse(arg, &o->backend) || o->backend == SBT_BACKEND_PODMAN) {
 			fprintf(stderr,
 				"sbtrace probe: --backend '%s': use ns or qemu (a Dockerfile build "
 				"always runs on podman)\n",

@@ -65,13 +65,20 @@ int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree
 struct probe_opts {
 	char repo[PATH_MAX]; /* real path */
 	const char *cmd, *target, *cache_dir, *trace_out, *guest, *tap_addrs;
-	bool no_cache, quiet, vm;
+	bool no_cache, quiet;
+	enum sbt_sandbox_backend backend; /* --backend: ns or qemu (a Dockerfile runs on podman) */
 	uint64_t timeout_ms;
 	int egress_mode;
 	struct sbt_egress_cfg egress;
 	char cache_buf[PATH_MAX], guest_buf[PATH_MAX];
 	char tap_host[64], tap_guest[64]; /* --backend qemu */
 };
+
+/* The build runs in a microVM (--backend qemu). */
+static inline bool probe_vm(const struct probe_opts *o)
+{
+	return o->backend == SBT_BACKEND_QEMU;
+}
 
 /* -1 to go on, else an exit code (after --help, or a one-line usage error). */
 int probe_options(int argc, char **argv, struct probe_opts *o);

@@ -71,7 +71,7 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 	if (p->boot_failed) {
 		v->reason = "sandbox_boot_failed";
 		add_warning(w, "sandbox_boot_failed", p->boot_err);
-	} else if (p->o->vm) {
+	} else if (probe_vm(p->o)) {
 		/* Whatever happened inside, the host saw only qemu: no exec, no shell. */
 		v->reason = "exec_not_visible";
 		add_warning(w, "exec_not_visible",
@@ -97,7 +97,7 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			    "the Dockerfile's RUN steps ran outside the sandbox cgroup (the "
 			    "engine ignored --cgroup-parent): their execs were not traced");
 	}
-	if (!p->ws.mounted && p->started && plan->kind != SBT_BUILD_DOCKERFILE && !p->o->vm)
+	if (!p->ws.mounted && p->started && plan->kind != SBT_BUILD_DOCKERFILE && !probe_vm(p->o))
 		add_warning(w, "workspace_readonly",
 			    "the overlay for a writable workspace could not be mounted; the repo "
 			    "was mounted read-only");
@@ -167,9 +167,9 @@ static json_object *visibility_json(const struct probe_opts *o)
 {
 	json_object *vis = json_object_new_object();
 
-	json_object_object_add(vis, "exec", json_object_new_string(o->vm ? "none" : "host"));
+	json_object_object_add(vis, "exec", json_object_new_string(probe_vm(o) ? "none" : "host"));
 	json_object_object_add(vis, "network",
-			       json_object_new_string(o->vm ? "tap"
+			       json_object_new_string(probe_vm(o) ? "tap"
 						      : o->egress_mode == SBT_EGRESS_OFF
 							      ? "none"
 							      : "cgroup"));
@@ -195,7 +195,7 @@ static json_object *timings_json(const struct probe_ctx *p)
 	}
 	json_object_object_add(t, "build", json_object_new_uint64(p->build_ms));
 	/* the VM: go to the guest's SBT-GUEST-READY (kernel boot and init) */
-	if (p->o->vm && run->con.ready_ns && run->go_ns && run->con.ready_ns > run->go_ns)
+	if (probe_vm(p->o) && run->con.ready_ns && run->go_ns && run->con.ready_ns > run->go_ns)
 		json_object_object_add(
 			t, "vm_boot",
 			json_object_new_uint64((run->con.ready_ns - run->go_ns) / 1000000));

@@ -73,12 +73,12 @@ static const char *on_tick(void *arg)
 
 	if (p->boot_failed)
 		return "sandbox_boot_failed";
-	if (p->o->vm)
+	if (probe_vm(p->o))
 		while (sbt_sandbox_console(&p->run, p->console_out) > 0)
 			;
 	if (sbt_sandbox_wait(&p->run, &p->status, 0) == 0) {
 		p->exited = true;
-		if (p->o->vm) {
+		if (probe_vm(p->o)) {
 			vm_exited(p);
 			if (p->boot_failed)
 				return "sandbox_boot_failed";
@@ -114,7 +114,7 @@ static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
 		.argv = plan->argv,
 		.stdout_fd = STDERR_FILENO,
 		.stderr_fd = STDERR_FILENO,
-		.host_tool = true,
+		.backend = SBT_BACKEND_PODMAN,
 	};
 	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
 	const char *cg;
@@ -139,7 +139,7 @@ static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
 		return -1;
 	}
 	/* A state file: sbtrace-shim gc cleans up after a killed probe. */
-	if (sbt_state_write(NULL, &p->run, sbt_sandbox_backend(&p->run)) < 0)
+	if (sbt_state_write(NULL, &p->run) < 0)
 		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
 	return 0;
 }
@@ -160,7 +160,7 @@ static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
 		.argv = plan->argv,
 		.stdout_fd = -1,
 		.stderr_fd = -1,
-		.vm = true,
+		.backend = SBT_BACKEND_QEMU,
 		.guest_dir = o->guest,
 		.tap_host_cidr = o->tap_host,
 		.tap_guest_cidr = o->tap_guest,
@@ -181,7 +181,7 @@ static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
-	if (sbt_state_write(NULL, &p->run, sbt_sandbox_backend(&p->run)) < 0)
+	if (sbt_state_write(NULL, &p->run) < 0)
 		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
 	return 0;
 }
@@ -225,7 +225,7 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 	}
 	sb->origin = "sandbox";
 	opts->nr_sandboxes = 1;
-	if (o->vm) {
+	if (probe_vm(o)) {
 		sb->exec_hidden = true;
 		if (sbt_tap_from_shim(sb, p->run.tap, p->run.tap_netns, p->run.guest_addrs,
 				      p->run.nr_guest_addrs, &bad)) {
@@ -278,7 +278,7 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 	snprintf(p->name, sizeof(p->name), "probe-%.12s-%d", p->key, (int)getpid());
 	if (plan->kind == SBT_BUILD_DOCKERFILE)
 		rc = start_podman(p, plan);
-	else if (p->o->vm)
+	else if (probe_vm(p->o))
 		rc = start_vm(p, plan);
 	else
 		rc = start_ns(p, plan);

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Unit tests for the sandbox backends' names (sbt_backend_name/parse,
+ * userspace/sandbox/lifecycle.c) and for the state file's backend fields
+ * (userspace/sandbox/state.c): one backend's fields are refused in another's.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+static void test_names_round_trip(void **state)
+{
+	static const char *const names[] = { "ns", "podman", "qemu" };
+	enum sbt_sandbox_backend b;
+
+	for (int i = 0; i < SBT_BACKEND__MAX; i++) {
+		assert_string_equal(sbt_backend_name((enum sbt_sandbox_backend)i), names[i]);
+		assert_int_equal(sbt_backend_parse(names[i], &b), 0);
+		assert_int_equal(b, i);
+	}
+	assert_int_equal(SBT_BACKEND_NS, 0); /* a zeroed spec is an ns one */
+}
+
+static void test_parse_refuses(void **state)
+{
+	enum sbt_sandbox_backend b = SBT_BACKEND_QEMU;
+
+	assert_int_equal(sbt_backend_parse("", &b), -EINVAL);
+	assert_int_equal(sbt_backend_parse("NS", &b), -EINVAL);
+	assert_int_equal(sbt_backend_parse("qemu ", &b), -EINVAL);
+	assert_int_equal(sbt_backend_parse("docker", &b), -EINVAL);
+	assert_int_equal(sbt_backend_parse(NULL, &b), -EINVAL);
+	assert_int_equal(b, SBT_BACKEND_QEMU); /* untouched */
+	assert_null(sbt_backend_name(SBT_BACKEND__MAX));
+	assert_null(sbt_backend_name((enum sbt_sandbox_backend) - 1));
+}
+
+/* Write NAME.json into a private state dir and read it back; the error text. */
+static int read_state(const char *json, char *err, size_t errlen)
+{
+	char dir[] = "/tmp/sbt-test-backend.XXXXXX", path[PATH_MAX];
+	struct sbt_sandbox_state st;
+	int fd, ret;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/x.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+	close(fd);
+	err[0] = '\0';
+	ret = sbt_state_read(dir, "x", &st, err, errlen);
+	unlink(path);
+	rmdir(dir);
+	return ret;
+}
+
+#define STATE_HEAD                                                                                 \
+	"{\"name\":\"x\",\"backend\":\"%s\",\"cgroup\":\"/sys/fs/cgroup/sbtrace/x\","              \
+	"\"cgroup_id\":42,\"pid\":100,\"shim_pid\":99,\"netns\":\"/proc/100/ns/net\","             \
+	"\"start_ns\":1%s}"
+
+static void test_state_foreign_fields(void **state)
+{
+	char json[1024], err[PATH_MAX + 512];
+
+	snprintf(json, sizeof(json), STATE_HEAD, "ns", ",\"tap\":\"sbt1\"");
+	assert_int_equal(read_state(json, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "field 'tap' belongs to backend qemu only"));
+	snprintf(json, sizeof(json), STATE_HEAD, "podman", ",\"guest_addrs\":[]");
+	assert_int_equal(read_state(json, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "field 'guest_addrs' belongs to backend qemu only"));
+	/* an unknown backend has none of the known backends' fields either */
+	snprintf(json, sizeof(json), STATE_HEAD, "other", ",\"tap_ifindex\":3");
+	assert_int_equal(read_state(json, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "field 'tap_ifindex' belongs to backend qemu only"));
+}
+
+static void test_state_qemu_needs_its_fields(void **state)
+{
+	char json[1024], err[PATH_MAX + 512];
+
+	snprintf(json, sizeof(json), STATE_HEAD, "qemu", "");
+	assert_int_equal(read_state(json, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "field 'tap' is missing"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_round_trip),
+		cmocka_unit_test(test_parse_refuses),
+		cmocka_unit_test(test_state_foreign_fields),
+		cmocka_unit_test(test_state_qemu_needs_its_fields),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Killing and removing a sandbox's cgroup (and whatever is below it). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroupfs.h"
+#include "clock.h"
+#include "io.h"
+#include "internal.h"
+
+/* The cgroup v2 mount point. 0 or -errno. */
+int sbx_cgroup2_mount(char *mnt, size_t len)
+{
+	char root[PATH_MAX];
+
+	return sbt_cgroup2_mount(mnt, len, root, sizeof(root));
+}
+
+/* "populated 0" in cgroup.events: no live process in the cgroup or below. */
+bool sbx_cgroup_empty(const char *cg)
+{
+	char path[PATH_MAX], *ev, *p;
+	bool empty = false;
+
+	if (!sbx_str_fits(path, sizeof(path), "%s/cgroup.events", cg))
+		return false;
+	ev = sbx_slurp(path, 1u << 16, NULL);
+	if (!ev)
+		return errno == ENOENT;
+	p = strstr(ev, "populated ");
+	if (p && (p == ev || p[-1] == '\n'))
+		empty = p[10] == '0';
+	free(ev);
+	return empty;
+}
+
+/* SIGKILL every process in the cgroup and below: cgroup.kill, else one by one. */
+void sbx_cgroup_kill(const char *cg)
+{
+	char path[PATH_MAX], *procs, *p, *end;
+	int fd;
+
+	if (!sbx_str_fits(path, sizeof(path), "%s/cgroup.kill", cg))
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		int ret = sbt_write_all(fd, "1", 1);
+
+		close(fd);
+		if (!ret)
+			return;
+	}
+	/* Before Linux 5.14: kill what cgroup.procs lists until it stays empty (bounded). */
+	if (!sbx_str_fits(path, sizeof(path), "%s/cgroup.procs", cg))
+		return;
+	for (int round = 0; round < 100; round++) {
+		bool any = false;
+
+		procs = sbx_slurp(path, 16u << 20, NULL);
+		if (!procs)
+			return;
+		for (p = procs; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+				any = true;
+		}
+		free(procs);
+		if (!any)
+			return;
+		sbt_sleep_ms(10);
+	}
+}
+
+/* rmdir a cgroup and any child cgroups, depth first (bounded depth). */
+int sbx_cgroup_rmdir_tree(const char *cg, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (rmdir(cg) == 0 || errno == ENOENT)
+		return 0;
+	/* cgroupfs says EBUSY for a cgroup with child cgroups (and for one with tasks) */
+	if (errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY)
+		return -errno;
+	if (depth > 16)
+		return -ENOTEMPTY;
+	d = opendir(cg);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (sbx_str_fits(sub, sizeof(sub), "%s/%s", cg, de->d_name))
+			sbx_cgroup_rmdir_tree(sub, depth + 1);
+	}
+	closedir(d);
+	return rmdir(cg) == 0 || errno == ENOENT ? 0 : -errno;
+}
+
+/* Kill everything in the cgroup, wait for it to empty, remove it (retrying on EBUSY). */
+int sbx_cgroup_destroy(const char *cg)
+{
+	int ret = 0;
+
+	sbx_cgroup_kill(cg);
+	for (int waited = 0; waited < KILL_WAIT_MS; waited += 10) {
+		ret = sbx_cgroup_rmdir_tree(cg, 0);
+		if (ret != -EBUSY && ret != -ENOTEMPTY)
+			return ret;
+		if (waited % 500 == 490)
+			sbx_cgroup_kill(cg);
+		sbt_sleep_ms(10);
+	}
+	return ret;
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The qemu backend's serial console, as the caller reads it (see sandbox.h). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "io.h"
+#include "internal.h"
+
+#define READY_LINE "SBT-GUEST-READY"
+#define EXIT_LINE  "SBT-GUEST-EXIT "
+
+void sbt_vm_console_init(struct sbt_vm_console *con)
+{
+	memset(con, 0, sizeof(*con));
+}
+
+/* Keep the last bytes of what was not the workload's, for error messages. */
+static void con_tail(struct sbt_vm_console *con, const char *p, size_t n, bool nl)
+{
+	size_t cap = sizeof(con->tail) - 1, add = n + (nl ? 1 : 0);
+
+	if (add > cap) { /* only the end of a long line */
+		p += add - cap;
+		n -= add - cap;
+		add = cap;
+	}
+	if (con->tail_len + add > cap) {
+		size_t drop = con->tail_len + add - cap;
+
+		memmove(con->tail, con->tail + drop, con->tail_len - drop);
+		con->tail_len -= drop;
+	}
+	memcpy(con->tail + con->tail_len, p, n);
+	con->tail_len += n;
+	if (nl)
+		con->tail[con->tail_len++] = '\n';
+	con->tail[con->tail_len] = '\0';
+}
+
+static void con_out(struct sbt_vm_console *con, int fd, const char *p, size_t n)
+{
+	if (!con->out_failed && n && sbt_write_all(fd, p, n))
+		con->out_failed = true; /* e.g. EPIPE: the VM runs on, its output is dropped */
+}
+
+/* "SBT-GUEST-EXIT <0-255>" (a CR before the end tolerated); the code or -1. */
+static int exit_marker(const char *l, size_t n)
+{
+	size_t k = sizeof(EXIT_LINE) - 1;
+	int code = 0;
+
+	if (n && l[n - 1] == '\r')
+		n--;
+	if (n <= k || n > k + 3 || memcmp(l, EXIT_LINE, k) != 0)
+		return -1;
+	for (size_t i = k; i < n; i++) {
+		if (l[i] < '0' || l[i] > '9')
+			return -1;
+		code = code * 10 + (l[i] - '0');
+	}
+	return code <= 255 ? code : -1;
+}
+
+/* One line (without its newline; `complete`: it had one). */
+static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
+{
+	const char *l = con->line;
+	size_t n = con->len;
+	int code;
+
+	switch (con->phase) {
+	case SBT_VM_BOOTING:
+		if (complete && (n == sizeof(READY_LINE) - 1 || n == sizeof(READY_LINE)) &&
+		    memcmp(l, READY_LINE, sizeof(READY_LINE) - 1) == 0 &&
+		    (n == sizeof(READY_LINE) - 1 || l[n - 1] == '\r')) {
+			con->phase = SBT_VM_RUNNING;
+			con->ready_ns = sbt_clock_ns(CLOCK_MONOTONIC);
+			con->pending_nl = false;
+			con->mid_line = false;
+			break;
+		}
+		con_tail(con, l, n, complete);
+		break;
+	case SBT_VM_RUNNING:
+		code = con->mid_line ? -1 : exit_marker(l, n);
+		if (code >= 0 && complete) {
+			/* the newline before the marker is init's, not the workload's */
+			con->phase = SBT_VM_EXITED;
+			con->exit_code = code;
+			con->exit_ns = sbt_clock_ns(CLOCK_MONOTONIC);
+			con->pending_nl = false;
+			break;
+		}
+		if (con->pending_nl)
+			con_out(con, out_fd, "\n", 1);
+		con_out(con, out_fd, l, n);
+		con->pending_nl = complete;
+		con->mid_line = !complete;
+		break;
+	case SBT_VM_EXITED:
+		con_tail(con, l, n, complete);
+		break;
+	}
+	con->len = 0;
+}
+
+void sbt_vm_console_feed(struct sbt_vm_console *con, const char *buf, size_t n, int out_fd)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			con_line(con, out_fd, true);
+			continue;
+		}
+		/* A full buffer is no marker: pass it on as part of a longer line. */
+		if (con->len == sizeof(con->line))
+			con_line(con, out_fd, false);
+		con->line[con->len++] = buf[i];
+	}
+}
+
+void sbt_vm_console_eof(struct sbt_vm_console *con, int out_fd)
+{
+	if (con->len)
+		con_line(con, out_fd, false);
+	if (con->phase == SBT_VM_RUNNING && con->pending_nl) {
+		con_out(con, out_fd, "\n", 1); /* the VM died: the workload's line stays whole */
+		con->pending_nl = false;
+	}
+}
+
+long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd)
+{
+	char buf[16384];
+	ssize_t n;
+
+	if (run->console_fd < 0)
+		return 0;
+	do
+		n = read(run->console_fd, buf, sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (n == 0) {
+		sbt_vm_console_eof(&run->con, out_fd);
+		close(run->console_fd);
+		run->console_fd = -1;
+		return 0;
+	}
+	sbt_vm_console_feed(&run->con, buf, (size_t)n, out_fd);
+	return (long)n;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the files of userspace/sandbox/ share: the table of operations where
+ * the backends differ (struct sbt_backend_ops, one entry per enum
+ * sbt_sandbox_backend), the child's context and helpers, the cgroup and
+ * state-file helpers. Not part of the public API (sandbox.h).
+ */
+#ifndef SBT_SANDBOX_INTERNAL_H
+#define SBT_SANDBOX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "extbin.h"
+#include "sandbox.h"
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+#define KILL_WAIT_MS   5000
+#define GC_MIN_AGE_SEC 10 /* orphans younger than this may belong to a sandbox being started */
+#define READY_OK       '+'
+#define READY_ERR      '-'
+
+struct json_object;
+struct sbx_vm_prep;
+
+/* What the child needs; lives in the caller's memory, copied by the clone. */
+struct sbx_child {
+	const struct sbt_sandbox_spec *spec;
+	const char *cwd; /* the workload's (inside the sandbox) or the host tool's */
+	char **envp;
+	int ready_w, go_r;
+	/* the ns backend: the workspace's detached mount tree; envp and its PWD= entry, owned */
+	int ws_fd;
+	char *pwd;
+	/* the qemu backend: qemu's argv and environment, the tap, the console pipe */
+	struct sbx_vm_prep *vm;
+};
+
+/* Where a state file's fields are checked: the file (for messages) and the error buffer. */
+struct sbx_state_ctx {
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+/*
+ * Where the backends differ. A NULL hook does nothing. The caller's side
+ * runs check, then (the cgroup made) prepare, the clone with clone_flags,
+ * after_clone, and release in every case; destroy and gc after the cgroup is
+ * gone.
+ */
+struct sbt_backend_ops {
+	const char *name;	 /* --backend and the state file's "backend" */
+	const char *vis_exec;	 /* the state file's visibility: "host" or "none" */
+	const char *vis_network; /* "cgroup" or "tap" */
+	uint64_t clone_flags;	 /* besides CLONE_INTO_CGROUP: the new namespaces */
+	/* The spec's backend-specific part, after the common checks. 0 or -errno, err filled. */
+	int (*check)(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
+	/* Before the clone: c->envp and the rest; c->cwd is spec->cwd or "/" on entry. */
+	int (*prepare)(struct sbx_child *c, struct sbt_sandbox_run *run, const char *state_dir,
+		       char *err, size_t errlen);
+	/* The child's side: sets itself up, waits for go, execs; never returns. */
+	void (*child_main)(struct sbx_child *c);
+	/* The child runs (run->pid set); an error kills it. */
+	int (*after_clone)(struct sbx_child *c, struct sbt_sandbox_run *run, char *err,
+			   size_t errlen);
+	/* Free what prepare made, after the clone or on failure (`failed`: start fails). */
+	void (*release)(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed);
+	/* sbt_sandbox_destroy(), the cgroup removed: what else the backend leaves. */
+	void (*destroy)(struct sbt_sandbox_run *run);
+	/* The state file's extra fields (state_keys, NULL-terminated: nobody else's). */
+	void (*state_write)(struct json_object *o, const struct sbt_sandbox_run *run);
+	const char *const *state_keys;
+	int (*state_parse)(struct json_object *root, struct sbt_sandbox_state *st,
+			   const struct sbx_state_ctx *v);
+	/* gc of a sandbox whose shim is gone, its cgroup removed. */
+	void (*gc)(const char *state_dir, const struct sbt_sandbox_state *st);
+	/* gc: what a shim killed while starting left, no state file naming it. */
+	void (*gc_orphans)(const char *state_dir, bool verbose);
+};
+
+extern const struct sbt_backend_ops sbx_ns_ops, sbx_podman_ops, sbx_qemu_ops;
+
+/* ---- lifecycle.c ---- */
+/* The backend's operations; NULL for a value out of range. */
+const struct sbt_backend_ops *sbx_backend(enum sbt_sandbox_backend b);
+/* By the state file's name; NULL for a backend this build does not know. */
+const struct sbt_backend_ops *sbx_backend_by_name(const char *name);
+/* The message for a network mode the backend cannot give (-EINVAL). */
+int sbx_net_error(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
+
+/* ---- util.c ---- */
+int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* snprintf that says whether everything fitted. */
+bool sbx_str_fits(char *dst, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Read a whole (small) file into a NUL-terminated malloc'd buffer; NULL with errno set. */
+char *sbx_slurp(const char *path, size_t max, size_t *lenp);
+/* `ip [-n NETNS] ARGS...` (NULL: no -n; args NULL-terminated, at most 12). 0, or -EIO. */
+int sbx_ip(const char *netns, char *const *args, char *err, size_t errlen);
+
+/* ---- cgroup.c: cg is a cgroup's absolute path ---- */
+int sbx_cgroup2_mount(char *mnt, size_t len);
+bool sbx_cgroup_empty(const char *cg);
+void sbx_cgroup_kill(const char *cg);
+/* rmdir cg and the cgroups below it (depth: how deep this call is; 0 from outside). */
+int sbx_cgroup_rmdir_tree(const char *cg, int depth);
+/* Kill, wait for it to empty, remove. 0 or -errno. */
+int sbx_cgroup_destroy(const char *cg);
+
+/* ---- state.c ---- */
+/* A directory owned by us or root, writable by nobody else (`create`: mkdir first). */
+int sbx_check_state_dir(const char *dir, bool create);
+/* STATE_DIR/NAME.attach for STATE_DIR/NAME.json ("" when it does not end so). */
+void sbx_attach_path(const char *state_file, char *out, size_t len);
+/* "state file PATH: field 'KEY<what>" (or the file's what without key) into v->err; ret. */
+int sbx_state_bad(const struct sbx_state_ctx *v, int ret, const char *what, const char *key);
+/* Required string / optional string (1: absent) / integer min..max, as sbx_state_bad says. */
+int sbx_state_str(struct json_object *root, const char *key, char *out, size_t len,
+		  const struct sbx_state_ctx *v);
+int sbx_state_opt_str(struct json_object *root, const char *key, char *out, size_t len,
+		      const struct sbx_state_ctx *v);
+int sbx_state_int(struct json_object *root, const char *key, int64_t min, int64_t max, int64_t *out,
+		  const struct sbx_state_ctx *v);
+/* Parse and validate; with `live`, the cgroup must still exist with the recorded id. */
+int sbx_state_parse(const char *dir, const char *name, struct sbt_sandbox_state *st, bool live,
+		    char *err, size_t errlen);
+
+/* ---- child.c: the child's side, before its exec ---- */
+void sbx_child_fail(const struct sbx_child *c, int err, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+/* Default signals, dies with its parent, named `comm`, its own session. */
+void sbx_child_start(const struct sbx_child *c, const char *comm);
+/* stdin /dev/null, stdout and stderr from the spec (-1: kept). 0 or -errno. */
+int sbx_child_stdio(const struct sbt_sandbox_spec *spec);
+void sbx_drop_privileges(const struct sbx_child *c);
+/* Close every fd but those in keep[] (-1 entries ignored). */
+void sbx_close_fds_except(int *keep, int n);
+pid_t sbx_raw_clone(uint64_t flags, int cgroup_fd);
+/* Tell the caller the set-up is done, then block until it says go (EOF: it is gone). */
+void sbx_ready_then_wait_go(struct sbx_child *c);
+/* Exec argv with c->envp as its environment; exit 127 with a message when it fails. */
+void sbx_child_exec(const struct sbx_child *c, enum sbt_exec_ctx ctx, char *const *argv)
+	__attribute__((noreturn));
+
+/* ---- qemu_tap.c: the qemu backend's network ---- */
+/* A name `ip netns` can have made; an interface name the kernel accepts. */
+bool sbx_netns_name_ok(const char *n);
+bool sbx_ifname_ok(const char *n);
+/* Check the tap's address pairs; the guest's halves onto `append` and into guest[] (NULL: no). */
+int sbx_vm_addrs(const struct sbt_sandbox_spec *spec, char *append, size_t len, char (*guest)[64],
+		 int *nr_guest, char *err, size_t errlen);
+/* run->tap in spec->tap_netns: its fd, or -errno; then its addresses, and up. */
+int sbx_tap_create(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		   size_t errlen);
+int sbx_tap_configure(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		      size_t errlen);
+/* Delete the tap if it is still there with the recorded ifindex. */
+void sbx_tap_remove(const char *netns, const char *tap, int ifindex);
+
+#endif

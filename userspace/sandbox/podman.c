@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The podman backend (see sandbox.h): the same cgroup, pipes and clone3 as
+ * the others, but CLONE_INTO_CGROUP alone: the child keeps the host's
+ * namespaces, root and capabilities (a container engine needs them) and the
+ * caller's environment. It sets up its stdio, signals, PR_SET_PDEATHSIG and
+ * setsid, closes every other fd, reports ready and blocks on the go pipe
+ * exactly like the ns backend's init; after go it becomes the tool itself
+ * (sbt_exec(SBT_EXEC_HOST): only an allowlisted program), so run->pid is the
+ * tool and its exit status is the workload's. Nothing executes in the cgroup
+ * before go. The containers the tool starts are placed below the cgroup by
+ * the caller (--cgroup-parent); runc also creates that path in every v1
+ * hierarchy on a hybrid system, so destroy (and gc) remove
+ * <v1 mount>/sbtrace/NAME trees as well.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int podman_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
+{
+	if (spec->net != SBT_NET_NONE)
+		return sbx_net_error(spec, err, errlen);
+	if (spec->workspace)
+		return sbx_seterr(
+			err, errlen, -EINVAL,
+			"sandbox %s: a host-tool sandbox has no workspace (the tool reads "
+			"host paths)",
+			spec->name);
+	if (!sbt_extbin_allowed(spec->argv[0]))
+		return sbx_seterr(err, errlen, -EPERM,
+				  "sandbox %s: '%s' is not on the host tool allowlist", spec->name,
+				  spec->argv[0]);
+	return 0;
+}
+
+/* The host tool gets the caller's environment as it is (not owned: not freed). */
+static int podman_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const char *sdir,
+			  char *err, size_t errlen)
+{
+	c->envp = environ;
+	return 0;
+}
+
+/* The child: the caller's privileges, waits for go, then the tool. */
+static void podman_main(struct sbx_child *c) __attribute__((noreturn));
+
+static void podman_main(struct sbx_child *c)
+{
+	int keep[] = { 0, 1, 2, c->ready_w, c->go_r };
+	int ret;
+
+	sbx_child_start(c, "sandbox-tool");
+	ret = sbx_child_stdio(c->spec);
+	if (ret)
+		sbx_child_fail(c, -ret, "stdio: %s", strerror(-ret));
+	if (chdir(c->cwd))
+		sbx_child_fail(c, errno, "chdir %s: %s", c->cwd, strerror(errno));
+	sbx_close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+
+	sbx_ready_then_wait_go(c);
+	sbx_child_exec(c, SBT_EXEC_HOST, c->spec->argv);
+}
+
+/*
+ * runc (cgroupfs manager) on a hybrid system creates a container's cgroup
+ * path in every v1 hierarchy too, and leaves the parents it made: remove the
+ * (empty) trees <v1 mount><name> of the hierarchies mounted at their root.
+ */
+static void cgroup_v1_remove(const char *name)
+{
+	char *mi = sbx_slurp("/proc/self/mountinfo", 16u << 20, NULL), *line, *next, path[PATH_MAX];
+
+	if (!mi || name[0] != '/' || !name[1])
+		goto out;
+	for (line = mi; line && *line; line = next) {
+		char *f[6], *save = NULL, *sep;
+		int n = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		/* id parent maj:min root mnt opts ... - fstype source superopts */
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup ", 7) != 0)
+			continue;
+		*sep = '\0';
+		for (char *t = strtok_r(line, " ", &save); t && n < 6;
+		     t = strtok_r(NULL, " ", &save))
+			f[n++] = t;
+		if (n < 5 || strcmp(f[3], "/") != 0 || strchr(f[4], '\\'))
+			continue;
+		if (sbx_str_fits(path, sizeof(path), "%s%s", f[4], name))
+			sbx_cgroup_rmdir_tree(path, 0);
+	}
+out:
+	free(mi);
+}
+
+static void podman_destroy(struct sbt_sandbox_run *run)
+{
+	if (run->cgroup_name[0])
+		cgroup_v1_remove(run->cgroup_name);
+}
+
+static void podman_gc(const char *state_dir, const struct sbt_sandbox_state *st)
+{
+	char cg_name[SBT_SANDBOX_NAME_MAX + 16];
+
+	snprintf(cg_name, sizeof(cg_name), "/sbtrace/%s", st->name);
+	cgroup_v1_remove(cg_name);
+}
+
+const struct sbt_backend_ops sbx_podman_ops = {
+	.name = "podman",
+	.vis_exec = "host",
+	.vis_network = "cgroup",
+	.check = podman_check,
+	.prepare = podman_prepare,
+	.child_main = podman_main,
+	.destroy = podman_destroy,
+	.gc = podman_gc,
+};

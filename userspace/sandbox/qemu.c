@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The qemu backend (see sandbox.h): CLONE_INTO_CGROUP alone, like podman's.
+ * The caller prepares everything before the clone: STATE_DIR/NAME.vm/initrd
+ * (the guest's base initramfs, zero padding to a 4-byte boundary, then a
+ * second newc archive with /sbt/run and the workspace, cpio.h; the kernel
+ * unpacks both), the tap (qemu_tap.c), the qemu command line and the console
+ * pipe. The child takes stdin /dev/null, stdout the console pipe, fd 3 the
+ * tap, drops every capability (securebits locked, no_new_privs: qemu needs
+ * none, as the tap is open already and its files belong to root), reports
+ * ready, waits for go and becomes qemu-system-x86_64
+ * (sbt_exec(SBT_EXEC_HOST)), which also runs under its own seccomp filter
+ * (-sandbox on). run->pid is qemu.
+ *
+ * The guest's kernel gets tsc_early_khz=<the host's TSC rate>: TCG's guest
+ * TSC runs at the host TSC's rate, and without the hint the guest calibrates
+ * it against emulated timers, which under TCG stalls about one boot in
+ * five. The rate comes from the host kernel's own log (/dev/kmsg: "tsc:
+ * Refined TSC clocksource calibration: N MHz", else "tsc: Detected N MHz
+ * processor"), else from counting TSC ticks over 20 ms of CLOCK_MONOTONIC_RAW
+ * (x86); /proc/cpuinfo's "cpu MHz" is not used, as with cpufreq it is the
+ * current core clock, not the TSC's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <arpa/inet.h>
+#include <json-c/json.h>
+
+#include "clock.h"
+#include "cpio.h"
+#include "io.h"
+#include "internal.h"
+
+#define VM_TAP_FD 3 /* where qemu finds the tap: -netdev tap,fd=3 */
+#define STR(x)	  #x
+#define XSTR(x)	  STR(x)
+
+#define VM_QEMU	    "qemu-system-x86_64"
+#define VM_ARGV_MAX 40
+#define VM_MACHINE  "microvm,x-option-roms=off,isa-serial=on,rtc=on"
+#define VM_SECCOMP  "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+#define VM_CMDLINE  "console=ttyS0 quiet reboot=t panic=-1"
+
+/* What the clone needs for the VM; freed by the caller after the clone. */
+struct sbx_vm_prep {
+	char *argv[VM_ARGV_MAX];
+	char *env[2];
+	char path_env[4096];
+	char mem[16], kernel[PATH_MAX], initrd[PATH_MAX], append[1024], device[96];
+	int tap_fd;
+	int console[2];
+};
+
+/* ---- checks ------------------------------------------------------------- */
+
+/* An executable `prog` in one of PATH's directories (as execvp will look). */
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char full[PATH_MAX];
+
+	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = end) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end > p &&
+		    sbx_str_fits(full, sizeof(full), "%.*s/%s", (int)(end - p), p, prog) &&
+		    access(full, X_OK) == 0)
+			return true;
+		if (*end == ':')
+			end++;
+	}
+	return false;
+}
+
+static int qemu_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (spec->net != SBT_NET_NONE || spec->cwd)
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: a qemu sandbox takes no network mode or cwd (its "
+				  "network is the tap)",
+				  spec->name);
+	if (!spec->guest_dir || !spec->guest_dir[0])
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: no guest: build one with scripts/guest-build.sh and "
+				  "give the directory it prints",
+				  spec->name);
+	if (spec->vm_mem_mb &&
+	    (spec->vm_mem_mb < SBT_VM_MEM_MIN_MB || spec->vm_mem_mb > SBT_VM_MEM_MAX_MB))
+		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: VM memory %u MiB: give %d-%d",
+				  spec->name, spec->vm_mem_mb, SBT_VM_MEM_MIN_MB,
+				  SBT_VM_MEM_MAX_MB);
+	if (spec->tap_netns && !sbx_netns_name_ok(spec->tap_netns))
+		return sbx_seterr(
+			err, errlen, -EINVAL,
+			"sandbox %s: '%s' is not a network namespace name (ip netns list)",
+			spec->name, spec->tap_netns);
+	if (spec->tap_netns &&
+	    (!sbx_str_fits(path, sizeof(path), "/run/netns/%s", spec->tap_netns) ||
+	     stat(path, &st)))
+		return sbx_seterr(err, errlen, -ENOENT,
+				  "sandbox %s: no network namespace %s (/run/netns/%s); create it "
+				  "with 'ip netns add'",
+				  spec->name, spec->tap_netns, spec->tap_netns);
+	if (!in_path(VM_QEMU))
+		return sbx_seterr(err, errlen, -ENOENT,
+				  "sandbox %s: %s is not in PATH (Debian: apt-get install "
+				  "qemu-system-x86)",
+				  spec->name, VM_QEMU);
+	if (!sbx_str_fits(path, sizeof(path), "%s/vmlinux", spec->guest_dir) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode))
+		return sbx_seterr(err, errlen, -ENOENT,
+				  "sandbox %s: no guest kernel %s; build the guest with "
+				  "scripts/guest-build.sh and give the directory it prints",
+				  spec->name, path);
+	return sbx_vm_addrs(spec, NULL, 0, NULL, NULL, err, errlen);
+}
+
+/* ---- the caller's preparations ------------------------------------------ */
+
+/* 32-bit FNV-1a: the tap's name and MAC address from the sandbox name. */
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+/* "2596.122 MHz..." -> 2596122 (kHz); 0 when it does not read like that. */
+static unsigned long mhz_to_khz(const char *s)
+{
+	unsigned long mhz = 0, frac = 0;
+	int digits = 0, whole = 0;
+
+	for (; *s >= '0' && *s <= '9' && whole < 7; s++, whole++)
+		mhz = mhz * 10 + (unsigned long)(*s - '0');
+	if (!whole)
+		return 0;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			if (digits < 3) {
+				frac = frac * 10 + (unsigned long)(*s - '0');
+				digits++;
+			}
+	for (; digits < 3; digits++)
+		frac *= 10;
+	if (strncmp(s, " MHz", 4) != 0 || mhz == 0 || mhz > 100000)
+		return 0;
+	return mhz * 1000 + frac;
+}
+
+/* The host kernel's own figure, from its log: the refined calibration, else the first one. */
+static unsigned long tsc_khz_from_kmsg(void)
+{
+	static const char refined[] = "tsc: Refined TSC clocksource calibration: ";
+	static const char detected[] = "tsc: Detected ";
+	unsigned long r = 0, d = 0;
+	char rec[2048];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (int i = 0; i < 1000000; i++) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		char *msg, *p;
+
+		if (n < 0 && (errno == EPIPE || errno == EINTR || errno == EINVAL))
+			continue; /* overwritten meanwhile, or a record longer than rec */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		if ((p = strstr(msg, refined)))
+			r = mhz_to_khz(p + sizeof(refined) - 1);
+		else if (!d && (p = strstr(msg, detected)) && strstr(p, " MHz processor"))
+			d = mhz_to_khz(p + sizeof(detected) - 1);
+	}
+	close(fd);
+	return r ? r : d;
+}
+
+/* TSC ticks per ms of CLOCK_MONOTONIC_RAW over 20 ms (x86 only). */
+static unsigned long tsc_khz_measured(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t c0, c1, t0, t1;
+
+	t0 = sbt_clock_ns(CLOCK_MONOTONIC_RAW);
+	c0 = __builtin_ia32_rdtsc();
+	sbt_sleep_ms(20);
+	c1 = __builtin_ia32_rdtsc();
+	t1 = sbt_clock_ns(CLOCK_MONOTONIC_RAW);
+	if (t1 <= t0 || c1 <= c0)
+		return 0;
+	return (unsigned long)((c1 - c0) * 1000000ull / (t1 - t0));
+#else
+	return 0;
+#endif
+}
+
+/* The host's TSC rate for the guest's tsc_early_khz (see the top of this file); 0: unknown. */
+static unsigned long host_tsc_khz(void)
+{
+	unsigned long khz = tsc_khz_from_kmsg();
+
+	return khz ? khz : tsc_khz_measured();
+}
+
+/* ---- the VM's files ----------------------------------------------------- */
+
+static void vm_dir_remove(const char *dir)
+{
+	char p[PATH_MAX];
+
+	if (!dir[0])
+		return;
+	if (sbx_str_fits(p, sizeof(p), "%s/initrd", dir))
+		unlink(p);
+	rmdir(dir);
+}
+
+/* STATE_DIR/NAME.vm/initrd: the guest's base initramfs, padding, the second archive. */
+static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsigned int mem_mb,
+		     char *err, size_t errlen)
+{
+	static const char zeros[4];
+	char base[PATH_MAX], msg[PATH_MAX + 256], buf[65536];
+	uint64_t total = 0;
+	int in, out, ret = 0;
+	ssize_t n;
+
+	if (!sbx_str_fits(base, sizeof(base), "%s/initramfs.cpio.gz", spec->guest_dir))
+		return sbx_seterr(err, errlen, -ENAMETOOLONG, "guest directory path too long");
+	in = open(base, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return sbx_seterr(err, errlen, -errno,
+				  "sandbox %s: guest %s: %s; build it with scripts/guest-build.sh",
+				  spec->name, base, strerror(errno));
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		ret = sbx_seterr(err, errlen, -errno, "sandbox %s: create %s: %s", spec->name, path,
+				 strerror(errno));
+		close(in);
+		return ret;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (ret = sbt_write_all(out, buf, (size_t)n))) {
+			ret = ret ? ret : -errno;
+			break;
+		}
+		total += (uint64_t)n;
+	}
+	close(in);
+	/* The kernel looks for the next archive's "070701" at a 4-byte boundary. */
+	if (!ret && total % 4)
+		ret = sbt_write_all(out, zeros, (size_t)(4 - total % 4));
+	if (ret) {
+		close(out);
+		return sbx_seterr(err, errlen, ret, "sandbox %s: copy %s to %s: %s", spec->name,
+				  base, path, strerror(-ret));
+	}
+	ret = sbt_guest_archive(out, spec->argv, spec->workspace, ((uint64_t)mem_mb << 20) / 4, msg,
+				sizeof(msg));
+	if (close(out) && !ret)
+		ret = -errno;
+	if (ret)
+		return sbx_seterr(err, errlen, ret, "sandbox %s: %s", spec->name,
+				  msg[0] ? msg : strerror(-ret));
+	return 0;
+}
+
+static void vm_prep_free(struct sbx_vm_prep *v)
+{
+	if (!v)
+		return;
+	if (v->tap_fd >= 0)
+		close(v->tap_fd);
+	for (int i = 0; i < 2; i++)
+		if (v->console[i] >= 0)
+			close(v->console[i]);
+	free(v);
+}
+
+/* The tap's name, the kernel command line (TSC rate, the guest's addresses). */
+static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		      struct sbx_vm_prep *v, uint32_t h, char *err, size_t errlen)
+{
+	unsigned long khz;
+
+	snprintf(run->tap, sizeof(run->tap), "sbt%08x", h);
+	if (spec->tap_netns)
+		snprintf(run->tap_netns, sizeof(run->tap_netns), "%s", spec->tap_netns);
+	khz = host_tsc_khz();
+	snprintf(v->append, sizeof(v->append), "%s", VM_CMDLINE);
+	if (khz)
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " tsc_early_khz=%lu", khz);
+	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
+			    &run->nr_guest_addrs, err, errlen);
+}
+
+/* The paths qemu gets, and STATE_DIR/NAME.vm with the per-run initrd. */
+static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		    struct sbx_vm_prep *v, const char *sdir, unsigned int mem, char *err,
+		    size_t errlen)
+{
+	const char *path = getenv("PATH");
+	int ret;
+
+	if (!sbx_str_fits(run->vm_dir, sizeof(run->vm_dir), "%s/%s.vm", sdir, spec->name) ||
+	    !sbx_str_fits(v->initrd, sizeof(v->initrd), "%s/initrd", run->vm_dir) ||
+	    !sbx_str_fits(v->kernel, sizeof(v->kernel), "%s/vmlinux", spec->guest_dir) ||
+	    !sbx_str_fits(v->path_env, sizeof(v->path_env), "PATH=%s",
+			  path ? path
+			       : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"))
+		return sbx_seterr(err, errlen, -ENAMETOOLONG, "sandbox %s: path too long",
+				  spec->name);
+	ret = sbx_check_state_dir(sdir, true);
+	if (ret)
+		return sbx_seterr(err, errlen, ret, "state dir %s: %s", sdir, strerror(-ret));
+	vm_dir_remove(run->vm_dir); /* a killed shim's, of the same name */
+	if (mkdir(run->vm_dir, 0700)) {
+		ret = sbx_seterr(err, errlen, -errno, "sandbox %s: mkdir %s: %s", spec->name,
+				 run->vm_dir, strerror(errno));
+		run->vm_dir[0] = '\0';
+		return ret;
+	}
+	return vm_initrd(spec, v->initrd, mem, err, errlen);
+}
+
+/* qemu's command line: the guest's kernel and initrd, the console on stdio, the tap as fd 3. */
+static void vm_argv(struct sbx_vm_prep *v)
+{
+	static const char netdev[] = "tap,id=n0,fd=" XSTR(VM_TAP_FD);
+	const char *const args[] = { VM_QEMU,
+				     "-M",
+				     VM_MACHINE,
+				     "-accel",
+				     "tcg",
+				     "-cpu",
+				     "max",
+				     "-smp",
+				     "1",
+				     "-m",
+				     v->mem,
+				     "-nodefaults",
+				     "-no-user-config",
+				     "-display",
+				     "none",
+				     "-no-reboot",
+				     "-sandbox",
+				     VM_SECCOMP,
+				     "-kernel",
+				     v->kernel,
+				     "-initrd",
+				     v->initrd,
+				     "-append",
+				     v->append,
+				     "-serial",
+				     "stdio",
+				     "-netdev",
+				     netdev,
+				     "-device",
+				     v->device,
+				     NULL };
+
+	_Static_assert(sizeof(args) / sizeof(args[0]) <= VM_ARGV_MAX, "VM_ARGV_MAX too small");
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+		v->argv[i] = (char *)args[i];
+}
+
+/*
+ * Everything the VM's child needs, made before the clone: the per-run
+ * initrd, the tap (created, addressed, up), the console pipe, qemu's
+ * command line and environment (PATH only). On error everything made is
+ * undone (release removes run->vm_dir).
+ */
+static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		      const char *sdir, struct sbx_vm_prep **out, char *err, size_t errlen)
+{
+	unsigned int mem = spec->vm_mem_mb ? spec->vm_mem_mb : SBT_VM_MEM_DEFAULT_MB;
+	struct sbx_vm_prep *v;
+	uint32_t h = fnv1a(spec->name);
+	int ret;
+
+	*out = NULL; /* the spec passed sbt_sandbox_check() */
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
+	v->tap_fd = v->console[0] = v->console[1] = -1;
+	ret = vm_cmdline(spec, run, v, h, err, errlen);
+	if (!ret)
+		ret = vm_files(spec, run, v, sdir, mem, err, errlen);
+	if (ret)
+		goto fail;
+	if (pipe2(v->console, O_CLOEXEC) || fcntl(v->console[0], F_SETFL, O_NONBLOCK)) {
+		ret = sbx_seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	v->tap_fd = sbx_tap_create(spec, run, err, errlen);
+	if (v->tap_fd < 0) {
+		ret = v->tap_fd;
+		goto fail;
+	}
+	ret = sbx_tap_configure(spec, run, err, errlen);
+	if (ret)
+		goto fail;
+	snprintf(v->mem, sizeof(v->mem), "%u", mem);
+	snprintf(v->device, sizeof(v->device),
+		 "virtio-net-device,netdev=n0,mac=02:53:42:%02x:%02x:%02x", (h >> 16) & 0xff,
+		 (h >> 8) & 0xff, h & 0xff);
+	v->env[0] = v->path_env;
+	v->env[1] = NULL;
+	vm_argv(v);
+	*out = v;
+	return 0;
+fail:
+	vm_prep_free(v);
+	return ret;
+}
+
+static int qemu_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const char *sdir,
+			char *err, size_t errlen)
+{
+	int ret = vm_prepare(c->spec, run, sdir, &c->vm, err, errlen);
+
+	if (!ret && !c->vm)
+		ret = -ENOMEM;
+	if (!ret)
+		c->envp = c->vm->env;
+	return ret;
+}
+
+/* The child holds the tap and the console's write end now. */
+static int qemu_after_clone(struct sbx_child *c, struct sbt_sandbox_run *run, char *err,
+			    size_t errlen)
+{
+	run->console_fd = c->vm->console[0];
+	c->vm->console[0] = -1;
+	return 0;
+}
+
+static void qemu_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed)
+{
+	vm_prep_free(c->vm); /* the tap stays while the child holds it */
+	c->vm = NULL;
+	if (failed)
+		vm_dir_remove(run->vm_dir);
+}
+
+/* ---- the child ------------------------------------------------------------ */
+
+/* The console and the tap in place, no capabilities, then qemu. */
+static void qemu_main(struct sbx_child *c) __attribute__((noreturn));
+
+static void qemu_main(struct sbx_child *c)
+{
+	const struct sbt_sandbox_spec *spec = c->spec;
+	/* Above the slots they go to (0-3), so no dup2 below overwrites another. */
+	int out = fcntl(c->vm->console[1], F_DUPFD_CLOEXEC, 10);
+	int tap = fcntl(c->vm->tap_fd, F_DUPFD_CLOEXEC, 10);
+	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
+	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
+	int keep[] = { 0, 1, 2, VM_TAP_FD, -1, -1 };
+
+	if (ready_w >= 0)
+		c->ready_w = ready_w;
+	if (go_r >= 0)
+		c->go_r = go_r;
+	keep[4] = c->ready_w;
+	keep[5] = c->go_r;
+	sbx_child_start(c, "sandbox-vm");
+	if (out < 0 || tap < 0 || ready_w < 0 || go_r < 0 || null < 0 || dup2(null, 0) < 0 ||
+	    dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) || dup2(tap, VM_TAP_FD) < 0)
+		sbx_child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
+	if (chdir("/"))
+		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));
+	sbx_close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	sbx_drop_privileges(c);
+
+	sbx_ready_then_wait_go(c);
+	sbx_child_exec(c, SBT_EXEC_HOST, c->vm->argv);
+}
+
+/* ---- destroy, state file, gc -------------------------------------------- */
+
+static void qemu_destroy(struct sbt_sandbox_run *run)
+{
+	/* qemu is gone, and with it the tap's last fd: this only checks */
+	sbx_tap_remove(run->tap_netns, run->tap, run->tap_ifindex);
+	vm_dir_remove(run->vm_dir);
+	if (run->console_fd >= 0)
+		close(run->console_fd);
+	run->console_fd = -1;
+	run->tap[0] = run->vm_dir[0] = '\0';
+}
+
+static void qemu_state_write(struct json_object *o, const struct sbt_sandbox_run *run)
+{
+	struct json_object *addrs;
+
+	json_object_object_add(o, "tap", json_object_new_string(run->tap));
+	json_object_object_add(o, "tap_netns", json_object_new_string(run->tap_netns));
+	json_object_object_add(o, "tap_ifindex", json_object_new_int(run->tap_ifindex));
+	addrs = json_object_new_array();
+	for (int i = 0; i < run->nr_guest_addrs && i < SBT_VM_MAX_ADDRS; i++)
+		json_object_array_add(addrs, json_object_new_string(run->guest_addrs[i]));
+	json_object_object_add(o, "guest_addrs", addrs);
+}
+
+/* The tap, its netns and the guest's addresses: required (state.c refuses them elsewhere). */
+static int qemu_state_parse(struct json_object *root, struct sbt_sandbox_state *st,
+			    const struct sbx_state_ctx *v)
+{
+	struct json_object *arr;
+	int64_t i;
+	size_t n;
+	int ret;
+
+	ret = sbx_state_str(root, "tap", st->tap, sizeof(st->tap), v);
+	if (!ret && !sbx_ifname_ok(st->tap))
+		ret = sbx_state_bad(v, -EINVAL, "' is not an interface name", "tap");
+	if (!ret) {
+		ret = sbx_state_opt_str(root, "tap_netns", st->tap_netns, sizeof(st->tap_netns), v);
+		if (ret == 1)
+			ret = sbx_state_bad(v, -EINVAL, "' is missing", "tap_netns");
+	}
+	if (!ret && st->tap_netns[0] && !sbx_netns_name_ok(st->tap_netns))
+		ret = sbx_state_bad(v, -EINVAL, "' is not a network namespace name", "tap_netns");
+	if (!ret)
+		ret = sbx_state_int(root, "tap_ifindex", 1, INT32_MAX, &i, v);
+	if (ret)
+		return ret;
+	st->tap_ifindex = (int)i;
+	if (!json_object_object_get_ex(root, "guest_addrs", &arr))
+		return sbx_state_bad(v, -EINVAL, "' is missing", "guest_addrs");
+	if (!json_object_is_type(arr, json_type_array))
+		return sbx_state_bad(v, -EINVAL, "' must be an array", "guest_addrs");
+	n = json_object_array_length(arr);
+	if (n > SBT_VM_MAX_ADDRS)
+		return sbx_state_bad(v, -EINVAL, "' has more than 4 addresses", "guest_addrs");
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *a = json_object_array_get_idx(arr, k);
+		unsigned char bin[16];
+		const char *s;
+
+		if (!json_object_is_type(a, json_type_string))
+			return sbx_state_bad(v, -EINVAL, "' must hold strings", "guest_addrs");
+		s = json_object_get_string(a);
+		if ((size_t)json_object_get_string_len(a) >= sizeof(st->guest_addrs[0]) ||
+		    strlen(s) != (size_t)json_object_get_string_len(a) ||
+		    (inet_pton(AF_INET, s, bin) != 1 && inet_pton(AF_INET6, s, bin) != 1))
+			return sbx_state_bad(v, -EINVAL, "' must hold IP addresses", "guest_addrs");
+		memcpy(st->guest_addrs[k], s, strlen(s) + 1);
+		st->nr_guest_addrs++;
+	}
+	return 0;
+}
+
+static void qemu_gc(const char *dir, const struct sbt_sandbox_state *st)
+{
+	char path[PATH_MAX];
+
+	/* qemu died with the cgroup, and the tap with it; delete what is left */
+	sbx_tap_remove(st->tap_netns, st->tap, st->tap_ifindex);
+	if (sbx_str_fits(path, sizeof(path), "%s/%s.vm", dir, st->name))
+		vm_dir_remove(path);
+}
+/* STATE_DIR/NAME.vm directories that no state file names (a shim killed while starting). */
+static void qemu_gc_orphans(const char *dir, bool verbose)
+{
+	char name[SBT_SANDBOX_NAME_MAX + 1], sf[PATH_MAX], vd[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	time_t now = time(NULL);
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n <= 3 || n - 3 > SBT_SANDBOX_NAME_MAX ||
+		    strcmp(de->d_name + n - 3, ".vm") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(n - 3), de->d_name);
+		if (!sbt_sandbox_name_ok(name) ||
+		    !sbx_str_fits(sf, sizeof(sf), "%s/%s.json", dir, name) ||
+		    !sbx_str_fits(vd, sizeof(vd), "%s/%s", dir, de->d_name))
+			continue;
+		if (lstat(sf, &st) == 0 || lstat(vd, &st) || !S_ISDIR(st.st_mode) ||
+		    now - st.st_ctime < GC_MIN_AGE_SEC)
+			continue;
+		vm_dir_remove(vd);
+		if (verbose && lstat(vd, &st))
+			fprintf(stderr, "sbtrace-shim gc: removed %s\n", vd);
+	}
+	closedir(d);
+}
+
+static const char *const qemu_state_keys[] = { "tap", "tap_netns", "tap_ifindex", "guest_addrs",
+					       NULL };
+
+const struct sbt_backend_ops sbx_qemu_ops = {
+	.name = "qemu",
+	.vis_exec = "none",
+	.vis_network = "tap",
+	.check = qemu_check,
+	.prepare = qemu_prepare,
+	.child_main = qemu_main,
+	.after_clone = qemu_after_clone,
+	.release = qemu_release,
+	.destroy = qemu_destroy,
+	.state_write = qemu_state_write,
+	.state_keys = qemu_state_keys,
+	.state_parse = qemu_state_parse,
+	.gc = qemu_gc,
+	.gc_orphans = qemu_gc_orphans,
+};

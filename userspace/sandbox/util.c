@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Small helpers of the sandbox's parts: error text, bounded formatting, files, `ip`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "extbin.h"
+#include "internal.h"
+
+int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+bool sbx_str_fits(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < len;
+}
+
+char *sbx_slurp(const char *path, size_t max, size_t *lenp)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap), *nb;
+	int fd, e;
+	ssize_t n;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		e = errno;
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				e = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			e = EFBIG;
+			goto fail;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+/* Run `ip ARGS...` (allowlisted host tool); 0, or -EIO with err naming the command. */
+static int ip_cmd(char *err, size_t errlen, char **argv)
+{
+	int st = 0, rc = sbt_run(argv, NULL, &st);
+	char cmd[256] = "";
+
+	if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	for (char **a = argv; *a; a++)
+		if (strlen(cmd) + strlen(*a) + 2 < sizeof(cmd)) {
+			strcat(cmd, *a);
+			strcat(cmd, " ");
+		}
+	return sbx_seterr(err, errlen, -EIO, "'%s' failed (%s)", cmd,
+			  rc ? strerror(-rc) : "non-zero exit");
+}
+
+int sbx_ip(const char *netns, char *const *args, char *err, size_t errlen)
+{
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = (char *)"ip";
+	if (netns) {
+		argv[n++] = (char *)"-n";
+		argv[n++] = (char *)netns;
+	}
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	return ip_cmd(err, errlen, argv);
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* sbtrace-shim gc: clean up what killed shims left (sbt_sandbox_gc()). */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sandbox.h"
+#include "shim.h"
+
+void shim_usage_gc(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace-shim gc [--state-dir DIR] [-v]\n"
+		"\n"
+		"For every state file whose shim is gone: kill the sandbox's processes,\n"
+		"remove its cgroup and state file. Also remove empty cgroups under\n"
+		"<cgroup v2 mount>/sbtrace/ that no state file names (older than 10 s).\n"
+		"\n"
+		"  -s, --state-dir DIR    state files (default %s)\n"
+		"  -v, --verbose          name each sandbox removed\n"
+		"  -h, --help             this help\n"
+		"\n%s",
+		SBT_STATE_DIR_DEFAULT, shim_exit_codes_help);
+}
+
+int shim_cmd_gc(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *state_dir = SBT_STATE_DIR_DEFAULT;
+	bool verbose = false;
+	int c, n;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			state_dir = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			shim_usage_gc(stdout);
+			return SHIM_EXIT_OK;
+		default:
+			fprintf(stderr, "see 'sbtrace-shim gc --help'\n");
+			return SHIM_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return shim_usage_error("gc", "unexpected argument '%s'", argv[optind]);
+	n = sbt_sandbox_gc(state_dir, verbose);
+	if (n < 0) {
+		fprintf(stderr, "sbtrace-shim gc: state dir %s: %s; check --state-dir\n", state_dir,
+			strerror(-n));
+		return SHIM_EXIT_RUNTIME;
+	}
+	if (verbose || n > 0)
+		printf("sbtrace-shim gc: removed %d stale sandbox%s\n", n, n == 1 ? "" : "es");
+	return SHIM_EXIT_OK;
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * sbtrace-shim run: options -> spec (run_spec()), then the run: start the
+ * sandbox, the attach FIFO, the state file, ready (run_start()), wait for a
+ * tracer, go (run_release()), and the wait loops (wait.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "clock.h"
+#include "sandbox.h"
+#include "shim.h"
+
+/* The long options without a short one: getopt_long's codes, above any character. */
+enum run_opt {
+	OPT_NET = 256,
+	OPT_NO_WAIT,
+	OPT_VETH_ADDRS,
+	OPT_VETH_HOST_NETNS,
+	OPT_GUEST,
+	OPT_TAP_NETNS,
+	OPT_TAP_ADDRS,
+	OPT_TAP_ADDRS6,
+	OPT_VM_MEM,
+	OPT_VM_TIMEOUT,
+	OPT_TIMINGS,
+};
+
+/* What the options say: the spec, and what the run itself takes. */
+struct run_opts {
+	struct sbt_sandbox_spec spec;
+	const char *state_dir, *timings;
+	int vm_timeout;
+	bool no_wait, tap_opts;
+	char workspace[PATH_MAX], veth[128], tap4[128], tap6[128]; /* the spec points here */
+};
+
+/* What a run holds; run_end() releases it. */
+struct run_ctx {
+	struct sbt_sandbox_run run;
+	bool started;
+	int fifo, sfd, pidfd;
+	char fifo_path[PATH_MAX];
+};
+
+void shim_usage_run(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace-shim run --name NAME [OPTIONS] -- CMD [ARGS...]\n"
+		"\n"
+		"Start sandbox NAME: cgroup <cgroup v2 mount>/sbtrace/NAME; new pid, mount,\n"
+		"uts, ipc, net and cgroup namespaces; the host's filesystem read-only;\n"
+		"writable tmpfs /tmp and /root (HOME); only lo; no capabilities,\n"
+		"no_new_privs. Write the state file STATE_DIR/NAME.json, wait for a tracer,\n"
+		"run CMD, and exit with its exit code; everything is removed on exit.\n"
+		"\n"
+		"  -n, --name NAME        1-%d characters [A-Za-z0-9_.-], not starting with '.'\n"
+		"  -b, --backend ns|podman|qemu  ns: the namespaces above (default); podman:\n"
+		"                         CMD must be podman or docker (the exec allowlist)\n"
+		"                         and runs on the host inside the sandbox cgroup, e.g.\n"
+		"                         podman build --cgroup-parent=/sbtrace/NAME/build ...;\n"
+		"                         qemu: CMD runs in a microVM (below)\n"
+		"  -w, --workspace DIR[:ro]  bind DIR at /workspace (read-only with :ro);\n"
+		"                         it is also the workload's working directory\n"
+		"                         (qemu: a copy, at most a quarter of --vm-mem)\n"
+		"      --net none|veth    networking: a new namespace with only lo (none, the\n"
+		"                         default), or also eth0, a veth pair's end, with\n"
+		"      --veth-addrs HOST/LEN,SANDBOX/LEN  the two ends' addresses (the host\n"
+		"                         end is the sandbox's default route) and\n"
+		"      --veth-host-netns NAME  the host end in that network namespace\n"
+		"                         (default: the shim's own)\n"
+		"  -s, --state-dir DIR    state files (default %s)\n"
+		"      --no-wait          run CMD at once, without waiting for a tracer\n"
+		"      --timings FILE     at the end, write JSON: boot_ms, workload_ms (qemu\n"
+		"                         only, else null) and total_ms, from the release\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"The qemu backend: qemu-system-x86_64 -M microvm (TCG, no KVM needed) runs\n"
+		"in the sandbox cgroup without capabilities, booting the guest that\n"
+		"scripts/guest-build.sh built (a Debian kernel, busybox); CMD runs there as\n"
+		"root, in /workspace if given, else /, with busybox's applets on PATH.\n"
+		"      --guest DIR        the guest: the directory scripts/guest-build.sh\n"
+		"                         prints (required)\n"
+		"      --tap-netns NAME   the tap (the guest's eth0's host side, named\n"
+		"                         sbt<hash of NAME>) in that network namespace\n"
+		"                         (default: the shim's own)\n"
+		"      --tap-addrs HOST/LEN,GUEST/LEN  IPv4 of the tap and of eth0, whose\n"
+		"                         default route is the tap (else eth0 has none)\n"
+		"      --tap-addrs6 HOST/LEN,GUEST/LEN  the same for IPv6\n"
+		"      --vm-mem MB        the VM's memory in MiB, 64-16384 (default %d)\n"
+		"      --vm-timeout SEC   kill the VM after SEC seconds from its start (exit 124)\n"
+		"The VM's console: CMD's output (stdout and stderr together) goes to stdout,\n"
+		"the boot messages nowhere unless the VM fails (then their end, on\n"
+		"stderr); the exit code is the one the guest reports. The tap, the cgroup\n"
+		"and the per-run files (STATE_DIR/NAME.vm) are removed with the sandbox.\n"
+		"\n"
+		"Waiting for a tracer: before the state file appears, the FIFO\n"
+		"STATE_DIR/NAME.attach is created; CMD runs once a line \"attached\" is\n"
+		"written to it, which `sbtrace trace --sandbox NAME` does after attaching.\n"
+		"The FIFO is removed then. SIGINT, SIGTERM and SIGHUP are forwarded to the\n"
+		"workload; whatever still runs %d ms later (or at a second signal) is killed\n"
+		"(a VM at once: its guest cannot be signalled).\n"
+		"\n%s",
+		SBT_SANDBOX_NAME_MAX, SBT_STATE_DIR_DEFAULT, SBT_VM_MEM_DEFAULT_MB, GRACE_MS,
+		shim_exit_codes_help);
+}
+
+/* --timings FILE: the phases in ms (null: not reached; the console's are 0 but for qemu's). */
+static void write_timings(const char *path, const struct sbt_sandbox_run *run, uint64_t end_ns)
+{
+	const struct sbt_vm_console *con = &run->con;
+	char boot[32] = "null", work[32] = "null", total[32] = "null";
+	FILE *f;
+	bool ok = false;
+
+	if (con->ready_ns && run->go_ns)
+		snprintf(boot, sizeof(boot), "%.1f", (double)(con->ready_ns - run->go_ns) / 1e6);
+	if (con->exit_ns && con->ready_ns)
+		snprintf(work, sizeof(work), "%.1f", (double)(con->exit_ns - con->ready_ns) / 1e6);
+	if (run->go_ns && end_ns > run->go_ns)
+		snprintf(total, sizeof(total), "%.1f", (double)(end_ns - run->go_ns) / 1e6);
+	f = fopen(path, "we");
+	if (f) {
+		fprintf(f,
+			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"boot_ms\":%s,"
+			"\"workload_ms\":%s,\"total_ms\":%s}\n",
+			run->name, sbt_backend_name(run->backend), boot, work, total);
+		ok = !ferror(f);
+		if (fclose(f))
+			ok = false;
+	}
+	if (!ok)
+		fprintf(stderr, "sbtrace-shim run: --timings %s: %s\n", path, strerror(errno));
+}
+
+/* Create the attach FIFO (a stale one from a killed shim of the same name is replaced). */
+static int make_fifo(const char *dir, const char *name, char *path, size_t len)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	if ((size_t)snprintf(path, len, "%s/%s.attach", dir, name) >= len)
+		return -ENAMETOOLONG;
+	if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		unlink(path);
+	if (mkfifo(path, 0600))
+		return -errno;
+	/* O_RDWR: never EOF when a writer comes and goes without a line. */
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		int e = -errno;
+
+		unlink(path);
+		return e;
+	}
+	return fd;
+}
+
+/* ---- options -> spec ---------------------------------------------------- */
+
+/* "A,B" copied into buf (len bytes), split at the first comma. False: too long or no comma. */
+static bool split_pair(const char *arg, char *buf, size_t len, const char **a, const char **b)
+{
+	const char *comma = strchr(arg, ',');
+
+	if (strlen(arg) >= len || !comma)
+		return false;
+	memcpy(buf, arg, strlen(arg) + 1);
+	buf[comma - arg] = '\0';
+	*a = buf;
+	*b = buf + (comma - arg) + 1;
+	return true;
+}
+
+/* A decimal number min..max. */
+static bool parse_num(const char *arg, long min, long max, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(arg, &end, 10);
+	return !errno && end != arg && !*end && *out >= min && *out <= max;
+}
+
+/* DIR[:ro|:rw] */
+static int opt_workspace(const char *arg, struct run_opts *o)
+{
+	size_t n = strlen(arg);
+
+	if (n >= sizeof(o->workspace))
+		return shim_usage_error("run", "--workspace '%.64s...': path too long", arg);
+	memcpy(o->workspace, arg, n + 1);
+	if (n > 3 && (strcmp(o->workspace + n - 3, ":ro") == 0 ||
+		      strcmp(o->workspace + n - 3, ":rw") == 0)) {
+		o->spec.workspace_ro = o->workspace[n - 1] == 'o';
+		o->workspace[n - 3] = '\0';
+	}
+	o->spec.workspace = o->workspace;
+	return -1;
+}
+
+/* The options of the qemu backend. -1, or the exit code of an error. */
+static int opt_vm(int c, const char *arg, struct run_opts *o)
+{
+	struct sbt_sandbox_spec *spec = &o->spec;
+	long num;
+
+	switch (c) {
+	case OPT_GUEST:
+		spec->guest_dir = arg;
+		return -1;
+	case OPT_TAP_NETNS:
+		spec->tap_netns = arg;
+		break;
+	case OPT_TAP_ADDRS:
+		if (!split_pair(arg, o->tap4, sizeof(o->tap4), &spec->tap_host_cidr,
+				&spec->tap_guest_cidr))
+			return shim_usage_error("run",
+						"--tap-addrs '%s': give HOST/LEN,GUEST/LEN, e.g. "
+						"203.0.113.253/30,203.0.113.254/30",
+						arg);
+		break;
+	case OPT_TAP_ADDRS6:
+		if (!split_pair(arg, o->tap6, sizeof(o->tap6), &spec->tap_host_cidr6,
+				&spec->tap_guest_cidr6))
+			return shim_usage_error("run",
+						"--tap-addrs6 '%s': give HOST/LEN,GUEST/LEN, e.g. "
+						"2001:db8:9::1/64,2001:db8:9::2/64",
+						arg);
+		break;
+	case OPT_VM_MEM:
+		if (!parse_num(arg, SBT_VM_MEM_MIN_MB, SBT_VM_MEM_MAX_MB, &num))
+			return shim_usage_error("run", "--vm-mem '%s': give MiB, 64-16384", arg);
+		spec->vm_mem_mb = (unsigned int)num;
+		return -1;
+	case OPT_VM_TIMEOUT:
+		if (!parse_num(arg, 1, 86400, &num))
+			return shim_usage_error("run", "--vm-timeout '%s': give seconds, 1-86400",
+						arg);
+		o->vm_timeout = (int)num;
+		return -1;
+	}
+	o->tap_opts = true;
+	return -1;
+}
+
+/* One option. -1 to go on, or the exit code (--help, an error). */
+static int run_option(int c, const char *arg, struct run_opts *o)
+{
+	struct sbt_sandbox_spec *spec = &o->spec;
+
+	switch (c) {
+	case 'n':
+		spec->name = arg;
+		return -1;
+	case 'b':
+		/* podman: CMD (podman or docker, e.g. a build with --cgroup-parent)
+		 * runs as a host tool inside the sandbox cgroup, no namespaces */
+		if (sbt_backend_parse(arg, &spec->backend))
+			return shim_usage_error("run", "--backend '%s': use ns, podman or qemu",
+						arg);
+		return -1;
+	case 'w':
+		return opt_workspace(arg, o);
+	case OPT_NET:
+		if (strcmp(arg, "veth") == 0)
+			spec->net = SBT_NET_VETH;
+		else if (strcmp(arg, "none") == 0)
+			spec->net = SBT_NET_NONE;
+		else
+			return shim_usage_error("run", "--net '%s': use none or veth", arg);
+		return -1;
+	case OPT_VETH_ADDRS:
+		if (!split_pair(arg, o->veth, sizeof(o->veth), &spec->veth_host_cidr,
+				&spec->veth_sandbox_cidr))
+			return shim_usage_error(
+				"run",
+				"--veth-addrs '%s': give HOST/LEN,SANDBOX/LEN, e.g. "
+				"192.0.2.1/24,192.0.2.100/24",
+				arg);
+		return -1;
+	case OPT_VETH_HOST_NETNS:
+		spec->veth_host_netns = arg;
+		return -1;
+	case OPT_GUEST:
+	case OPT_TAP_NETNS:
+	case OPT_TAP_ADDRS:
+	case OPT_TAP_ADDRS6:
+	case OPT_VM_MEM:
+	case OPT_VM_TIMEOUT:
+		return opt_vm(c, arg, o);
+	case OPT_TIMINGS:
+		if (!arg[0])
+			return shim_usage_error("run", "--timings '%s': give a file", arg);
+		o->timings = arg;
+		return -1;
+	case 's':
+		if (!arg[0])
+			return shim_usage_error("run", "--state-dir '%s': give a directory", arg);
+		o->state_dir = arg;
+		return -1;
+	case OPT_NO_WAIT:
+		o->no_wait = true;
+		return -1;
+	case 'h':
+		shim_usage_run(stdout);
+		return SHIM_EXIT_OK;
+	default:
+		fprintf(stderr, "see 'sbtrace-shim run --help'\n");
+		return SHIM_EXIT_USAGE;
+	}
+}
+
+/* What the options say together: -1 when they fit, or SHIM_EXIT_USAGE. */
+static int run_check(const struct run_opts *o, int argc, char **argv)
+{
+	const struct sbt_sandbox_spec *spec = &o->spec;
+	bool podman = spec->backend == SBT_BACKEND_PODMAN, qemu = spec->backend == SBT_BACKEND_QEMU;
+	char err[PATH_MAX + 512];
+	struct stat st;
+
+	if (!spec->name)
+		return shim_usage_error("run", "%s--name NAME is required", "");
+	if (!sbt_sandbox_name_ok(spec->name))
+		return shim_usage_error("run",
+					"--name '%s': use 1-64 characters [A-Za-z0-9_.-], not "
+					"starting with '.'",
+					spec->name);
+	if (spec->workspace) {
+		const char *why = stat(spec->workspace, &st) ? strerror(errno)
+				  : !S_ISDIR(st.st_mode)     ? "not a directory"
+							     : NULL;
+
+		if (why) {
+			snprintf(err, sizeof(err),
+				 "--workspace '%s': %s; give an existing directory",
+				 spec->workspace, why);
+			return shim_usage_error("run", "%s", err);
+		}
+	}
+	if (optind >= argc)
+		return shim_usage_error("run", "%sno command: give it after --, e.g. -- make test",
+					"");
+	if (podman && (spec->workspace || spec->net != SBT_NET_NONE))
+		return shim_usage_error("run",
+					"%s--backend podman takes no --workspace or --net: podman "
+					"has its own",
+					"");
+	if (podman) {
+		const char *base = strrchr(argv[optind], '/');
+
+		base = base ? base + 1 : argv[optind];
+		if (strcmp(base, "podman") != 0 && strcmp(base, "docker") != 0)
+			return shim_usage_error("run",
+						"--backend podman runs podman or docker, not '%s'",
+						argv[optind]);
+	}
+	if (spec->net == SBT_NET_VETH && !spec->veth_host_cidr)
+		return shim_usage_error("run",
+					"--net veth needs --veth-addrs HOST/LEN,SANDBOX/LEN%s", "");
+	if (spec->net != SBT_NET_VETH && (spec->veth_host_cidr || spec->veth_host_netns))
+		return shim_usage_error("run",
+					"--veth-addrs and --veth-host-netns need --net veth%s", "");
+	if (!qemu && (spec->guest_dir || o->tap_opts || spec->vm_mem_mb || o->vm_timeout))
+		return shim_usage_error(
+			"run",
+			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem and "
+			"--vm-timeout need --backend qemu",
+			"");
+	if (qemu && spec->net != SBT_NET_NONE)
+		return shim_usage_error("run",
+					"%s--backend qemu takes no --net: the VM's network is the "
+					"tap (--tap-addrs)",
+					"");
+	if (qemu && !spec->guest_dir)
+		return shim_usage_error("run",
+					"%s--backend qemu needs --guest DIR: build the guest with "
+					"scripts/guest-build.sh, which prints DIR",
+					"");
+	return -1;
+}
+
+/* The options into o->spec, checked. -1 to run, or the exit code. */
+static int run_spec(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "net", required_argument, NULL, OPT_NET },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "veth-addrs", required_argument, NULL, OPT_VETH_ADDRS },
+		{ "veth-host-netns", required_argument, NULL, OPT_VETH_HOST_NETNS },
+		{ "guest", required_argument, NULL, OPT_GUEST },
+		{ "tap-netns", required_argument, NULL, OPT_TAP_NETNS },
+		{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
+		{ "tap-addrs6", required_argument, NULL, OPT_TAP_ADDRS6 },
+		{ "vm-mem", required_argument, NULL, OPT_VM_MEM },
+		{ "vm-timeout", required_argument, NULL, OPT_VM_TIMEOUT },
+		{ "timings", required_argument, NULL, OPT_TIMINGS },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char err[PATH_MAX + 512];
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+n:b:w:s:h", longopts, NULL)) != -1) {
+		ret = run_option(c, optarg, o);
+		if (ret >= 0)
+			return ret;
+	}
+	ret = run_check(o, argc, argv);
+	if (ret >= 0)
+		return ret;
+	o->spec.argv = argv + optind;
+	o->spec.state_dir = o->state_dir;
+	/* What the user can fix (addresses, the guest...): a usage error, before anything is made. */
+	if (sbt_sandbox_check(&o->spec, err, sizeof(err)))
+		return shim_usage_error("run", "%s", err);
+	return -1;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* SIGINT, SIGTERM and SIGHUP to a signalfd (the sandbox's init resets its mask); -1: errno. */
+static int block_signals(bool vm)
+{
+	sigset_t sigs;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	/* The VM's output goes through us: a closed stdout must not kill the shim. */
+	if (vm)
+		signal(SIGPIPE, SIG_IGN);
+	return signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Start the sandbox, the attach FIFO, the state file; wait for ready. -1, or the exit code. */
+static int run_start(const struct run_opts *o, struct run_ctx *r)
+{
+	char err[PATH_MAX + 512];
+	int ret = sbt_sandbox_start(&o->spec, &r->run, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim run: %s\n", err);
+		/* a name in use, a workspace too large for the VM: the user can fix them */
+		return ret == -EEXIST || ret == -EFBIG ? SHIM_EXIT_USAGE : SHIM_EXIT_SETUP;
+	}
+	r->started = true;
+	if (!o->no_wait) {
+		r->fifo = make_fifo(o->state_dir, o->spec.name, r->fifo_path, sizeof(r->fifo_path));
+		if (r->fifo < 0) {
+			fprintf(stderr,
+				"sbtrace-shim run: cannot create the attach FIFO in %s: %s; check "
+				"--state-dir\n",
+				o->state_dir, strerror(-r->fifo));
+			r->fifo_path[0] = '\0';
+			return SHIM_EXIT_SETUP;
+		}
+	}
+	ret = sbt_state_write(o->state_dir, &r->run);
+	if (ret) {
+		fprintf(stderr,
+			"sbtrace-shim run: cannot write the state file %s: %s; the state dir must "
+			"be a directory owned by you or root and writable by nobody else\n",
+			r->run.state_file, strerror(-ret));
+		return SHIM_EXIT_SETUP;
+	}
+	ret = sbt_sandbox_ready(&r->run, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim run: %s\n", err);
+		return SHIM_EXIT_SETUP;
+	}
+	r->pidfd = (int)syscall(SYS_pidfd_open, r->run.pid, 0);
+	return -1;
+}
+
+/* Wait for a tracer (unless --no-wait), then let the workload exec. -1, or the exit code. */
+static int run_release(const struct run_opts *o, struct run_ctx *r)
+{
+	struct sbt_sandbox_run *run = &r->run;
+	enum attach_result res;
+	int ret, sig = 0;
+
+	if (!o->no_wait) {
+		if (run->tap[0]) /* the qemu backend: the tap to trace */
+			fprintf(stderr,
+				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d, tap %s); waiting "
+				"for a tracer: sbtrace trace --sandbox %s\n",
+				run->name, run->cgroup_path, (int)run->pid, run->tap, run->name);
+		else
+			fprintf(stderr,
+				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d); waiting for a "
+				"tracer: sbtrace trace --sandbox %s\n",
+				run->name, run->cgroup_path, (int)run->pid, run->name);
+		res = shim_wait_attach(run->name, r->fifo, r->sfd, r->pidfd, &sig);
+		close(r->fifo);
+		r->fifo = -1;
+		unlink(r->fifo_path);
+		r->fifo_path[0] = '\0';
+		if (res == SIGNALLED)
+			return 128 + sig;
+		if (res == INIT_DIED) {
+			fprintf(stderr,
+				"sbtrace-shim run: sandbox %s died (killed?) before a tracer "
+				"attached; the workload did not run; run it again\n",
+				run->name);
+			return SHIM_EXIT_SETUP;
+		}
+	}
+	ret = sbt_sandbox_go(run);
+	if (ret) {
+		fprintf(stderr, "sbtrace-shim run: sandbox %s: cannot start the workload: %s\n",
+			run->name, strerror(-ret));
+		return SHIM_EXIT_SETUP;
+	}
+	return -1;
+}
+
+static void run_end(struct run_ctx *r)
+{
+	if (r->fifo >= 0)
+		close(r->fifo);
+	if (r->fifo_path[0])
+		unlink(r->fifo_path);
+	if (r->started)
+		sbt_sandbox_destroy(&r->run);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->sfd >= 0)
+		close(r->sfd);
+}
+
+int shim_cmd_run(int argc, char **argv)
+{
+	struct run_opts o = {
+		.spec = { .net = SBT_NET_NONE, .stdout_fd = -1, .stderr_fd = -1 },
+		.state_dir = SBT_STATE_DIR_DEFAULT,
+	};
+	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1 };
+	int code = run_spec(argc, argv, &o);
+	bool vm = o.spec.backend == SBT_BACKEND_QEMU;
+
+	if (code >= 0)
+		return code;
+	r.sfd = block_signals(vm);
+	if (r.sfd < 0) {
+		fprintf(stderr, "sbtrace-shim run: signalfd: %s\n", strerror(errno));
+		return SHIM_EXIT_SETUP;
+	}
+	code = run_start(&o, &r);
+	if (code < 0)
+		code = run_release(&o, &r);
+	if (code < 0) {
+		/* qemu: the workload's exit code comes from the console */
+		code = vm ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout)
+			  : shim_wait_workload(&r.run, r.sfd, r.pidfd);
+		if (o.timings)
+			write_timings(o.timings, &r.run, sbt_mono_ns());
+	}
+	run_end(&r);
+	return code;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What sbtrace-shim's commands share: exit codes, their help text, usage errors. */
+#ifndef SBT_SHIM_H
+#define SBT_SHIM_H
+
+#include <stdio.h>
+
+enum {
+	SHIM_EXIT_OK = 0,
+	SHIM_EXIT_RUNTIME = 1, /* gc: the state dir could not be read */
+	SHIM_EXIT_USAGE = 2,
+	SHIM_EXIT_SETUP = 3,
+	SHIM_EXIT_VM_TIMEOUT = 124, /* as timeout(1) */
+};
+
+/* The exit codes, as every command's --help ends. */
+extern const char shim_exit_codes_help[];
+
+/* "sbtrace-shim CMD: <fmt with arg>; see 'sbtrace-shim CMD --help'" on stderr; SHIM_EXIT_USAGE. */
+int shim_usage_error(const char *cmd, const char *fmt, const char *arg);
+
+struct sbt_sandbox_run;
+
+/* sbtrace-shim run (run.c) and gc (gc.c). */
+int shim_cmd_run(int argc, char **argv);
+void shim_usage_run(FILE *f);
+int shim_cmd_gc(int argc, char **argv);
+void shim_usage_gc(FILE *f);
+
+/* run's waits (wait.c); sfd a signalfd, pidfd the sandbox's (-1: polled). */
+#define GRACE_MS 2000 /* after forwarding SIGINT/SIGTERM, before killing everything */
+
+enum attach_result { ATTACHED, SIGNALLED, INIT_DIED };
+
+/* Block until "attached\n" arrives on the FIFO, a signal, or the sandbox dies. */
+enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pidfd, int *sig);
+/* Wait for the workload; forward a signal, then kill everything after GRACE_MS. The exit code. */
+int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd);
+/* The qemu backend: forward the console until qemu exits; the guest's exit code. */
+int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s);
+
+#endif
