@@ -33,7 +33,7 @@ void sbt_probe_usage(FILE *f)
 		   "                         the newest in $SBTRACE_GUEST_CACHE or\n"
 		   "                         /var/cache/sbtrace/guest)\n"
 		   "  --tap-addrs HOST,GUEST  the VM's tap addresses (CIDR; default\n"
-		   "                         10.255.255.1/30,10.255.255.2/30), in a network\n"
+		   "                         198.18.255.1/30,198.18.255.2/30), in a network\n"
 		   "                         namespace of the probe's own: nothing is routed\n"
 		   "                         beyond it; the tap program judges every frame\n"
 		   "  --allow-cidr, --allow-host, --allowlist, --egress, --resolver\n"
@@ -160,7 +160,7 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->timeout_ms = 1800ull * 1000;
 	o->egress_mode = SBT_EGRESS_ENFORCE;
-	o->tap_addrs = "10.255.255.1/30,10.255.255.2/30";
+	o->tap_addrs = "198.18.255.1/30,198.18.255.2/30";
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", longopts, &idx)) != -1) {
 		ret = option(o, c, idx, optarg);
@@ -242,7 +242,7 @@ int probe_vm_options(struct probe_opts *o, const struct sbt_build_plan *plan)
 	    strlen(comma + 1) >= 64 || !strchr(tap_addrs, '/') || !strchr(comma + 1, '/')) {
 		fprintf(stderr,
 			"sbtrace probe: --tap-addrs '%s': give HOST/LEN,GUEST/LEN (e.g. "
-			"10.255.255.1/30,10.255.255.2/30)\n",
+			"198.18.255.1/30,198.18.255.2/30)\n",
 			tap_addrs);
 		return -EINVAL;
 	}
