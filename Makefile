@@ -80,13 +80,17 @@ help:
 deps:
 	$(Q)scripts/deps.sh
 
-# The main job: make probe REPO=path [PROBE_ARGS=...]
-probe: deps
-	$(Q)scripts/mounts.sh
-	$(Q)$(MAKE) --no-print-directory all
+# The main job: make probe REPO=path [PROBE_ARGS=...]. Stdout is the report alone:
+# the set-up's output goes to stderr, and make's own variables (MAKEFLAGS, REPO=...)
+# stay out of the probe and of the build it runs.
+probe:
+	$(Q)scripts/deps.sh >&2
+	$(Q)scripts/mounts.sh >&2
+	$(Q)$(MAKE) --no-print-directory all >&2
 	$(Q)test -n "$(REPO)" || { echo 'make probe: give REPO=path/to/repo' >&2; exit 2; }
 	$(Q)$(if $(findstring qemu,$(PROBE_ARGS)),scripts/guest-build.sh > /dev/null,true)
-	$(Q)$(BIN)/sbtrace probe $(PROBE_ARGS) $(REPO)
+	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u MAKE_TERMOUT \
+		-u MAKE_TERMERR $(BIN)/sbtrace probe $(PROBE_ARGS) "$(REPO)"
 
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)

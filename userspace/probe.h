@@ -19,7 +19,7 @@
 #include "tracer.h"
 
 #define SBT_PROBE_MAX_ARGS   64
-#define SBT_PROBE_MAX_INPUTS 16
+#define SBT_PROBE_MAX_INPUTS 96
 
 enum sbt_build_kind {
 	SBT_BUILD_CMD = 1,    /* --cmd "PROG ARGS" */
@@ -38,7 +38,8 @@ struct sbt_build_plan {
 	int argc;
 	char *argv[SBT_PROBE_MAX_ARGS +
 		   1];	 /* NULL-terminated; owned (free with sbt_build_plan_free) */
-	char target[64]; /* DOCKERFILE: the stage to build ("builder" or --target) */
+	char target[64]; /* DOCKERFILE: the stage to build; "" for an unnamed final stage */
+	char why[192];	 /* which kind was chosen and why, e.g. "no Dockerfile, so Makefile ..." */
 	int nr_inputs;
 	struct sbt_probe_input inputs[SBT_PROBE_MAX_INPUTS];
 };
@@ -55,14 +56,17 @@ int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errle
 
 /*
  * Decide the build for `repo`: `cmd` (--cmd) if given; else a Dockerfile
- * with a stage named `target` (default "builder", case-insensitive
- * `FROM image AS name`); else package.json with scripts.build (npm run
- * build); else Makefile / makefile / GNUmakefile (make). Records the declared
+ * (with FROM): the stage `target`, else the one named "builder"
+ * (case-insensitive), else the final stage; else package.json with
+ * scripts.build (npm run build); else Makefile / makefile / GNUmakefile
+ * (make -B: outputs already in the tree are remade, not skipped). A
+ * Dockerfile that does not parse is an error (its line), never a reason to
+ * build something else; plan->why says which kind was chosen and why. Records the declared
  * inputs that exist, with their digests: Dockerfile, package.json,
  * package-lock.json, npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml,
  * Makefile / makefile / GNUmakefile. Returns 0, or -1 with `err` saying what
- * was looked for ("no build found in REPO: looked for --cmd, a Dockerfile
- * with a 'builder' stage, package.json scripts.build, a Makefile"), or what is
+ * was looked for ("no build found in REPO: looked for --cmd, a Dockerfile,
+ * package.json scripts.build, a Makefile"), or what is
  * wrong (unreadable package.json, bad --cmd ...).
  */
 int sbt_probe_plan(const char *repo, const char *cmd, const char *target,

@@ -18,7 +18,7 @@
  * The `podman` backend (SBT_BACKEND_PODMAN): the same cgroup and protocol,
  * but the child is a plain fork of the caller, born in the cgroup (clone3
  * CLONE_INTO_CGROUP): no new namespaces, every capability kept (a container
- * engine needs root), the caller's environment. After go it executes an
+ * engine needs root), a declared environment (envset.h). After go it executes an
  * allowlisted host tool (sbt_exec(SBT_EXEC_HOST): podman or docker), whose
  * containers are placed below the sandbox cgroup with --cgroup-parent (see
  * probe_cmd.c). On a hybrid cgroup system runc also creates the same path in
@@ -77,13 +77,20 @@ struct sbt_sandbox_spec {
 	const char *workspace; /* host directory, bind-mounted at /workspace; NULL: none */
 	bool workspace_ro;
 	enum sbt_sandbox_net net;
-	const char *state_dir;	  /* NULL: SBT_STATE_DIR_DEFAULT */
-	char *const *argv;	  /* the workload, argv[0] a path or a name looked up in PATH */
+	const char *state_dir; /* NULL: SBT_STATE_DIR_DEFAULT */
+	char *const *argv;     /* the workload, argv[0] a path or a name looked up in PATH */
+	/*
+	 * NAME=VALUE (or NAME: the caller's value) over the declared default
+	 * set (envset.h: PATH, HOME, LANG, TERM); NULL-terminated, NULL for
+	 * the default set alone. Nothing else of the caller's environment
+	 * enters a sandbox, nor reaches a host tool (podman).
+	 */
+	char *const *env;
 	const char *cwd;	  /* inside the sandbox; NULL: /workspace, or / without one */
 	int stdout_fd, stderr_fd; /* the workload's output (-1: inherit) */
 	/*
 	 * SBT_BACKEND_PODMAN: argv is a host tool run outside any namespace
-	 * with the caller's privileges and environment; workspace must be
+	 * with the caller's privileges and a declared environment; workspace must be
 	 * NULL; cwd is a host path (NULL: /). SBT_BACKEND_QEMU: see below.
 	 */
 	enum sbt_sandbox_backend backend;

@@ -300,8 +300,10 @@ static struct shell_location *location_new(const struct sbt_shell_class *cls, ui
 	size_t i, n;
 	int err = 0;
 
-	if (!loc)
+	if (!loc) {
+		free(command);
 		return NULL;
+	}
 	n = strnlen(cls->shell, SBT_SHELL_NAME_MAX - 1);
 	memcpy(loc->shell, cls->shell, n);
 	loc->kind = cls->kind;

@@ -89,7 +89,12 @@ check "Dockerfile, base image not local: warning" "shell_invocation_trace.sandbo
 # --cmd: split with simple quoting, never a shell.
 probe cmd --cmd "/bin/echo 'a b' c" "$FIX/make-noshell"
 check "--cmd words" '["/bin/echo","a b","c"]' "$(jq -c .command.argv "$WORK/cmd.json")"
-check "--cmd: no shell" "safe 0" "$(field cmd '"\(.verdict) \(.shell_invocation.count)"')"
+# one program and nothing else: no shell, but nothing says a clean build would not do more
+check "--cmd: one program, no shell: not a confident safe" "inconclusive low build_did_nothing 0" \
+	"$(field cmd '"\(.verdict) \(.confidence) \(.reason) \(.shell_invocation.count)"')"
+probe cmd2 --cmd "make -B" "$FIX/make-noshell"
+check "--cmd make -B: programs run, no shell" "safe high 0" \
+	"$(field cmd2 '"\(.verdict) \(.confidence) \(.shell_invocation.count)"')"
 
 # The cache: a warm run answers without a sandbox (no trace file appears).
 probe warm --trace-out "$WORK/warm.events" "$FIX/make-noshell"

@@ -235,7 +235,7 @@ static void assert_argv(const struct sbt_build_plan *plan, int argc, const char 
 }
 
 static const char *const npm_argv[] = { "npm", "run", "build" };
-static const char *const make_argv[] = { "make" };
+static const char *const make_argv[] = { "make", "-B" };
 
 /* --- plans -------------------------------------------------------------- */
 
@@ -346,7 +346,7 @@ static void test_plan_dockerfile_builder(void **state)
 
 static void test_plan_dockerfile_syntax(void **state)
 {
-	/* target: the builder stage found; NULL: none (npm is built); error: a clear refusal */
+	/* target: the stage built ("" the unnamed final one); NULL: no FROM, npm; error: refused */
 	static const struct {
 		const char *text;
 		const char *target;
@@ -360,13 +360,16 @@ static void test_plan_dockerfile_syntax(void **state)
 		{ "FROM node:20 \\   \n AS builder\n", "builder", NULL },
 		{ "# escape=`\nFROM node:20 `\n AS builder\n", "builder", NULL },
 		{ "# escape=`\nFROM node:20 \\\nAS builder\n", NULL, "Dockerfile:2: " },
-		{ "# FROM node:20 AS builder\nFROM alpine\n", NULL, NULL },
+		/* no builder stage: the final stage is built, never npm behind the user's back */
+		{ "# FROM node:20 AS builder\nFROM alpine\n", "", NULL },
+		{ "FROM node:20 AS builders\n", "builders", NULL },
+		{ "FROM node:20 AS deps\nFROM deps AS app\nRUN make\n", "app", NULL },
 		{ "RUN echo FROM x AS builder\n", NULL, "Dockerfile:1: RUN before the first FROM" },
-		{ "FROM node:20 AS builders\n", NULL, NULL },
 		{ "FROM node:20 AS\n", NULL, "Dockerfile:1: " },
 		{ "FROM node:20 AS builder extra\n", NULL, "Dockerfile:1: " },
 		{ "FROM node:20 builder\n", NULL, "Dockerfile:1: " },
 		{ "", NULL, NULL },
+		{ "# only a comment\n", NULL, NULL },
 	};
 	struct repo *r = *state;
 
@@ -382,16 +385,20 @@ static void test_plan_dockerfile_syntax(void **state)
 		plan_ok(r, NULL, NULL, &plan);
 		if (cases[i].target) {
 			if (plan.kind != SBT_BUILD_DOCKERFILE)
-				fail_msg("case %zu: no builder stage found", i);
+				fail_msg("case %zu: kind %d, want the Dockerfile", i, plan.kind);
 			assert_string_equal(plan.target, cases[i].target);
+			assert_non_null(strstr(plan.why, "Dockerfile: "));
 		} else if (plan.kind != SBT_BUILD_NPM) {
 			fail_msg("case %zu: kind %d, want npm", i, plan.kind);
+		} else {
+			assert_non_null(strstr(plan.why, "package.json scripts.build"));
 		}
 		sbt_build_plan_free(&plan);
 	}
 }
 
-static void test_plan_dockerfile_falls_through(void **state)
+/* No builder stage: the final stage, and the plan says so. */
+static void test_plan_dockerfile_final_stage(void **state)
 {
 	struct repo *r = *state;
 	struct sbt_build_plan plan;
@@ -399,9 +406,10 @@ static void test_plan_dockerfile_falls_through(void **state)
 	put(r, "Dockerfile", "FROM node:20 AS deps\nFROM node:20\nRUN npm run build\n");
 	put(r, "package.json", PACKAGE_BUILD);
 	plan_ok(r, NULL, NULL, &plan);
-	assert_int_equal(plan.kind, SBT_BUILD_NPM);
-	assert_argv(&plan, 3, npm_argv);
+	assert_int_equal(plan.kind, SBT_BUILD_DOCKERFILE);
 	assert_string_equal(plan.target, "");
+	assert_string_equal(plan.why,
+			    "Dockerfile: no 'builder' stage, so the final stage (line 2)");
 	assert_int_equal(plan.nr_inputs, 2);
 	assert_string_equal(plan.inputs[0].name, "Dockerfile");
 	assert_string_equal(plan.inputs[1].name, "package.json");
@@ -469,7 +477,7 @@ static void test_plan_precedence(void **state)
 	assert_int_equal(unlink(path), 0);
 	plan_ok(r, NULL, NULL, &plan);
 	assert_int_equal(plan.kind, SBT_BUILD_MAKE);
-	assert_argv(&plan, 1, make_argv);
+	assert_argv(&plan, 2, make_argv);
 	assert_int_equal(plan.nr_inputs, 1);
 	sbt_build_plan_free(&plan);
 }
@@ -486,7 +494,7 @@ static void test_plan_makefile_names(void **state)
 		put(r, names[i], "all:\n");
 		plan_ok(r, NULL, NULL, &plan);
 		assert_int_equal(plan.kind, SBT_BUILD_MAKE);
-		assert_argv(&plan, 1, make_argv);
+		assert_argv(&plan, 2, make_argv);
 		assert_int_equal(plan.nr_inputs, 1);
 		assert_string_equal(plan.inputs[0].name, names[i]);
 		sbt_build_plan_free(&plan);
@@ -579,7 +587,7 @@ static void test_plan_nothing(void **state)
 	sub(r, "Makefile", path, sizeof(path));
 	assert_int_equal(mkdir(path, 0755), 0); /* a directory is no Makefile */
 	snprintf(want, sizeof(want),
-		 "no build found in %s: looked for --cmd, a Dockerfile with a 'builder' stage, "
+		 "no build found in %s: looked for --cmd, a Dockerfile, "
 		 "package.json scripts.build, a Makefile",
 		 r->path);
 	plan_fails(r, NULL, NULL, want);
@@ -628,7 +636,7 @@ static void test_inputs_and_digests(void **state)
 	put(r, "npm-shrinkwrap.json", "{}");
 	put(r, "package-lock.json", "{}");
 	put(r, "package.json", PACKAGE_BUILD);
-	put(r, "Dockerfile", "FROM scratch\n"); /* no builder stage: npm is built */
+	put(r, "Dockerfile", "# no FROM: not a build, so npm\n");
 	put(r, "README.md", "not an input");
 	put(r, "Cargo.lock", "not an input");
 
@@ -1048,7 +1056,7 @@ int main(void)
 		REPO_TEST(test_plan_cmd_bad),
 		REPO_TEST(test_plan_dockerfile_builder),
 		REPO_TEST(test_plan_dockerfile_syntax),
-		REPO_TEST(test_plan_dockerfile_falls_through),
+		REPO_TEST(test_plan_dockerfile_final_stage),
 		REPO_TEST(test_plan_target),
 		REPO_TEST(test_plan_target_no_dockerfile),
 		REPO_TEST(test_plan_precedence),

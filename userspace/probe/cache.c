@@ -14,7 +14,7 @@
 #include "sha256.h"
 
 #define CACHE_MAX	 (4u << 20) /* one cache entry */
-#define CACHE_KEY_DOMAIN "sbtrace probe cache key v1"
+#define CACHE_KEY_DOMAIN "sbtrace probe cache key v2"
 
 /* --- cache key ---------------------------------------------------------- */
 

@@ -76,7 +76,7 @@ static int df_scan(const char *repo, const char *target, struct probe_df *out, c
 	}
 	derr.line = 0;
 	if (sbt_dockerfile_parse(buf, len, NULL, &df, &derr) == 0) {
-		idx = sbt_dockerfile_stage_index(&df, target);
+		idx = target[0] ? sbt_dockerfile_stage_index(&df, target) : df.nr_stages - 1;
 		if (idx < 0)
 			snprintf(derr.msg, sizeof(derr.msg), "no stage '%s'", target);
 		else
@@ -219,8 +219,10 @@ static int build_argv(struct sbt_build_plan *plan, enum probe_engine eng, const 
 	} while (0)
 	for (const char *const *f = fixed; *f; f++)
 		ADD(*f);
-	snprintf(buf, sizeof(buf), "--target=%s", plan->target);
-	ADD(buf);
+	if (plan->target[0]) { /* else the final stage, unnamed: the engine's default */
+		snprintf(buf, sizeof(buf), "--target=%s", plan->target);
+		ADD(buf);
+	}
 	ADD("--network=none");
 	snprintf(buf, sizeof(buf), "--cgroup-parent=%s", cgroup_parent);
 	ADD(buf);

@@ -42,6 +42,9 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	if (plan->kind == SBT_BUILD_DOCKERFILE &&
 	    probe_engine_prepare(o->repo, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
 		p->boot_failed = true;
+	probe_progress(p, "build: %s", plan->why);
+	if (!p->boot_failed)
+		probe_key_inputs(p, plan);
 	/* A VM's report is another answer than a namespace sandbox's: its own key. */
 	sbt_probe_cache_key(plan, probe_vm(o) ? SBTRACE_VERSION "+qemu" : SBTRACE_VERSION, p->key);
 	return -1;
@@ -56,6 +59,10 @@ static bool cache_answer(const struct probe_ctx *p)
 
 	if (o->no_cache || !o->cache_dir)
 		return false;
+	if (!p->tree.cacheable) {
+		probe_progress(p, "no cache: %s", p->tree.why);
+		return false;
+	}
 	r = sbt_cache_read(o->cache_dir, p->key, &cached);
 	if (r == -EBADMSG)
 		probe_progress(p, "cache entry corrupt: ignored, will be rewritten%s", "");
@@ -72,7 +79,20 @@ static bool cache_answer(const struct probe_ctx *p)
 	return true;
 }
 
-/* Report, and cache what is deterministic: a complete trace, or a build that failed by itself. */
+/* The last line on stderr: the verdict, and why it is not a confident one. */
+static void summary(const struct probe_ctx *p, const struct probe_verdict *v)
+{
+	char line[700];
+
+	snprintf(line, sizeof(line), "%s, confidence %s%s%s%s%s", v->verdict, v->confidence,
+		 v->reason ? " (" : "", v->reason ? v->reason : "", v->reason ? ": " : "",
+		 v->reason ? v->message : "");
+	if (v->reason)
+		strcat(line, ")");
+	probe_progress(p, "verdict: %s", line);
+}
+
+/* Report, and cache only a confident answer of a repo the key covers. */
 static void report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
@@ -82,9 +102,9 @@ static void report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 	probe_decide(p, plan, &v);
 	r = probe_report(p, plan, &v);
 	print_report(r);
-	probe_progress(p, "verdict: %s", v.verdict);
-	if (!o->no_cache && o->cache_dir && (!v.reason || strcmp(v.reason, "build_failed") == 0) &&
-	    !p->timed_out && sbt_cache_write(o->cache_dir, p->key, r) < 0)
+	summary(p, &v);
+	if (!o->no_cache && o->cache_dir && !v.reason && p->tree.cacheable && !p->timed_out &&
+	    sbt_cache_write(o->cache_dir, p->key, r) < 0)
 		probe_progress(p, "could not write the cache entry in %s", o->cache_dir);
 	json_object_put(r);
 }
@@ -116,5 +136,6 @@ int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)
 	sbt_build_plan_free(&plan);
 	free(o.egress.rules);
 	o.egress.rules = NULL;
+	sbt_env_free(&o.env);
 	return ret;
 }

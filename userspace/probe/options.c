@@ -16,15 +16,19 @@ void sbt_probe_usage(FILE *f)
 {
 	fprintf(f, "Usage: sbtrace probe [OPTIONS] REPO\n"
 		   "\n"
-		   "Run REPO's build in a fresh sandbox under trace and print one JSON report:\n"
-		   "does the build invoke a shell (can the image go distroless)? The build is\n"
-		   "--cmd if given, else a Dockerfile 'builder' stage (podman/docker), else\n"
-		   "package.json scripts.build (npm run build), else a Makefile (make).\n"
-		   "Reports are cached by content (inputs' SHA-256, command, probe version).\n"
+		   "Run REPO's build in a fresh sandbox under trace and print one JSON report on\n"
+		   "stdout: does the build invoke a shell (can the image go distroless)? The\n"
+		   "build is --cmd if given, else a Dockerfile's --target stage, 'builder' stage\n"
+		   "or final stage (podman/docker), else package.json scripts.build (npm run\n"
+		   "build), else a Makefile (make -B: everything is remade, so outputs already\n"
+		   "in the tree hide nothing); command.why in the report says which and why.\n"
 		   "\n"
 		   "  --cmd \"PROG ARGS\"     the build command, split into words with simple\n"
 		   "                         quoting ('...', \"...\", \\), never given to a shell\n"
-		   "  --target STAGE        the Dockerfile stage (default builder)\n"
+		   "  --target STAGE        the Dockerfile stage (default builder, else the last)\n"
+		   "  --env NAME[=VALUE]    pass NAME into the build (the caller's value, or\n"
+		   "                         VALUE); repeatable. The build gets PATH, HOME\n"
+		   "                         (/root), LANG, TERM and nothing else by default\n"
 		   "  --backend ns|qemu     ns (default): namespaces and a cgroup, execs seen;\n"
 		   "                         qemu: a microVM (qemu -M microvm, busybox guest),\n"
 		   "                         whose execs the host cannot see: the report is\n"
@@ -43,8 +47,17 @@ void sbt_probe_usage(FILE *f)
 		   "  --no-cache            neither read nor write the cache\n"
 		   "  --trace-out FILE      also keep the trace's JSON Lines events\n"
 		   "  --timeout SEC         stop the build after SEC seconds (default 1800)\n"
-		   "  -q, --quiet           no progress on stderr\n"
+		   "  -q, --quiet           no progress on stderr (the build's own output and\n"
+		   "                         errors still go there)\n"
 		   "  -h, --help            this help\n"
+		   "\n"
+		   "The cache answers only when nothing that could change the answer changed:\n"
+		   "its key covers every file of the repo (dependency folders and .git\n"
+		   "included; a stat cache keeps that fast), the build command and kind, the\n"
+		   "environment passed in, the build tool's identity, the base images, the\n"
+		   "backend and the probe's version. Only confident answers (no reason) are\n"
+		   "stored; a repo the key cannot cover (a symlink out of it, a special file)\n"
+		   "is never answered from, nor stored in, the cache.\n"
 		   "\n"
 		   "Exit codes: 0 a report was printed (whatever its verdict); 2 usage error or\n"
 		   "no build found; 3 kernel capability missing (no report possible).\n");
@@ -65,6 +78,7 @@ enum probe_opt {
 	OPT_BACKEND,
 	OPT_GUEST,
 	OPT_TAP_ADDRS,
+	OPT_ENV,
 };
 
 static const struct option longopts[] = {
@@ -82,6 +96,7 @@ static const struct option longopts[] = {
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "guest", required_argument, NULL, OPT_GUEST },
 	{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
+	{ "env", required_argument, NULL, OPT_ENV },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
@@ -141,6 +156,17 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_TAP_ADDRS:
 		o->tap_addrs = arg;
 		return -1;
+	case OPT_ENV: {
+		char err[160];
+
+		if (o->nr_env >= SBT_ENV_MAX || sbt_env_set(&o->env, arg, err, sizeof(err))) {
+			fprintf(stderr, "sbtrace probe: --env '%s': %s\n", arg,
+				o->nr_env >= SBT_ENV_MAX ? "too many" : err);
+			return SBT_EXIT_USAGE;
+		}
+		o->env_args[o->nr_env++] = (char *)arg;
+		return -1;
+	}
 	case 'q':
 		o->quiet = true;
 		return -1;
@@ -157,7 +183,12 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	int c, idx = 0, ret;
 
 	free(o->egress.rules);
+	sbt_env_free(&o->env);
 	memset(o, 0, sizeof(*o));
+	if (sbt_env_default(&o->env, SBT_ENV_WORKLOAD)) {
+		fprintf(stderr, "sbtrace probe: out of memory\n");
+		return SBT_EXIT_RUNTIME;
+	}
 	o->timeout_ms = 1800ull * 1000;
 	o->egress_mode = SBT_EGRESS_ENFORCE;
 	o->tap_addrs = "198.18.255.1/30,198.18.255.2/30";

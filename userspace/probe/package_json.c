@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* package.json: the npm build (scripts.build). The only JSON the probe reads from a repo. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jsondoc.h"
 #include "probe_int.h"
@@ -39,5 +41,7 @@ int probe_plan_npm(const char *root, struct sbt_build_plan *plan, char *err, siz
 	if (!has_build)
 		return 0;
 	plan->kind = SBT_BUILD_NPM;
+	snprintf(plan->why + strlen(plan->why), sizeof(plan->why) - strlen(plan->why),
+		 "package.json scripts.build (npm run build)");
 	return probe_set_argv(plan, npm, 3, err, errlen) < 0 ? -1 : 1;
 }

@@ -163,13 +163,18 @@ static void stage_list(const struct sbt_dockerfile *df, char *buf, size_t len)
 	}
 }
 
-/* 1: plan set (DOCKERFILE), 0: no such stage / no Dockerfile, -1: error. */
+/*
+ * 1: plan set (DOCKERFILE: the --target stage, else the 'builder' stage,
+ * else the final one), 0: no Dockerfile or one without FROM (why says so),
+ * -1: error (unreadable, unparsable, no such --target).
+ */
 static int plan_dockerfile(const char *root, const char *repo, const char *target,
 			   struct sbt_build_plan *plan, char *err, size_t errlen)
 {
 	struct sbt_dockerfile df;
 	struct sbt_df_error derr;
 	char list[STAGE_LIST_MAX];
+	const struct sbt_df_stage *st;
 	size_t len;
 	char *buf;
 	int rc, idx;
@@ -178,11 +183,10 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 	if (rc < 0)
 		return -1;
 	if (rc == 0) {
-		if (!target)
-			return 0;
-		probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')", repo,
-			  target);
-		return -1;
+		if (target)
+			probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')",
+				  repo, target);
+		return target ? -1 : 0;
 	}
 	rc = sbt_dockerfile_parse(buf, len, NULL, &df, &derr);
 	free(buf);
@@ -192,16 +196,32 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 		return -1;
 	}
 	idx = sbt_dockerfile_stage_index(&df, target ? target : DEFAULT_TARGET);
-	if (idx < 0) {
+	if (idx < 0 && target) {
 		stage_list(&df, list, sizeof(list));
-		if (target)
-			probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
-				  list[0] ? list : "none named");
+		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
+			  list[0] ? list : "none named");
 		sbt_dockerfile_free(&df);
-		return target ? -1 : 0;
+		return -1;
 	}
+	if (df.nr_stages == 0) {
+		snprintf(plan->why, sizeof(plan->why), "a Dockerfile without FROM, so ");
+		sbt_dockerfile_free(&df);
+		return 0;
+	}
+	st = &df.stages[idx >= 0 ? idx : df.nr_stages - 1];
 	plan->kind = SBT_BUILD_DOCKERFILE;
-	snprintf(plan->target, sizeof(plan->target), "%s", df.stages[idx].name);
+	snprintf(plan->target, sizeof(plan->target), "%s", st->name);
+	if (target)
+		snprintf(plan->why, sizeof(plan->why), "Dockerfile: stage '%s' (--target, line %u)",
+			 st->name, st->line);
+	else if (idx >= 0)
+		snprintf(plan->why, sizeof(plan->why), "Dockerfile: stage '%s' (line %u)", st->name,
+			 st->line);
+	else
+		snprintf(plan->why, sizeof(plan->why),
+			 "Dockerfile: no '" DEFAULT_TARGET "' stage, so the final stage%s%s%s "
+			 "(line %u)",
+			 st->name[0] ? " '" : "", st->name, st->name[0] ? "'" : "", st->line);
 	sbt_dockerfile_free(&df);
 	return 1;
 }
@@ -278,12 +298,77 @@ static int add_inputs(const char *root, struct sbt_build_plan *plan, char *err, 
 
 /* --- the plan ----------------------------------------------------------- */
 
+/* 1: plan set (MAKE: make -B, so outputs already in the tree are rebuilt), 0: none, -1. */
+static int plan_make(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	static const char *const make[] = { "make", "-B" };
+
+	for (size_t i = 0; i < sizeof(makefile_names) / sizeof(makefile_names[0]); i++) {
+		int fd, rc = probe_open_repo_file(root, makefile_names[i], &fd, err, errlen);
+
+		if (rc <= 0) {
+			if (rc < 0)
+				return -1;
+			continue;
+		}
+		close(fd);
+		plan->kind = SBT_BUILD_MAKE;
+		snprintf(plan->why + strlen(plan->why), sizeof(plan->why) - strlen(plan->why),
+			 "%s (make -B: every target remade)", makefile_names[i]);
+		return probe_set_argv(plan, make, 2, err, errlen) < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+/* The kind of build, in order: --cmd, a Dockerfile, package.json's build script, a Makefile. */
+static int plan_kind(const char *root, const char *repo, const char *cmd, const char *target,
+		     struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	char why[128];
+	int rc;
+
+	if (cmd) {
+		rc = sbt_split_words(cmd, plan->argv, SBT_PROBE_MAX_ARGS, why, sizeof(why));
+		if (rc < 0) {
+			probe_err(err, errlen, "bad --cmd: %s", why);
+			return -1;
+		}
+		plan->kind = SBT_BUILD_CMD;
+		plan->argc = rc;
+		snprintf(plan->why, sizeof(plan->why), "--cmd");
+		return 0;
+	}
+	if (target && !valid_stage_name(target)) {
+		probe_err(err, errlen,
+			  "bad --target '%.64s': a stage name is a letter, then letters, digits, "
+			  "'.', '_' or '-' (at most %zu characters)",
+			  target, sizeof(plan->target) - 1);
+		return -1;
+	}
+	rc = plan_dockerfile(root, repo, target, plan, err, errlen);
+	if (rc == 0) {
+		if (!plan->why[0])
+			snprintf(plan->why, sizeof(plan->why), "no Dockerfile, so ");
+		rc = probe_plan_npm(root, plan, err, errlen);
+	}
+	if (rc == 0) {
+		snprintf(plan->why + strlen(plan->why), sizeof(plan->why) - strlen(plan->why), "%s",
+			 plan->kind ? "" : "no package.json scripts.build, so ");
+		rc = plan_make(root, plan, err, errlen);
+	}
+	if (rc == 0)
+		probe_err(err, errlen,
+			  "no build found in %s: looked for --cmd, a Dockerfile, package.json "
+			  "scripts.build, a Makefile",
+			  repo);
+	return rc > 0 ? 0 : -1;
+}
+
 int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		   struct sbt_build_plan *plan, char *err, size_t errlen)
 {
-	char *root = NULL, why[128];
 	struct stat st;
-	int rc;
+	char *root;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -309,65 +394,14 @@ int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		probe_err(err, errlen, "%s: %s", repo, strerror(errno));
 		return -1;
 	}
-
-	if (cmd) {
-		rc = sbt_split_words(cmd, plan->argv, SBT_PROBE_MAX_ARGS, why, sizeof(why));
-		if (rc < 0) {
-			probe_err(err, errlen, "bad --cmd: %s", why);
-			goto fail;
-		}
-		plan->kind = SBT_BUILD_CMD;
-		plan->argc = rc;
-		goto inputs;
+	if (plan_kind(root, repo, cmd, target, plan, err, errlen) < 0 ||
+	    add_inputs(root, plan, err, errlen) < 0) {
+		free(root);
+		sbt_build_plan_free(plan);
+		return -1;
 	}
-	if (target && !valid_stage_name(target)) {
-		probe_err(err, errlen,
-			  "bad --target '%.64s': a stage name is a letter, then letters, digits, "
-			  "'.', '_' or '-' (at most %zu characters)",
-			  target, sizeof(plan->target) - 1);
-		goto fail;
-	}
-
-	rc = plan_dockerfile(root, repo, target, plan, err, errlen);
-	if (rc < 0)
-		goto fail;
-	if (rc > 0)
-		goto inputs;
-	rc = probe_plan_npm(root, plan, err, errlen);
-	if (rc < 0)
-		goto fail;
-	if (rc > 0)
-		goto inputs;
-	for (size_t i = 0; i < sizeof(makefile_names) / sizeof(makefile_names[0]); i++) {
-		static const char *const make[] = { "make" };
-		int fd;
-
-		rc = probe_open_repo_file(root, makefile_names[i], &fd, err, errlen);
-		if (rc < 0)
-			goto fail;
-		if (rc == 0)
-			continue;
-		close(fd);
-		plan->kind = SBT_BUILD_MAKE;
-		if (probe_set_argv(plan, make, 1, err, errlen) < 0)
-			goto fail;
-		goto inputs;
-	}
-	probe_err(err, errlen,
-		  "no build found in %s: looked for --cmd, a Dockerfile with a '" DEFAULT_TARGET
-		  "' stage, package.json scripts.build, a Makefile",
-		  repo);
-	goto fail;
-
-inputs:
-	if (add_inputs(root, plan, err, errlen) < 0)
-		goto fail;
 	free(root);
 	return 0;
-fail:
-	free(root);
-	sbt_build_plan_free(plan);
-	return -1;
 }
 
 void sbt_build_plan_free(struct sbt_build_plan *plan)

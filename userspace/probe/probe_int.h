@@ -54,6 +54,7 @@ int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree
 
 #include <json-c/json.h>
 
+#include "envset.h"
 #include "sandbox.h"
 #include "sink.h"
 #include "tracer.h"
@@ -72,6 +73,10 @@ struct probe_opts {
 	struct sbt_egress_cfg egress;
 	char cache_buf[PATH_MAX], guest_buf[PATH_MAX];
 	char tap_host[64], tap_guest[64]; /* --backend qemu */
+	/* the build's environment: the default set and --env (part of the key) */
+	struct sbt_env env;
+	char *env_args[SBT_ENV_MAX + 1]; /* --env as given, for the sandbox */
+	int nr_env;
 };
 
 /* The build runs in a microVM (--backend qemu). */
@@ -139,6 +144,7 @@ struct probe_sink {
 	json_object *locations; /* its locations (owned) */
 	uint64_t first_exec_ts; /* from TraceStopped */
 	bool exec_below;	/* an exec in a cgroup below the sandbox's (a RUN step) */
+	uint64_t execs;		/* execs seen in the sandbox */
 	uint64_t allowed, denied, observed;
 	json_object *denied_dests; /* owned; at most PROBE_MAX_DENIED */
 };
@@ -162,7 +168,13 @@ struct probe_ctx {
 	struct probe_build build;
 	char netns[64]; /* the qemu backend's tap namespace, "" when none was made */
 	struct probe_sink sink;
+	struct probe_tree tree; /* the repo's digest; cacheable false: no cache at all */
 };
+
+/* key.c: the key's inputs beyond the declared files (the tree, env, tool). 0. */
+int probe_key_inputs(struct probe_ctx *p, struct sbt_build_plan *plan);
+/* Add one input (name, hex digest). 0 or -E2BIG. */
+int probe_add_input(struct sbt_build_plan *plan, const char *name, const char *sha256);
 
 void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg);
 /*
@@ -179,6 +191,7 @@ struct probe_verdict {
 	const char *reason;	/* NULL, or why the answer is not confident */
 	const char *verdict;	/* safe, unsafe, inconclusive */
 	const char *confidence; /* high, low */
+	char message[600];	/* the reason's warning message */
 	json_object *warnings;	/* owned */
 };
 

@@ -56,6 +56,14 @@ static void build_failure(const struct probe_ctx *p, char *msg, size_t len)
 		snprintf(msg, len, "the build was interrupted");
 }
 
+/* The reason the answer is not confident, with its warning. */
+static void because(struct probe_verdict *v, const char *reason, const char *message)
+{
+	v->reason = reason;
+	snprintf(v->message, sizeof(v->message), "%s", message);
+	add_warning(v->warnings, reason, message);
+}
+
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  struct probe_verdict *v)
 {
@@ -64,41 +72,46 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
 	bool runs_unseen = plan->kind == SBT_BUILD_DOCKERFILE && p->exited &&
 			   p->build.df.nr_runs > 0 && !p->sink.exec_below;
-	json_object *w = json_object_new_array();
 	char msg[128];
 
-	v->reason = NULL;
+	memset(v, 0, sizeof(*v));
+	v->warnings = json_object_new_array();
 	if (p->boot_failed) {
-		v->reason = "sandbox_boot_failed";
-		add_warning(w, "sandbox_boot_failed", p->boot_err);
+		because(v, "sandbox_boot_failed", p->boot_err);
 	} else if (probe_vm(p->o)) {
 		/* Whatever happened inside, the host saw only qemu: no exec, no shell. */
-		v->reason = "exec_not_visible";
-		add_warning(w, "exec_not_visible",
-			    "the build ran in a microVM: host BPF cannot see execs in the guest "
-			    "kernel, so no shell count is evidence (visibility.exec none)");
+		because(v, "exec_not_visible",
+			"the build ran in a microVM: host BPF cannot see execs in the guest "
+			"kernel, so no shell count is evidence (visibility.exec none)");
 		if (p->timed_out || !build_ok)
-			add_warning(w, "build_failed",
+			add_warning(v->warnings, "build_failed",
 				    p->timed_out
 					    ? "the build did not finish within --timeout"
 					    : "the build in the VM did not exit with status 0");
 	} else if (p->timed_out || !build_ok) {
-		v->reason = "build_failed";
 		build_failure(p, msg, sizeof(msg));
-		add_warning(w, "build_failed", msg);
+		because(v, "build_failed", msg);
 	} else if (lost) {
-		v->reason = "events_lost";
-		add_warning(w, "events_lost",
-			    "some exec events of the sandbox may be missing: the shell count is a "
-			    "lower bound");
+		because(v, "events_lost",
+			"some exec events of the sandbox may be missing: the shell count is a "
+			"lower bound");
 	} else if (runs_unseen) {
-		v->reason = "exec_not_visible";
-		add_warning(w, "exec_not_visible",
-			    "the Dockerfile's RUN steps ran outside the sandbox cgroup (the "
-			    "engine ignored --cgroup-parent): their execs were not traced");
+		because(v, "exec_not_visible",
+			"the Dockerfile's RUN steps ran outside the sandbox cgroup (the engine "
+			"ignored --cgroup-parent): their execs were not traced");
+	} else if (plan->kind == SBT_BUILD_CMD && p->sink.execs <= 1) {
+		/*
+		 * make runs with -B, npm's script always runs, a Dockerfile's RUN
+		 * steps with --no-cache; a --cmd may skip work because its outputs
+		 * are already there, and then a clean build may run more.
+		 */
+		because(v, "build_did_nothing",
+			"the build ran no program besides its own command: if it skipped work "
+			"because its outputs already exist, a clean build may run shells this "
+			"one did not");
 	}
 	if (!p->ws.mounted && p->started && plan->kind != SBT_BUILD_DOCKERFILE && !probe_vm(p->o))
-		add_warning(w, "workspace_readonly",
+		add_warning(v->warnings, "workspace_readonly",
 			    "the overlay for a writable workspace could not be mounted; the repo "
 			    "was mounted read-only");
 	/* Any shell seen is proof; "no shell" needs a complete trace of a build that worked. */
@@ -109,7 +122,6 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 	else
 		v->verdict = "inconclusive";
 	v->confidence = !v->reason && complete ? "high" : "low";
-	v->warnings = w;
 }
 
 static json_object *command_json(const struct sbt_build_plan *plan)
@@ -118,9 +130,11 @@ static json_object *command_json(const struct sbt_build_plan *plan)
 
 	json_object_object_add(c, "kind", json_object_new_string(probe_kind_name(plan->kind)));
 	json_object_object_add(c, "argv", argv_json(plan->argv));
-	json_object_object_add(
-		c, "target",
-		plan->kind == SBT_BUILD_DOCKERFILE ? json_object_new_string(plan->target) : NULL);
+	json_object_object_add(c, "target",
+			       plan->kind == SBT_BUILD_DOCKERFILE && plan->target[0]
+				       ? json_object_new_string(plan->target)
+				       : NULL);
+	json_object_object_add(c, "why", sbt_json_string(plan->why));
 	return c;
 }
 

@@ -112,6 +112,7 @@ static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
 		.name = p->name,
 		.net = SBT_NET_NONE,
 		.argv = plan->argv,
+		.env = p->o->env_args,
 		.stdout_fd = STDERR_FILENO,
 		.stderr_fd = STDERR_FILENO,
 		.backend = SBT_BACKEND_PODMAN,
@@ -125,8 +126,6 @@ static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
 			 p->build.eng == ENGINE_PODMAN ? "podman" : "docker");
 		return -1;
 	}
-	if (p->o->quiet)
-		spec.stdout_fd = spec.stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
@@ -177,7 +176,7 @@ static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
 	}
 	memcpy(p->netns, netns, sizeof(netns));
 	spec.tap_netns = p->netns;
-	p->console_out = o->quiet ? -1 : STDERR_FILENO;
+	p->console_out = STDERR_FILENO; /* the build's output, as the other backends' */
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
@@ -194,6 +193,7 @@ static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
 		.name = p->name,
 		.net = SBT_NET_NONE,
 		.argv = plan->argv,
+		.env = o->env_args,
 		.stdout_fd = STDERR_FILENO, /* the build's output never mixes with the report */
 		.stderr_fd = STDERR_FILENO,
 	};
@@ -202,8 +202,6 @@ static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
 		probe_workspace_teardown(&p->ws);
 	spec.workspace = p->ws.mounted ? p->ws.merged : o->repo;
 	spec.workspace_ro = !p->ws.mounted;
-	if (o->quiet)
-		spec.stdout_fd = spec.stderr_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;

@@ -67,6 +67,7 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 
 	switch (ev->kind) {
 	case SBT_EV_EXEC:
+		ps->execs++;
 		/* Every RUN step runs in a container below the sandbox cgroup. */
 		if (ev->exec.rec->cgroup_id != ps->cgroup_id)
 			ps->exec_below = true;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "extbin.h"
+#include "envset.h"
 #include "sandbox.h"
 
 #ifndef CLONE_INTO_CGROUP
@@ -34,9 +35,10 @@ struct sbx_child {
 	const char *cwd; /* the workload's (inside the sandbox) or the host tool's */
 	char **envp;
 	int ready_w, go_r;
-	/* the ns backend: the workspace's detached mount tree; envp and its PWD= entry, owned */
+	/* the ns backend: the workspace's detached mount tree */
 	int ws_fd;
-	char *pwd;
+	/* ns and podman: the declared environment envp points into (owned) */
+	struct sbt_env env;
 	/* the qemu backend: qemu's argv and environment, the tap, the console pipe */
 	struct sbx_vm_prep *vm;
 };
@@ -163,5 +165,8 @@ int sbx_tap_configure(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		      size_t errlen);
 /* Delete the tap if it is still there with the recorded ifindex. */
 void sbx_tap_remove(const char *netns, const char *tap, int ifindex);
+
+/* ns.c: the declared environment (spec->env over the default set, PWD= the cwd) into c->envp. */
+int sbx_declared_env(struct sbx_child *c, enum sbt_env_for who, bool pwd, char *err, size_t errlen);
 
 #endif

@@ -27,7 +27,9 @@
  *           when W exits, exits with W's exit code (or 128+signal); the
  *           kernel then kills whatever is left in the pid namespace.
  *   W       stdin /dev/null, stdout/stderr from the spec, all other fds closed,
- *           chdir(cwd), HOME=/root, sbt_exec(SBT_EXEC_SANDBOXED): the first
+ *           chdir(cwd), the declared environment only (envset.h: PATH,
+ *           HOME=/root, LANG, TERM, what spec->env adds), then
+ *           sbt_exec(SBT_EXEC_SANDBOXED): the first
  *           exec in the cgroup. 127 (and a message) when it fails.
  *
  * The new root is a small tmpfs, staged on /tmp (private to the new mount
@@ -383,30 +385,28 @@ static void ns_main(struct sbx_child *c)
 
 /* ---- the caller's side -------------------------------------------------- */
 
-static char **build_env(const char *cwd, char **pwd)
+/*
+ * The workload's environment: the declared one (spec->env, else the default
+ * clean set: PATH, HOME=/root, LANG, TERM), and PWD. Nothing else of the
+ * caller's enters. 0 or -errno with err.
+ */
+int sbx_declared_env(struct sbx_child *c, enum sbt_env_for who, bool pwd, char *err, size_t errlen)
 {
-	size_t n = 0, o = 0;
-	char **env;
+	const struct sbt_sandbox_spec *spec = c->spec;
+	char buf[PATH_MAX + 8];
+	int rc = sbt_env_default(&c->env, who);
 
-	for (char **e = environ; e && *e; e++)
-		n++;
-	env = calloc(n + 3, sizeof(*env));
-	*pwd = malloc(strlen(cwd) + 5);
-	if (!env || !*pwd) {
-		free(env);
-		free(*pwd);
-		*pwd = NULL;
-		return NULL;
+	for (char *const *e = spec->env; !rc && e && *e; e++)
+		rc = sbt_env_set(&c->env, *e, buf, sizeof(buf));
+	if (!rc && pwd) {
+		snprintf(buf, sizeof(buf), "PWD=%s", c->cwd);
+		rc = sbt_env_set(&c->env, buf, buf, sizeof(buf));
 	}
-	for (char **e = environ; e && *e; e++)
-		if (strncmp(*e, "HOME=", 5) != 0 && strncmp(*e, "PWD=", 4) != 0 &&
-		    strncmp(*e, "OLDPWD=", 7) != 0 && strncmp(*e, "TMPDIR=", 7) != 0)
-			env[o++] = *e;
-	env[o++] = (char *)"HOME=/root";
-	sprintf(*pwd, "PWD=%s", cwd);
-	env[o++] = *pwd;
-	env[o] = NULL;
-	return env;
+	if (rc)
+		return sbx_seterr(err, errlen, rc, "sandbox %s: environment: %s", spec->name,
+				  rc == -ENOMEM ? "out of memory" : buf);
+	c->envp = c->env.vars;
+	return 0;
 }
 
 /* The workspace's mount tree (the VM backend copies it instead), the cwd, the environment. */
@@ -428,10 +428,7 @@ static int ns_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const ch
 			return sbx_seterr(err, errlen, -errno, "workspace '%s': %s",
 					  spec->workspace, strerror(errno));
 	}
-	c->envp = build_env(c->cwd, &c->pwd);
-	if (!c->envp)
-		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
-	return 0;
+	return sbx_declared_env(c, SBT_ENV_WORKLOAD, true, err, errlen);
 }
 
 static void ns_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed)
@@ -439,10 +436,8 @@ static void ns_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool fa
 	if (c->ws_fd >= 0)
 		close(c->ws_fd);
 	c->ws_fd = -1;
-	free(c->envp);
-	free(c->pwd);
+	sbt_env_free(&c->env);
 	c->envp = NULL;
-	c->pwd = NULL;
 }
 
 /*

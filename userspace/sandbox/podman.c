@@ -2,9 +2,9 @@
 /*
  * The podman backend (see sandbox.h): the same cgroup, pipes and clone3 as
  * the others, but CLONE_INTO_CGROUP alone: the child keeps the host's
- * namespaces, root and capabilities (a container engine needs them) and the
- * caller's environment. It sets up its stdio, signals, PR_SET_PDEATHSIG and
- * setsid, closes every other fd, reports ready and blocks on the go pipe
+ * namespaces, root and capabilities (a container engine needs them) and a
+ * declared environment (envset.h). It sets up its stdio, signals,
+ * PR_SET_PDEATHSIG and setsid, closes every other fd, reports ready and blocks on the go pipe
  * exactly like the ns backend's init; after go it becomes the tool itself
  * (sbt_exec(SBT_EXEC_HOST): only an allowlisted program), so run->pid is the
  * tool and its exit status is the workload's. Nothing executes in the cgroup
@@ -39,12 +39,17 @@ static int podman_check(const struct sbt_sandbox_spec *spec, char *err, size_t e
 	return 0;
 }
 
-/* The host tool gets the caller's environment as it is (not owned: not freed). */
+/* The host tool gets a declared environment too: the default set and its configuration. */
 static int podman_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const char *sdir,
 			  char *err, size_t errlen)
 {
-	c->envp = environ;
-	return 0;
+	return sbx_declared_env(c, SBT_ENV_HOST_TOOL, false, err, errlen);
+}
+
+static void podman_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed)
+{
+	sbt_env_free(&c->env);
+	c->envp = NULL;
 }
 
 /* The child: the caller's privileges, waits for go, then the tool. */
@@ -122,6 +127,7 @@ const struct sbt_backend_ops sbx_podman_ops = {
 	.vis_network = "cgroup",
 	.check = podman_check,
 	.prepare = podman_prepare,
+	.release = podman_release,
 	.child_main = podman_main,
 	.destroy = podman_destroy,
 	.gc = podman_gc,

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 
 #include "clock.h"
+#include "envset.h"
 #include "sandbox.h"
 #include "shim.h"
 
@@ -43,6 +44,9 @@ struct run_opts {
 	int vm_timeout;
 	bool no_wait, tap_opts;
 	char workspace[PATH_MAX], veth[128], tap4[128], tap6[128]; /* the spec points here */
+	struct sbt_env env_check; /* --env values as given, checked as they come */
+	char *env[SBT_ENV_MAX + 1];
+	int nr_env;
 };
 
 /* What a run holds; run_end() releases it. */
@@ -79,6 +83,10 @@ void shim_usage_run(FILE *f)
 		"                         end is the sandbox's default route) and\n"
 		"      --veth-host-netns NAME  the host end in that network namespace\n"
 		"                         (default: the shim's own)\n"
+		"  -e, --env NAME[=VALUE] pass NAME into the sandbox (the caller's value, or\n"
+		"                         VALUE); repeatable. Nothing else of the caller's\n"
+		"                         environment enters: the workload gets PATH, HOME\n"
+		"                         (/root), LANG, TERM and what --env adds\n"
 		"  -s, --state-dir DIR    state files (default %s)\n"
 		"      --no-wait          run CMD at once, without waiting for a tracer\n"
 		"      --timings FILE     at the end, write JSON: boot_ms, workload_ms (qemu\n"
@@ -314,6 +322,15 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case OPT_NO_WAIT:
 		o->no_wait = true;
 		return -1;
+	case 'e': {
+		char err[160];
+
+		if (o->nr_env >= SBT_ENV_MAX || sbt_env_set(&o->env_check, arg, err, sizeof(err)))
+			return shim_usage_error("run", "--env: %s",
+						o->nr_env >= SBT_ENV_MAX ? "too many" : err);
+		o->env[o->nr_env++] = (char *)arg;
+		return -1;
+	}
 	case 'h':
 		shim_usage_run(stdout);
 		return SHIM_EXIT_OK;
@@ -411,6 +428,7 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 		{ "vm-mem", required_argument, NULL, OPT_VM_MEM },
 		{ "vm-timeout", required_argument, NULL, OPT_VM_TIMEOUT },
 		{ "timings", required_argument, NULL, OPT_TIMINGS },
+		{ "env", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -418,11 +436,15 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+n:b:w:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+n:b:w:s:e:h", longopts, NULL)) != -1) {
 		ret = run_option(c, optarg, o);
-		if (ret >= 0)
+		if (ret >= 0) {
+			sbt_env_free(&o->env_check);
 			return ret;
+		}
 	}
+	sbt_env_free(&o->env_check);
+	o->spec.env = o->env;
 	ret = run_check(o, argc, argv);
 	if (ret >= 0)
 		return ret;
