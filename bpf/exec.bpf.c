@@ -70,9 +70,30 @@ static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
 	rec->argv_len = (__u32)len;
 }
 
+/* What file runs: its size, fingerprint and dentry name (bprm NULL: not visible to this twin). */
+static __always_inline void fill_exe(struct sbt_exec_record *rec, struct linux_binprm *bprm)
+{
+	__u64 w[SBT_EXE_FP_WORDS];
+	struct file *f;
+
+	rec->exe_size = 0;
+	rec->exe_fp = 0;
+	rec->exe_name[0] = 0;
+	f = bprm ? BPF_CORE_READ(bprm, file) : NULL;
+	if (!f || bpf_probe_read_kernel(w, sizeof(w), &bprm->buf) < 0) {
+		rec->flags |= SBT_EXEC_EXE_UNAVAILABLE;
+		return;
+	}
+	rec->exe_size = BPF_CORE_READ(f, f_inode, i_size);
+	rec->exe_fp = sbt_exe_fp(w, rec->exe_size);
+	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name),
+				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+}
+
 /* A subprogram, not inlined: keeps each twin's hot path a few cache lines long. */
+/* interp NULL: the twin cannot see it; bprm NULL: nor the file (the classic tracepoint). */
 static __noinline int handle_exec(__u32 slot, struct task_struct *task, const char *filename,
-				  const char *interp, bool have_interp)
+				  const char *interp, struct linux_binprm *bprm)
 {
 	struct sbt_sandbox_stats *st;
 	struct sbt_exec_record *rec;
@@ -105,13 +126,14 @@ static __noinline int handle_exec(__u32 slot, struct task_struct *task, const ch
 	rec->flags = 0;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	BPF_CORE_READ_STR_INTO(&rec->parent_comm, task, real_parent, comm);
+	fill_exe(rec, bprm);
 
 	off = read_kstr(rec->data, filename, &rec->flags, SBT_EXEC_FILENAME_TRUNCATED,
 			SBT_EXEC_FILENAME_FAULT);
 	rec->filename_len = off;
 	if (off > SBT_PATH_MAX)
 		return 0;
-	if (have_interp) {
+	if (interp) {
 		rec->interp_len = read_kstr(rec->data + off, interp, &rec->flags,
 					    SBT_EXEC_INTERP_TRUNCATED, SBT_EXEC_INTERP_FAULT);
 	} else {
@@ -142,7 +164,7 @@ int BPF_PROG(exec_tp_btf, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	if (slot < 0)
 		return 0;
-	return handle_exec(slot, p, bprm->filename, bprm->interp, true);
+	return handle_exec(slot, p, bprm->filename, bprm->interp, bprm);
 }
 
 SEC("raw_tp/sched_process_exec")
@@ -153,7 +175,7 @@ int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (slot < 0)
 		return 0;
 	return handle_exec(slot, p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp),
-			   true);
+			   bprm);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -166,7 +188,7 @@ int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
 		return 0;
 	loc = ctx->__data_loc_filename & 0xffff;
 	return handle_exec(slot, (struct task_struct *)bpf_get_current_task(),
-			   (const char *)ctx + loc, NULL, false);
+			   (const char *)ctx + loc, NULL, NULL);
 }
 
 /*

@@ -28,6 +28,7 @@
 #include "proctab.h"
 #include "shell.h"
 #include "shellagg.h"
+#include "shellid.h"
 #include "sink.h"
 #include "trace.h"
 
@@ -65,6 +66,7 @@ struct trace_ctx {
 	struct sandbox_state st[SBT_MAX_SANDBOXES];
 	struct sbt_proctab *proc;
 	struct sbt_procfs_ctx procfs;
+	struct sbt_shellid shellid; /* the host's shells, by their files */
 	const char *names[SBT_MAX_SANDBOXES];
 	const char **argv_store;
 	char *tail;
@@ -231,7 +233,8 @@ static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
 		st->first_exec_ts = out.ts;
 
 	sbt_proctab_rename(ctx->proc, ev.ppid, ev.parent_comm);
-	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls);
+	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls) ||
+		   sbt_shellid_classify(&ctx->shellid, &ev, &cls);
 	if (is_shell) {
 		struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
 		size_t n = sbt_proctab_ancestors(ctx->proc, ev.ppid, ev.parent_comm, anc,
@@ -578,6 +581,7 @@ static struct trace_ctx *ctx_new(const struct sbt_trace_opts *opts)
 		if (!ctx->st[i].agg)
 			return ctx; /* the caller sees proc == NULL */
 	}
+	sbt_shellid_scan(&ctx->shellid, NULL);
 	ctx->procfs.root = "/proc";
 	ctx->procfs.sandboxes = ctx->names;
 	ctx->procfs.nr_sandboxes = opts->nr_sandboxes;

@@ -3,7 +3,7 @@
 # Idempotent, and fast when everything is already there (one dpkg-query).
 set -eu
 
-PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev libcmocka-dev
+PKGS="clang llvm bpftool strace libbpf-dev libelf-dev zlib1g-dev libjson-c-dev libcmocka-dev
 pkg-config make gcc libc6-dev libclang-rt-14-dev jq busybox-static libbpf-tools podman runc
 qemu-system-x86 xz-utils
 clang-format clang-tidy cppcheck iproute2 procps python3-jsonschema util-linux dnsmasq-base"

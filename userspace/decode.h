@@ -36,6 +36,10 @@ struct sbt_exec {
 	uint32_t flags;			/* SBT_EXEC_* */
 	char comm[SBT_COMM_LEN];	/* NUL-terminated copy */
 	char parent_comm[SBT_COMM_LEN]; /* NUL-terminated copy */
+	/* the file that ran (flags SBT_EXEC_EXE_UNAVAILABLE: unknown, all zero) */
+	uint64_t exe_size;
+	uint64_t exe_fp;
+	char exe_name[SBT_EXE_NAME_LEN + 1]; /* NUL-terminated copy */
 	const char *filename;
 	const char *interp; /* "" when the hook could not see it */
 	bool argv_truncated;

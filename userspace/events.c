@@ -94,6 +94,9 @@ static json_object *shell_json(const struct sbt_shell_class *shell)
 	json_object_object_add(o, "script", shell->script ? sbt_json_string(shell->script) : NULL);
 	json_object_object_add(o, "multicall",
 			       shell->multicall ? json_object_new_string(shell->multicall) : NULL);
+	json_object_object_add(
+		o, "identified_by",
+		json_object_new_string(shell->identified_by ? shell->identified_by : "name"));
 	return o;
 }
 

@@ -368,5 +368,7 @@ bool sbt_shell_classify(const char *filename, const char *interp, const char *co
 	ok = classify(filename, interp, argv, argc, out);
 	if (!ok)
 		memset(out, 0, sizeof(*out));
+	else
+		out->identified_by = "name";
 	return ok;
 }

@@ -22,6 +22,9 @@ struct sbt_shell_class {
 	const char *command;		/* the -c argument (points into argv) or NULL */
 	const char *script;		/* script path (argv or filename) or NULL */
 	const char *multicall;		/* "busybox" / "toybox" when an applet, else NULL */
+	/* how it was known: "name" (its path or argv), "file_name" (the executed file's
+	 * own name: a symlink's target), "content" (its fingerprint: a copy or hard link) */
+	const char *identified_by;
 };
 
 /* "direct", "command", "shebang", "script"; NULL for SBT_SHELL_NONE. */

@@ -19,8 +19,9 @@ struct shell_location {
 	/* key */
 	char shell[SBT_SHELL_NAME_MAX];
 	enum sbt_shell_kind kind;
-	char *command;		  /* what the shell was asked to run (see command_text) */
-	struct sbt_ancestor *anc; /* nearest first, comms terminated */
+	char *command;		   /* what the shell was asked to run (see command_text) */
+	const char *identified_by; /* a literal: how the first sample was known */
+	struct sbt_ancestor *anc;  /* nearest first, comms terminated */
 	size_t nanc;
 	uint64_t hash;
 	/* first sample */
@@ -309,6 +310,7 @@ static struct shell_location *location_new(const struct sbt_shell_class *cls, ui
 	loc->kind = cls->kind;
 	loc->hash = hash;
 	loc->command = command; /* taken */
+	loc->identified_by = cls->identified_by ? cls->identified_by : "name";
 	loc->first_pid = pid;
 
 	if (nanc) {
@@ -492,7 +494,8 @@ static json_object *location_to_json(const struct shell_location *loc)
 	v = string_or_null(loc->filename, &err);
 	if (err || obj_add(o, "filename", v, true))
 		goto err;
-	if (obj_add(o, "command", sbt_json_string(loc->command), false))
+	if (obj_add(o, "command", sbt_json_string(loc->command), false) ||
+	    obj_add(o, "identified_by", json_object_new_string(loc->identified_by), false))
 		goto err;
 
 	argv = json_object_new_array();

@@ -281,7 +281,8 @@ static void test_exec_capture_issues(void **state)
 static void check_shell(json_object *o, const char *name, const char *kind, const char *command,
 			const char *script, const char *multicall)
 {
-	static const char *const keys[] = { "name", "kind", "command", "script", "multicall" };
+	static const char *const keys[] = { "name",   "kind",	   "command",
+					    "script", "multicall", "identified_by" };
 	json_object *sh = member(o, "shell");
 
 	assert_non_null(sh);

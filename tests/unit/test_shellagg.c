@@ -268,9 +268,10 @@ static void test_json_shape(void **state)
 	struct sbt_ancestor anc[] = { anc_of(30, "sh", SBT_ANC_EXEC),
 				      anc_of(20, "npm", SBT_ANC_PROC),
 				      anc_of(10, "make", SBT_ANC_EVENT) };
-	static const char *const loc_keys[] = { "shell",   "kind",     "multicall", "filename",
-						"command", "argv",     "ancestors", "chain",
-						"count",   "first_pid" };
+	static const char *const loc_keys[] = { "shell",    "kind",	 "multicall",
+						"filename", "command",	 "identified_by",
+						"argv",	    "ancestors", "chain",
+						"count",    "first_pid" };
 	json_object *root, *loc, *arr, *a;
 	size_t i;
 
@@ -284,7 +285,7 @@ static void test_json_shape(void **state)
 	assert_int_equal(json_object_array_length(field(root, "locations", json_type_array)), 2);
 
 	loc = location(root, 0);
-	assert_int_equal(json_object_object_length(loc), 10);
+	assert_int_equal(json_object_object_length(loc), 11);
 	for (i = 0; i < sizeof(loc_keys) / sizeof(loc_keys[0]); i++)
 		assert_true(json_object_object_get_ex(loc, loc_keys[i], NULL));
 	assert_string_equal(str_field(loc, "shell"), "sh");
@@ -318,7 +319,7 @@ static void test_json_shape(void **state)
 
 	/* No filename, argv or ancestors: null, [], [] and "". */
 	loc = location(root, 1);
-	assert_int_equal(json_object_object_length(loc), 10);
+	assert_int_equal(json_object_object_length(loc), 11);
 	assert_string_equal(str_field(loc, "shell"), "busybox sh");
 	assert_string_equal(str_field(loc, "kind"), "shebang");
 	assert_string_equal(str_field(loc, "multicall"), "busybox");

@@ -115,7 +115,7 @@ int probe_key_inputs(struct probe_ctx *p, struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
 	/* a Dockerfile's argv is the engine's, made at the start: the engine is the tool */
-	const char *tool = plan->argv[0]	 ? plan->argv[0]
+	const char *tool = plan->argv[0]		   ? plan->argv[0]
 			   : p->build.eng == ENGINE_DOCKER ? "docker"
 							   : "podman";
 	char sc[PATH_MAX];

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "events.h"
 #include "probe_int.h"
+#include "shellagg.h"
 
 static void add_warning(json_object *warnings, const char *id, const char *message)
 {
@@ -152,15 +153,21 @@ static json_object *inputs_json(const struct sbt_build_plan *plan)
 	return in;
 }
 
+/* The summary's count, locations, omitted and grouping, and whether the trace was complete. */
 static json_object *shells_json(const struct probe_sink *ps)
 {
-	json_object *sio = json_object_new_object();
+	static const char *const keys[] = { "locations", "omitted", "grouped_by" };
+	/* no summary (the trace never ran): the empty one */
+	json_object *src =
+		ps->shell_json ? json_object_get(ps->shell_json) : sbt_shellagg_to_json(NULL);
+	json_object *sio = json_object_new_object(), *v;
 
 	json_object_object_add(sio, "count", json_object_new_uint64(ps->shells));
-	json_object_object_add(sio, "locations",
-			       ps->locations ? json_object_get(ps->locations)
-					     : json_object_new_array());
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (src && json_object_object_get_ex(src, keys[i], &v))
+			json_object_object_add(sio, keys[i], json_object_get(v));
 	json_object_object_add(sio, "complete", json_object_new_boolean(ps->complete));
+	json_object_put(src);
 	return sio;
 }
 

@@ -49,16 +49,11 @@ static void take_egress(struct probe_sink *ps, const struct sbt_egress *e)
 
 static void take_summary(struct probe_sink *ps, const struct sbt_ev_summary *s)
 {
-	json_object *agg = sbt_shellagg_to_json(s->agg), *loc;
-
 	ps->summary_seen = true;
 	ps->shells = sbt_shellagg_count(s->agg);
 	ps->complete = s->complete;
-	json_object_put(ps->locations);
-	ps->locations = agg && json_object_object_get_ex(agg, "locations", &loc)
-				? json_object_get(loc)
-				: json_object_new_array();
-	json_object_put(agg);
+	json_object_put(ps->shell_json);
+	ps->shell_json = sbt_shellagg_to_json(s->agg); /* count, locations, omitted, grouped_by */
 }
 
 static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
@@ -104,7 +99,7 @@ void probe_sink_init(struct probe_sink *ps, uint64_t cgroup_id)
 
 void probe_sink_free(struct probe_sink *ps)
 {
-	json_object_put(ps->locations);
+	json_object_put(ps->shell_json);
 	json_object_put(ps->denied_dests);
-	ps->locations = ps->denied_dests = NULL;
+	ps->shell_json = ps->denied_dests = NULL;
 }

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shellid.h"
+
+static const char *const default_dirs[] = { "/bin", "/usr/bin", "/sbin", "/usr/sbin",
+					    "/usr/local/bin", NULL };
+
+static bool is_multicall(const char *name)
+{
+	return strcmp(name, "busybox") == 0 || strcmp(name, "toybox") == 0;
+}
+
+int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
+{
+	__u64 w[SBT_EXE_FP_WORDS];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (t->n >= SBT_SHELLID_MAX)
+		return -ENOSPC;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	memset(w, 0, sizeof(w)); /* a file shorter than the window: the kernel's buffer is zeroed too */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = pread(fd, w, sizeof(w), 0);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < t->n; i++) /* a hard link or a symlink met twice */
+		if (t->known[i].size == (uint64_t)st.st_size &&
+		    t->known[i].fp == sbt_exe_fp(w, (uint64_t)st.st_size))
+			return 0;
+	t->known[t->n].size = (uint64_t)st.st_size;
+	t->known[t->n].fp = sbt_exe_fp(w, (uint64_t)st.st_size);
+	snprintf(t->known[t->n].name, sizeof(t->known[0].name), "%s", name);
+	t->n++;
+	return 0;
+}
+
+void sbt_shellid_scan(struct sbt_shellid *t, const char *const *dirs)
+{
+	memset(t, 0, sizeof(*t));
+	for (const char *const *d = dirs ? dirs : default_dirs; *d; d++) {
+		DIR *dir = opendir(*d);
+		struct dirent *de;
+
+		while (dir && (de = readdir(dir))) {
+			char path[4096], real[4096], *base;
+
+			if (!sbt_is_shell_name(de->d_name) && !is_multicall(de->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", *d, de->d_name);
+			/* named for the file it is: /bin/sh -> dash is dash */
+			if (!realpath(path, real))
+				continue;
+			base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+			sbt_shellid_add(t, real,
+					sbt_is_shell_name(base) || is_multicall(base) ? base
+										  : de->d_name);
+		}
+		if (dir)
+			closedir(dir);
+	}
+}
+
+/* Classify as if `name` had been executed under its own name. */
+static bool classify_as(const struct sbt_exec *ev, const char *name, const char *how,
+			struct sbt_shell_class *out)
+{
+	char path[SBT_SHELL_NAME_MAX + 2];
+	bool shebang = ev->interp && ev->interp[0] && strcmp(ev->interp, ev->filename) != 0;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/%s", name);
+	/* a #! script whose interpreter is a shell under another name, or the shell itself */
+	if (shebang)
+		ok = sbt_shell_classify(ev->filename, path, ev->argv, ev->argc, out);
+	else
+		ok = sbt_shell_classify(path, NULL, ev->argv, ev->argc, out);
+	if (ok)
+		out->identified_by = how;
+	return ok;
+}
+
+bool sbt_shellid_classify(const struct sbt_shellid *t, const struct sbt_exec *ev,
+			  struct sbt_shell_class *out)
+{
+	if (ev->flags & SBT_EXEC_EXE_UNAVAILABLE)
+		return false;
+	if (ev->exe_name[0] && (sbt_is_shell_name(ev->exe_name) || is_multicall(ev->exe_name)) &&
+	    classify_as(ev, ev->exe_name, "file_name", out))
+		return true;
+	for (int i = 0; t && i < t->n; i++)
+		if (t->known[i].size == ev->exe_size && t->known[i].fp == ev->exe_fp)
+			return classify_as(ev, t->known[i].name, "content", out);
+	return false;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Shells known by their file, not their name: a shell reached through a
+ * symlink, a hard link or a copy under another name is still that shell.
+ * The exec record says what file ran (decode.h: exe_size, exe_fp — its size
+ * and a fingerprint of its first bytes — and exe_name, its dentry's name,
+ * which for a symlink is the target's); this table holds the same for the
+ * shells installed on the host, learned once at start.
+ */
+#ifndef SBT_SHELLID_H
+#define SBT_SHELLID_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "shell.h"
+
+#define SBT_SHELLID_MAX 64
+
+struct sbt_shellid {
+	struct {
+		uint64_t size, fp;
+		char name[SBT_SHELL_NAME_MAX]; /* "dash", "bash", "busybox" ... */
+	} known[SBT_SHELLID_MAX];
+	int n;
+};
+
+/* The shells and multi-call binaries (busybox, toybox) in `dirs` (NULL-terminated; NULL: the usual bin directories). */
+void sbt_shellid_scan(struct sbt_shellid *t, const char *const *dirs);
+
+/* Add one file as the shell `name`. 0, or -errno (unreadable, table full). */
+int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name);
+
+/*
+ * Classify an exec the name-based classifier found no shell in, by its file:
+ * its dentry name (a symlink's target) or its fingerprint among the known
+ * shells. True and *out filled (out->identified_by says how) when it is one.
+ */
+bool sbt_shellid_classify(const struct sbt_shellid *t, const struct sbt_exec *ev,
+			  struct sbt_shell_class *out);
+
+#endif
