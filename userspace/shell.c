@@ -261,6 +261,11 @@ const char *sbt_shell_kind_name(enum sbt_shell_kind kind)
 	return NULL;
 }
 
+const char *sbt_shell_name_at(size_t i)
+{
+	return i < NR_SHELLS ? shells[i].name : NULL;
+}
+
 bool sbt_is_shell_name(const char *name)
 {
 	struct name_view v;

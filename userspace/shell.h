@@ -30,6 +30,9 @@ struct sbt_shell_class {
 /* "direct", "command", "shebang", "script"; NULL for SBT_SHELL_NONE. */
 const char *sbt_shell_kind_name(enum sbt_shell_kind kind);
 
+/* The i-th shell name the classifier knows ("sh", "bash" ...), NULL past the last. */
+const char *sbt_shell_name_at(size_t i);
+
 /* True when `name` (a basename, e.g. "bash", "-bash") names a shell. */
 bool sbt_is_shell_name(const char *name);
 

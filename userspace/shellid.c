@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,8 +9,8 @@
 
 #include "shellid.h"
 
-static const char *const default_dirs[] = { "/bin", "/usr/bin", "/sbin", "/usr/sbin",
-					    "/usr/local/bin", NULL };
+static const char *const default_dirs[] = { "/bin",	 "/usr/bin",	   "/sbin",
+					    "/usr/sbin", "/usr/local/bin", NULL };
 
 static bool is_multicall(const char *name)
 {
@@ -30,7 +29,8 @@ int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	memset(w, 0, sizeof(w)); /* a file shorter than the window: the kernel's buffer is zeroed too */
+	memset(w, 0,
+	       sizeof(w)); /* a file shorter than the window: the kernel's buffer is zeroed too */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
@@ -50,29 +50,31 @@ int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
 	return 0;
 }
 
+/* One candidate: the file PATH names, under the name of what it is (/bin/sh -> dash is dash). */
+static void scan_one(struct sbt_shellid *t, const char *dir, const char *name)
+{
+	char path[4096], real[4096], *base;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!realpath(path, real))
+		return;
+	base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
+	sbt_shellid_add(t, real, sbt_is_shell_name(base) || is_multicall(base) ? base : name);
+}
+
 void sbt_shellid_scan(struct sbt_shellid *t, const char *const *dirs)
 {
+	static const char *const multicall[] = { "busybox", "toybox", NULL };
+
 	memset(t, 0, sizeof(*t));
+	/* Each known name in each directory: a stat each, not a listing of /usr/bin. */
 	for (const char *const *d = dirs ? dirs : default_dirs; *d; d++) {
-		DIR *dir = opendir(*d);
-		struct dirent *de;
+		const char *name;
 
-		while (dir && (de = readdir(dir))) {
-			char path[4096], real[4096], *base;
-
-			if (!sbt_is_shell_name(de->d_name) && !is_multicall(de->d_name))
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", *d, de->d_name);
-			/* named for the file it is: /bin/sh -> dash is dash */
-			if (!realpath(path, real))
-				continue;
-			base = strrchr(real, '/') ? strrchr(real, '/') + 1 : real;
-			sbt_shellid_add(t, real,
-					sbt_is_shell_name(base) || is_multicall(base) ? base
-										  : de->d_name);
-		}
-		if (dir)
-			closedir(dir);
+		for (size_t i = 0; (name = sbt_shell_name_at(i)); i++)
+			scan_one(t, *d, name);
+		for (const char *const *m = multicall; *m; m++)
+			scan_one(t, *d, *m);
 	}
 }
 
