@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cgroupfs.h"
+#include "io.h"
 
 /* Copy one space-separated mountinfo field, decoding \ooo escapes. */
 static int copy_field(const char *s, size_t n, char *out, size_t out_len)
@@ -115,46 +116,18 @@ int sbt_cgroup_path_level(const char *path)
 
 int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
 {
-	size_t len = 0, cap = 1u << 16;
-	char *buf = malloc(cap), *nb;
-	int fd, ret;
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), e, ret;
+	size_t len;
+	char *buf;
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		free(buf);
-		return ret;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap) {
-			nb = cap * 2 <= MOUNTINFO_MAX ? realloc(buf, cap * 2) : NULL;
-			if (!nb) {
-				ret = cap * 2 > MOUNTINFO_MAX ? -EFBIG : -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	ret = sbt_find_cgroup2_mount(buf, mnt, mnt_len, root, root_len);
-out:
-	free(buf);
+	if (fd < 0)
+		return -errno;
+	buf = sbt_read_capped(fd, MOUNTINFO_MAX, &len, &e);
 	close(fd);
+	if (!buf)
+		return -e;
+	ret = sbt_find_cgroup2_mount(buf, mnt, mnt_len, root, root_len);
+	free(buf);
 	return ret;
 }
 

@@ -11,6 +11,7 @@
 
 #include "extbin.h"
 #include "internal.h"
+#include "io.h"
 
 int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
 {
@@ -37,55 +38,21 @@ bool sbx_str_fits(char *dst, size_t len, const char *fmt, ...)
 
 char *sbx_slurp(const char *path, size_t max, size_t *lenp)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap), *nb;
-	int fd, e;
-	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), e;
+	size_t len;
+	char *buf;
 
-	if (!buf)
+	if (fd < 0)
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		e = errno;
-		free(buf);
+	buf = sbt_read_capped(fd, max, &len, &e);
+	close(fd);
+	if (!buf) {
 		errno = e;
 		return NULL;
 	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				e = ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			e = errno;
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			e = EFBIG;
-			goto fail;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
 	if (lenp)
 		*lenp = len;
 	return buf;
-fail:
-	free(buf);
-	close(fd);
-	errno = e;
-	return NULL;
 }
 
 /* Run `ip ARGS...` (allowlisted host tool); 0, or -EIO with err naming the command. */
