@@ -70,30 +70,46 @@ static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
 	rec->argv_len = (__u32)len;
 }
 
-/* What file runs: its size, fingerprint and dentry name (bprm NULL: not visible to this twin). */
-static __always_inline void fill_exe(struct sbt_exec_record *rec, struct linux_binprm *bprm)
-{
-	__u64 w[SBT_EXE_FP_WORDS];
-	struct file *f;
+/* What file runs (bprm->file: a #! script's interpreter): see struct sbt_exec_record. */
+struct exe_id {
+	__u64 head[SBT_EXE_HEAD_WORDS];
+	__u64 size;
+	const char *name; /* its dentry's name (kernel memory) */
+};
 
-	rec->exe_size = 0;
-	rec->exe_fp = 0;
+/*
+ * The file, its size and the first bytes the kernel read of it, through
+ * CO-RE reads in both twins: tp_btf's plain BTF loads cost the same per exec
+ * here but ~10 ms more to verify at every start. False when bprm cannot be read.
+ */
+static __always_inline bool exe_id_core(struct exe_id *id, struct linux_binprm *bprm)
+{
+	struct file *f = BPF_CORE_READ(bprm, file);
+
+	if (!f || bpf_probe_read_kernel(id->head, sizeof(id->head), &bprm->buf) < 0)
+		return false;
+	id->size = BPF_CORE_READ(f, f_inode, i_size);
+	id->name = (const char *)BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	return true;
+}
+
+static __always_inline void fill_exe(struct sbt_exec_record *rec, const struct exe_id *id)
+{
 	rec->exe_name[0] = 0;
-	f = bprm ? BPF_CORE_READ(bprm, file) : NULL;
-	if (!f || bpf_probe_read_kernel(w, sizeof(w), &bprm->buf) < 0) {
+	if (!id) {
+		rec->exe_size = 0;
 		rec->flags |= SBT_EXEC_EXE_UNAVAILABLE;
 		return;
 	}
-	rec->exe_size = BPF_CORE_READ(f, f_inode, i_size);
-	rec->exe_fp = sbt_exe_fp(w, rec->exe_size);
-	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name),
-				  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+	for (int i = 0; i < SBT_EXE_HEAD_WORDS; i++)
+		rec->exe_head[i] = id->head[i];
+	rec->exe_size = id->size;
+	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name), id->name);
 }
 
-/* A subprogram, not inlined: keeps each twin's hot path a few cache lines long. */
-/* interp NULL: the twin cannot see it; bprm NULL: nor the file (the classic tracepoint). */
+/* interp NULL: the twin cannot see it; id NULL: nor the file (the classic tracepoint). */
 static __noinline int handle_exec(__u32 slot, struct task_struct *task, const char *filename,
-				  const char *interp, struct linux_binprm *bprm)
+				  const char *interp, const struct exe_id *id)
 {
 	struct sbt_sandbox_stats *st;
 	struct sbt_exec_record *rec;
@@ -126,7 +142,7 @@ static __noinline int handle_exec(__u32 slot, struct task_struct *task, const ch
 	rec->flags = 0;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	BPF_CORE_READ_STR_INTO(&rec->parent_comm, task, real_parent, comm);
-	fill_exe(rec, bprm);
+	fill_exe(rec, id);
 
 	off = read_kstr(rec->data, filename, &rec->flags, SBT_EXEC_FILENAME_TRUNCATED,
 			SBT_EXEC_FILENAME_FAULT);
@@ -161,21 +177,24 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_tp_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	int slot = sandbox_of_current(p->cgroups->dfl_cgrp);
+	struct exe_id id;
 
 	if (slot < 0)
 		return 0;
-	return handle_exec(slot, p, bprm->filename, bprm->interp, bprm);
+	return handle_exec(slot, p, bprm->filename, bprm->interp,
+			   exe_id_core(&id, bprm) ? &id : NULL);
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	int slot = sandbox_of_current(NULL);
+	struct exe_id id;
 
 	if (slot < 0)
 		return 0;
 	return handle_exec(slot, p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp),
-			   bprm);
+			   exe_id_core(&id, bprm) ? &id : NULL);
 }
 
 SEC("tracepoint/sched/sched_process_exec")

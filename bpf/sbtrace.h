@@ -46,32 +46,14 @@ enum sbt_record_type {
 #define SBT_EXEC_EXE_UNAVAILABLE    (1u << 7) /* hook cannot see bprm->file: no exe_* */
 
 /*
- * The executed file's fingerprint: its size mixed with the first
- * SBT_EXE_FP_BYTES bytes the kernel read of it (bprm->buf: an ELF header and
- * the start of its program headers), the same on both sides. A shell copied
- * or linked under another name keeps it.
+ * The executed file's first SBT_EXE_HEAD_BYTES bytes as the kernel read them
+ * (bprm->buf: for an ELF, its header, with the entry point and the section
+ * table's offset). Userspace fingerprints them with the file's size; a shell
+ * copied or linked under another name keeps both.
  */
-#define SBT_EXE_FP_BYTES 128
-#define SBT_EXE_FP_WORDS (SBT_EXE_FP_BYTES / 8)
-#define SBT_EXE_NAME_LEN 16
-
-#ifdef __BPF__
-#define SBT_ABI_INLINE static __always_inline
-#else
-#define SBT_ABI_INLINE static inline
-#endif
-
-SBT_ABI_INLINE __u64 sbt_exe_fp(const __u64 *w, __u64 size)
-{
-	__u64 h = 0xcbf29ce484222325ULL ^ size;
-
-	for (int i = 0; i < SBT_EXE_FP_WORDS; i++) {
-		h ^= w[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return h;
-}
+#define SBT_EXE_HEAD_BYTES 64
+#define SBT_EXE_HEAD_WORDS (SBT_EXE_HEAD_BYTES / 8)
+#define SBT_EXE_NAME_LEN   16
 
 struct sbt_record_hdr {
 	__u16 type; /* enum sbt_record_type */
@@ -103,8 +85,8 @@ struct sbt_exec_record {
 	__u32 argv_full_len; /* arg_end - arg_start, before any cut */
 	/* the file that runs (bprm->file: a #! script's interpreter), unless EXE_UNAVAILABLE */
 	__u64 exe_size;
-	__u64 exe_fp;			 /* sbt_exe_fp(its first bytes, exe_size) */
-	char exe_name[SBT_EXE_NAME_LEN]; /* its dentry's name: a symlink's target's */
+	__u64 exe_head[SBT_EXE_HEAD_WORDS]; /* its first bytes */
+	char exe_name[SBT_EXE_NAME_LEN];    /* its dentry's name: a symlink's target's */
 	char comm[SBT_COMM_LEN];
 	char parent_comm[SBT_COMM_LEN];
 	char data[];
@@ -313,11 +295,11 @@ struct sbt_frag_key {
  */
 #define SBT_ABI_LAYOUT(cond, what) _Static_assert(cond, "event ABI layout: " what)
 SBT_ABI_LAYOUT(sizeof(struct sbt_record_hdr) == 8, "sbt_record_hdr");
-SBT_ABI_LAYOUT(sizeof(struct sbt_exec_record) == 136, "sbt_exec_record");
+SBT_ABI_LAYOUT(sizeof(struct sbt_exec_record) == 192, "sbt_exec_record");
 SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, exe_size) == 72,
 	       "sbt_exec_record.exe_size");
-SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, comm) == 104, "sbt_exec_record.comm");
-SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, data) == 136, "sbt_exec_record.data");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, comm) == 160, "sbt_exec_record.comm");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, data) == 192, "sbt_exec_record.data");
 SBT_ABI_LAYOUT(sizeof(struct sbt_egress_record) == 120, "sbt_egress_record");
 SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, dport) == 56,
 	       "sbt_egress_record.dport");

@@ -110,7 +110,7 @@ enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exe
 	copy_comm(out->comm, rec.comm);
 	copy_comm(out->parent_comm, rec.parent_comm);
 	out->exe_size = rec.exe_size;
-	out->exe_fp = rec.exe_fp;
+	memcpy(out->exe_head, rec.exe_head, sizeof(out->exe_head));
 	memcpy(out->exe_name, rec.exe_name, sizeof(out->exe_name) - 1);
 	out->filename = payload;
 	out->interp = payload + fl;

@@ -38,8 +38,8 @@ struct sbt_exec {
 	char parent_comm[SBT_COMM_LEN]; /* NUL-terminated copy */
 	/* the file that ran (flags SBT_EXEC_EXE_UNAVAILABLE: unknown, all zero) */
 	uint64_t exe_size;
-	uint64_t exe_fp;
-	char exe_name[SBT_EXE_NAME_LEN + 1]; /* NUL-terminated copy */
+	uint64_t exe_head[SBT_EXE_HEAD_WORDS]; /* its first bytes */
+	char exe_name[SBT_EXE_NAME_LEN + 1];   /* NUL-terminated copy */
 	const char *filename;
 	const char *interp; /* "" when the hook could not see it */
 	bool argv_truncated;

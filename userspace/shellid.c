@@ -17,9 +17,21 @@ static bool is_multicall(const char *name)
 	return strcmp(name, "busybox") == 0 || strcmp(name, "toybox") == 0;
 }
 
+uint64_t sbt_exe_fingerprint(const uint64_t head[SBT_EXE_HEAD_WORDS], uint64_t size)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ size;
+
+	for (int i = 0; i < SBT_EXE_HEAD_WORDS; i++) {
+		h ^= head[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
 int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
 {
-	__u64 w[SBT_EXE_FP_WORDS];
+	uint64_t w[SBT_EXE_HEAD_WORDS];
 	struct stat st;
 	ssize_t n;
 	int fd;
@@ -41,10 +53,10 @@ int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
 		return -errno;
 	for (int i = 0; i < t->n; i++) /* a hard link or a symlink met twice */
 		if (t->known[i].size == (uint64_t)st.st_size &&
-		    t->known[i].fp == sbt_exe_fp(w, (uint64_t)st.st_size))
+		    t->known[i].fp == sbt_exe_fingerprint(w, (uint64_t)st.st_size))
 			return 0;
 	t->known[t->n].size = (uint64_t)st.st_size;
-	t->known[t->n].fp = sbt_exe_fp(w, (uint64_t)st.st_size);
+	t->known[t->n].fp = sbt_exe_fingerprint(w, (uint64_t)st.st_size);
 	snprintf(t->known[t->n].name, sizeof(t->known[0].name), "%s", name);
 	t->n++;
 	return 0;
@@ -100,13 +112,16 @@ static bool classify_as(const struct sbt_exec *ev, const char *name, const char 
 bool sbt_shellid_classify(const struct sbt_shellid *t, const struct sbt_exec *ev,
 			  struct sbt_shell_class *out)
 {
+	uint64_t fp;
+
 	if (ev->flags & SBT_EXEC_EXE_UNAVAILABLE)
 		return false;
 	if (ev->exe_name[0] && (sbt_is_shell_name(ev->exe_name) || is_multicall(ev->exe_name)) &&
 	    classify_as(ev, ev->exe_name, "file_name", out))
 		return true;
+	fp = sbt_exe_fingerprint(ev->exe_head, ev->exe_size);
 	for (int i = 0; t && i < t->n; i++)
-		if (t->known[i].size == ev->exe_size && t->known[i].fp == ev->exe_fp)
+		if (t->known[i].size == ev->exe_size && t->known[i].fp == fp)
 			return classify_as(ev, t->known[i].name, "content", out);
 	return false;
 }

@@ -2,10 +2,10 @@
 /*
  * Shells known by their file, not their name: a shell reached through a
  * symlink, a hard link or a copy under another name is still that shell.
- * The exec record says what file ran (decode.h: exe_size, exe_fp — its size
- * and a fingerprint of its first bytes — and exe_name, its dentry's name,
- * which for a symlink is the target's); this table holds the same for the
- * shells installed on the host, learned once at start.
+ * The exec record says what file ran (decode.h: exe_size, exe_head — its
+ * size and first bytes, fingerprinted here — and exe_name, its dentry's
+ * name, which for a symlink is the target's); this table holds the same for
+ * the shells installed on the host, learned once at start.
  */
 #ifndef SBT_SHELLID_H
 #define SBT_SHELLID_H
@@ -26,6 +26,9 @@ struct sbt_shellid {
 	} known[SBT_SHELLID_MAX];
 	int n;
 };
+
+/* A file's fingerprint: its size and its first SBT_EXE_HEAD_BYTES bytes (zero past its end). */
+uint64_t sbt_exe_fingerprint(const uint64_t head[SBT_EXE_HEAD_WORDS], uint64_t size);
 
 /* The shells and multi-call binaries (busybox, toybox) in `dirs` (NULL-terminated; NULL: the usual bin directories). */
 void sbt_shellid_scan(struct sbt_shellid *t, const char *const *dirs);
