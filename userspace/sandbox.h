@@ -76,6 +76,12 @@ struct sbt_sandbox_spec {
 	const char *name;
 	const char *workspace; /* host directory, bind-mounted at /workspace; NULL: none */
 	bool workspace_ro;
+	/*
+	 * The ns backend: the workspace is writable but nothing reaches the
+	 * host: an overlay inside the sandbox whose upper layer is a tmpfs of
+	 * its own, gone with it (the probe's view of a repo).
+	 */
+	bool workspace_overlay;
 	enum sbt_sandbox_net net;
 	const char *state_dir; /* NULL: SBT_STATE_DIR_DEFAULT */
 	char *const *argv;     /* the workload, argv[0] a path or a name looked up in PATH */
@@ -177,7 +183,8 @@ struct sbt_sandbox_run {
 	char state_file[PATH_MAX];
 	uint64_t start_ns;		  /* CLOCK_REALTIME */
 	enum sbt_sandbox_backend backend; /* spec.backend, once started */
-	uint64_t go_ns; /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
+	uint32_t userns_base; /* ns backend: the host id its root maps to (0: no user namespace) */
+	uint64_t go_ns;	      /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
 	/* The qemu backend; run->pid is qemu. */
 	int console_fd;		  /* read end of qemu's serial console (non-blocking), or -1 */
 	char tap[16];		  /* the tap's name, e.g. "sbt1a2b3c4d" */

@@ -90,16 +90,6 @@ int probe_options(int argc, char **argv, struct probe_opts *o);
 /* After the plan: --backend qemu's guest and tap addresses. 0, or -EINVAL after a message. */
 int probe_vm_options(struct probe_opts *o, const struct sbt_build_plan *plan);
 
-/* workspace.c: a writable view of the repo without touching it (an overlay, upper thrown away). */
-struct probe_workspace {
-	char dir[64]; /* temp dir holding upper, work, merged */
-	char merged[PATH_MAX];
-	bool mounted;
-};
-
-int probe_workspace_setup(struct probe_workspace *ws, const char *repo);
-void probe_workspace_teardown(struct probe_workspace *ws);
-
 /* engine.c: Dockerfile builds with podman (or docker). */
 enum probe_engine { ENGINE_NONE = 0, ENGINE_PODMAN, ENGINE_DOCKER };
 
@@ -164,7 +154,6 @@ struct probe_ctx {
 	uint64_t t0_epoch_ns;
 	char boot_err[512];
 	int console_out; /* the qemu backend: where the guest's console goes */
-	struct probe_workspace ws;
 	struct probe_build build;
 	char netns[64]; /* the qemu backend's tap namespace, "" when none was made */
 	struct probe_sink sink;

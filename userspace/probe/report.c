@@ -111,10 +111,6 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			"because its outputs already exist, a clean build may run shells this "
 			"one did not");
 	}
-	if (!p->ws.mounted && p->started && plan->kind != SBT_BUILD_DOCKERFILE && !probe_vm(p->o))
-		add_warning(v->warnings, "workspace_readonly",
-			    "the overlay for a writable workspace could not be mounted; the repo "
-			    "was mounted read-only");
 	/* Any shell seen is proof; "no shell" needs a complete trace of a build that worked. */
 	if (p->sink.shells > 0)
 		v->verdict = "unsafe";

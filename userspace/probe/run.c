@@ -198,10 +198,9 @@ static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
 		.stderr_fd = STDERR_FILENO,
 	};
 
-	if (probe_workspace_setup(&p->ws, o->repo) < 0)
-		probe_workspace_teardown(&p->ws);
-	spec.workspace = p->ws.mounted ? p->ws.merged : o->repo;
-	spec.workspace_ro = !p->ws.mounted;
+	/* the repo under an overlay inside the sandbox: it is never written, nothing comes back */
+	spec.workspace = o->repo;
+	spec.workspace_overlay = true;
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
@@ -310,7 +309,6 @@ void probe_cleanup(struct probe_ctx *p)
 		sbt_sandbox_destroy(&p->run);
 	p->started = false;
 	probe_engine_cleanup(&p->build);
-	probe_workspace_teardown(&p->ws);
 	if (p->netns[0]) {
 		char *del[] = { "ip", "netns", "del", p->netns, NULL };
 		int status;

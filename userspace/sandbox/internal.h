@@ -35,8 +35,9 @@ struct sbx_child {
 	const char *cwd; /* the workload's (inside the sandbox) or the host tool's */
 	char **envp;
 	int ready_w, go_r;
-	/* the ns backend: the workspace's detached mount tree */
+	/* the ns backend: the workspace's detached mount tree; the user namespace's sync pipe */
 	int ws_fd;
+	int sync_r, sync_w;
 	/* ns and podman: the declared environment envp points into (owned) */
 	struct sbt_env env;
 	/* the qemu backend: qemu's argv and environment, the tap, the console pipe */
@@ -165,6 +166,15 @@ int sbx_tap_configure(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		      size_t errlen);
 /* Delete the tap if it is still there with the recorded ifindex. */
 void sbx_tap_remove(const char *netns, const char *tap, int ifindex);
+
+/* userns.c: the ns backend's user namespace (see there). */
+#define SBX_USERNS_SIZE 65536u
+/* The first host id of the sandbox `name`'s range. */
+uint32_t sbx_userns_base(const char *name);
+/* Caller, after the clone: write the maps, idmap the workspace, release the child. */
+int sbx_userns_setup(struct sbx_child *c, struct sbt_sandbox_run *run, char *err, size_t errlen);
+/* Child, first thing: wait for the maps, become the namespace's root. */
+void sbx_userns_enter(const struct sbx_child *c);
 
 /* ns.c: the declared environment (spec->env over the default set, PWD= the cwd) into c->envp. */
 int sbx_declared_env(struct sbx_child *c, enum sbt_env_for who, bool pwd, char *err, size_t errlen);

@@ -252,7 +252,9 @@ out:
 int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
 		      size_t errlen)
 {
-	struct sbx_child c = { .spec = spec, .ready_w = -1, .go_r = -1, .ws_fd = -1 };
+	struct sbx_child c = {
+		.spec = spec, .ready_w = -1, .go_r = -1, .ws_fd = -1, .sync_r = -1, .sync_w = -1
+	};
 	const struct sbt_backend_ops *ops;
 	const char *sdir;
 	int cgfd = -1, ret;

@@ -246,18 +246,44 @@ static void mount_dev(const struct sbx_child *c)
 }
 
 /*
+ * workspace_overlay: the (idmapped) tree as the lower layer of an overlay
+ * mounted here, in the sandbox's user namespace (userxattr: no trusted.*
+ * xattrs there), over a tmpfs of the sandbox's own for the upper layer.
+ * Once mounted, the overlay holds its layers: their mount is detached.
+ */
+static void mount_overlay(const struct sbx_child *c)
+{
+	static const char ws[] = STAGE "/.workspace";
+
+	mkdir_or_fail(c, ws, 0700);
+	mnt(c, "sbtrace-workspace", ws, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700");
+	mkdir_or_fail(c, STAGE "/.workspace/lower", 0700);
+	mkdir_or_fail(c, STAGE "/.workspace/upper", 0755);
+	mkdir_or_fail(c, STAGE "/.workspace/work", 0700);
+	if (move_mount(c->ws_fd, "", AT_FDCWD, STAGE "/.workspace/lower", MOVE_MOUNT_F_EMPTY_PATH))
+		sbx_child_fail(c, errno, "mount workspace %s: %s", c->spec->workspace,
+			       strerror(errno));
+	mnt(c, "sbtrace-overlay", STAGE "/workspace", "overlay", MS_NOSUID | MS_NODEV,
+	    "lowerdir=" STAGE "/.workspace/lower,upperdir=" STAGE "/.workspace/upper,"
+	    "workdir=" STAGE "/.workspace/work,userxattr");
+	if (umount2(ws, MNT_DETACH) || rmdir(ws))
+		sbx_child_fail(c, errno, "detach the workspace's layers: %s", strerror(errno));
+}
+
+/*
  * The workspace: a detached copy of its mount tree the caller made with
- * open_tree(OPEN_TREE_CLONE) (by now its path may be hidden, and a path or fd
- * of the caller's mount namespace cannot be bound from this one).
+ * open_tree(OPEN_TREE_CLONE) and idmapped to the sandbox's user namespace,
+ * nosuid, nodev and (workspace_ro) read-only: userns.c. By now its path may
+ * be hidden, and a path or fd of the caller's mount namespace cannot be
+ * bound from this one.
  */
 static void mount_workspace(const struct sbx_child *c)
 {
-	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-
 	mkdir_or_fail(c, STAGE "/workspace", 0755);
-	if (c->spec->workspace_ro)
-		attrs |= MOUNT_ATTR_RDONLY;
-	mnt_attr(c, c->ws_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, attrs);
+	if (c->spec->workspace_overlay) {
+		mount_overlay(c);
+		return;
+	}
 	if (move_mount(c->ws_fd, "", AT_FDCWD, STAGE "/workspace", MOVE_MOUNT_F_EMPTY_PATH))
 		sbx_child_fail(c, errno, "mount workspace %s on /workspace: %s", c->spec->workspace,
 			       strerror(errno));
@@ -357,6 +383,7 @@ static void ns_main(struct sbx_child *c)
 	pid_t w;
 
 	sbx_child_start(c, "sandbox-init");
+	sbx_userns_enter(c);
 	if (unshare(CLONE_NEWCGROUP))
 		sbx_child_fail(c, errno, "unshare(CLONE_NEWCGROUP): %s", strerror(errno));
 	if (sethostname(spec->name, strlen(spec->name)))
@@ -428,6 +455,12 @@ static int ns_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const ch
 			return sbx_seterr(err, errlen, -errno, "workspace '%s': %s",
 					  spec->workspace, strerror(errno));
 	}
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return sbx_seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
+	c->sync_r = p[0];
+	c->sync_w = p[1];
 	return sbx_declared_env(c, SBT_ENV_WORKLOAD, true, err, errlen);
 }
 
@@ -438,6 +471,11 @@ static void ns_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool fa
 	c->ws_fd = -1;
 	sbt_env_free(&c->env);
 	c->envp = NULL;
+	if (c->sync_r >= 0)
+		close(c->sync_r);
+	if (c->sync_w >= 0)
+		close(c->sync_w);
+	c->sync_r = c->sync_w = -1;
 }
 
 /*
@@ -502,8 +540,10 @@ static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err,
 static int ns_after_clone(struct sbx_child *c, struct sbt_sandbox_run *run, char *err,
 			  size_t errlen)
 {
-	if (c->spec->net != SBT_NET_VETH)
-		return 0;
+	int ret = sbx_userns_setup(c, run, err, errlen);
+
+	if (ret || c->spec->net != SBT_NET_VETH)
+		return ret;
 	return veth_setup(c->spec, run->pid, err, errlen);
 }
 
@@ -511,7 +551,8 @@ const struct sbt_backend_ops sbx_ns_ops = {
 	.name = "ns",
 	.vis_exec = "host",
 	.vis_network = "cgroup",
-	.clone_flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET,
+	.clone_flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
+		       CLONE_NEWNET,
 	.prepare = ns_prepare,
 	.child_main = ns_main,
 	.after_clone = ns_after_clone,

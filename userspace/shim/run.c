@@ -62,9 +62,10 @@ void shim_usage_run(FILE *f)
 	fprintf(f,
 		"Usage: sbtrace-shim run --name NAME [OPTIONS] -- CMD [ARGS...]\n"
 		"\n"
-		"Start sandbox NAME: cgroup <cgroup v2 mount>/sbtrace/NAME; new pid, mount,\n"
-		"uts, ipc, net and cgroup namespaces; the host's filesystem read-only;\n"
-		"writable tmpfs /tmp and /root (HOME); only lo; no capabilities,\n"
+		"Start sandbox NAME: cgroup <cgroup v2 mount>/sbtrace/NAME; new user, pid,\n"
+		"mount, uts, ipc, net and cgroup namespaces (root inside is an unprivileged\n"
+		"host id: 65536 ids from 0x70000000 on, by NAME); the host's filesystem\n"
+		"read-only; writable tmpfs /tmp and /root (HOME); only lo; no capabilities,\n"
 		"no_new_privs. Write the state file STATE_DIR/NAME.json, wait for a tracer,\n"
 		"run CMD, and exit with its exit code; everything is removed on exit.\n"
 		"\n"
@@ -74,7 +75,9 @@ void shim_usage_run(FILE *f)
 		"                         and runs on the host inside the sandbox cgroup, e.g.\n"
 		"                         podman build --cgroup-parent=/sbtrace/NAME/build ...;\n"
 		"                         qemu: CMD runs in a microVM (below)\n"
-		"  -w, --workspace DIR[:ro]  bind DIR at /workspace (read-only with :ro);\n"
+		"  -w, --workspace DIR[:ro|:overlay]  bind DIR at /workspace (read-only with\n"
+		"                         :ro; :overlay: writable, but the writes go to a\n"
+		"                         tmpfs of the sandbox's and never reach DIR);\n"
 		"                         it is also the workload's working directory\n"
 		"                         (qemu: a copy, at most a quarter of --vm-mem)\n"
 		"      --net none|veth    networking: a new namespace with only lo (none, the\n"
@@ -214,6 +217,9 @@ static int opt_workspace(const char *arg, struct run_opts *o)
 		      strcmp(o->workspace + n - 3, ":rw") == 0)) {
 		o->spec.workspace_ro = o->workspace[n - 1] == 'o';
 		o->workspace[n - 3] = '\0';
+	} else if (n > 8 && strcmp(o->workspace + n - 8, ":overlay") == 0) {
+		o->spec.workspace_overlay = true;
+		o->workspace[n - 8] = '\0';
 	}
 	o->spec.workspace = o->workspace;
 	return -1;
