@@ -171,6 +171,9 @@ void sbx_tap_remove(const char *netns, const char *tap, int ifindex);
 #define SBX_USERNS_SIZE 65536u
 /* The first host id of the sandbox `name`'s range. */
 uint32_t sbx_userns_base(const char *name);
+/* Caller, before the clone: the pipe the child waits on; release closes it. */
+int sbx_userns_prepare(struct sbx_child *c, char *err, size_t errlen);
+void sbx_userns_release(struct sbx_child *c);
 /* Caller, after the clone: write the maps, idmap the workspace, release the child. */
 int sbx_userns_setup(struct sbx_child *c, struct sbt_sandbox_run *run, char *err, size_t errlen);
 /* Child, first thing: wait for the maps, become the namespace's root. */

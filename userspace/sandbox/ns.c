@@ -442,6 +442,7 @@ static int ns_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const ch
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
 	struct stat st;
+	int ret;
 
 	if (spec->workspace) {
 		if (!spec->cwd)
@@ -455,13 +456,8 @@ static int ns_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const ch
 			return sbx_seterr(err, errlen, -errno, "workspace '%s': %s",
 					  spec->workspace, strerror(errno));
 	}
-	int p[2];
-
-	if (pipe2(p, O_CLOEXEC))
-		return sbx_seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
-	c->sync_r = p[0];
-	c->sync_w = p[1];
-	return sbx_declared_env(c, SBT_ENV_WORKLOAD, true, err, errlen);
+	ret = sbx_userns_prepare(c, err, errlen);
+	return ret ? ret : sbx_declared_env(c, SBT_ENV_WORKLOAD, true, err, errlen);
 }
 
 static void ns_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed)
@@ -471,11 +467,7 @@ static void ns_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool fa
 	c->ws_fd = -1;
 	sbt_env_free(&c->env);
 	c->envp = NULL;
-	if (c->sync_r >= 0)
-		close(c->sync_r);
-	if (c->sync_w >= 0)
-		close(c->sync_w);
-	c->sync_r = c->sync_w = -1;
+	sbx_userns_release(c);
 }
 
 /*

@@ -23,6 +23,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,9 +41,10 @@
 #include "io.h"
 #include "internal.h"
 
-#define VM_TAP_FD 3 /* where qemu finds the tap: -netdev tap,fd=3 */
-#define STR(x)	  #x
-#define XSTR(x)	  STR(x)
+#define VM_TAP_FD    3 /* where qemu finds the tap: -netdev tap,fd=3 */
+#define VM_INITRD_FD 4 /* and its initrd: STATE_DIR is the host root's, 0700 */
+#define STR(x)	     #x
+#define XSTR(x)	     STR(x)
 
 #define VM_QEMU	    "qemu-system-x86_64"
 #define VM_ARGV_MAX 40
@@ -56,7 +58,7 @@ struct sbx_vm_prep {
 	char *env[2];
 	char path_env[4096];
 	char mem[16], kernel[PATH_MAX], initrd[PATH_MAX], append[1024], device[96];
-	int tap_fd;
+	int tap_fd, initrd_fd;
 	int console[2];
 };
 
@@ -292,6 +294,8 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 		return;
 	if (v->tap_fd >= 0)
 		close(v->tap_fd);
+	if (v->initrd_fd >= 0)
+		close(v->initrd_fd);
 	for (int i = 0; i < 2; i++)
 		if (v->console[i] >= 0)
 			close(v->console[i]);
@@ -370,7 +374,7 @@ static void vm_argv(struct sbx_vm_prep *v)
 				     "-kernel",
 				     v->kernel,
 				     "-initrd",
-				     v->initrd,
+				     "/proc/self/fd/" XSTR(VM_INITRD_FD),
 				     "-append",
 				     v->append,
 				     "-serial",
@@ -404,7 +408,7 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
-	v->tap_fd = v->console[0] = v->console[1] = -1;
+	v->tap_fd = v->initrd_fd = v->console[0] = v->console[1] = -1;
 	ret = vm_cmdline(spec, run, v, h, err, errlen);
 	if (!ret)
 		ret = vm_files(spec, run, v, sdir, mem, err, errlen);
@@ -440,12 +444,23 @@ static int qemu_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const 
 			char *err, size_t errlen)
 {
 	int ret = vm_prepare(c->spec, run, sdir, &c->vm, err, errlen);
+	uint32_t base = sbx_userns_base(c->spec->name);
 
 	if (!ret && !c->vm)
 		ret = -ENOMEM;
-	if (!ret)
-		c->envp = c->vm->env;
-	return ret;
+	if (ret)
+		return ret;
+	c->envp = c->vm->env;
+	/*
+	 * qemu runs as the user namespace's root, an unprivileged host id: the
+	 * initrd is its, and it opens it through an fd (/proc/self/fd/4), as
+	 * STATE_DIR is closed to anyone but the host's root.
+	 */
+	c->vm->initrd_fd = open(c->vm->initrd, O_RDONLY | O_CLOEXEC);
+	if (c->vm->initrd_fd < 0 || chown(c->vm->initrd, base, base))
+		return sbx_seterr(err, errlen, -errno, "sandbox %s: %s: %s", c->spec->name,
+				  c->vm->initrd, strerror(errno));
+	return sbx_userns_prepare(c, err, errlen);
 }
 
 /* The child holds the tap and the console's write end now. */
@@ -454,13 +469,14 @@ static int qemu_after_clone(struct sbx_child *c, struct sbt_sandbox_run *run, ch
 {
 	run->console_fd = c->vm->console[0];
 	c->vm->console[0] = -1;
-	return 0;
+	return sbx_userns_setup(c, run, err, errlen);
 }
 
 static void qemu_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed)
 {
 	vm_prep_free(c->vm); /* the tap stays while the child holds it */
 	c->vm = NULL;
+	sbx_userns_release(c);
 	if (failed)
 		vm_dir_remove(run->vm_dir);
 }
@@ -473,24 +489,27 @@ static void qemu_main(struct sbx_child *c) __attribute__((noreturn));
 static void qemu_main(struct sbx_child *c)
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
-	/* Above the slots they go to (0-3), so no dup2 below overwrites another. */
+	/* Above the slots they go to (0-4), so no dup2 below overwrites another. */
 	int out = fcntl(c->vm->console[1], F_DUPFD_CLOEXEC, 10);
 	int tap = fcntl(c->vm->tap_fd, F_DUPFD_CLOEXEC, 10);
+	int initrd = fcntl(c->vm->initrd_fd, F_DUPFD_CLOEXEC, 10);
 	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
 	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
-	int keep[] = { 0, 1, 2, VM_TAP_FD, -1, -1 };
+	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, -1, -1 };
 
 	if (ready_w >= 0)
 		c->ready_w = ready_w;
 	if (go_r >= 0)
 		c->go_r = go_r;
-	keep[4] = c->ready_w;
-	keep[5] = c->go_r;
+	keep[5] = c->ready_w;
+	keep[6] = c->go_r;
 	sbx_child_start(c, "sandbox-vm");
-	if (out < 0 || tap < 0 || ready_w < 0 || go_r < 0 || null < 0 || dup2(null, 0) < 0 ||
-	    dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) || dup2(tap, VM_TAP_FD) < 0)
+	sbx_userns_enter(c);
+	if (out < 0 || tap < 0 || initrd < 0 || ready_w < 0 || go_r < 0 || null < 0 ||
+	    dup2(null, 0) < 0 || dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) ||
+	    dup2(tap, VM_TAP_FD) < 0 || dup2(initrd, VM_INITRD_FD) < 0)
 		sbx_child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
 	if (chdir("/"))
 		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));
@@ -624,6 +643,7 @@ const struct sbt_backend_ops sbx_qemu_ops = {
 	.name = "qemu",
 	.vis_exec = "none",
 	.vis_network = "tap",
+	.clone_flags = CLONE_NEWUSER, /* qemu is no host root either: userns.c */
 	.check = qemu_check,
 	.prepare = qemu_prepare,
 	.child_main = qemu_main,

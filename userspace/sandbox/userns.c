@@ -25,7 +25,9 @@
 #include <grp.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 
 #include "internal.h"
@@ -61,8 +63,8 @@ static int write_map(pid_t pid, const char *which, uint32_t base)
 /* The workspace's tree, idmapped to the child's namespace (and nosuid, nodev, maybe ro). */
 static int idmap_workspace(const struct sbx_child *c, pid_t pid, char *err, size_t errlen)
 {
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
-					    MOUNT_ATTR_NODEV };
+	struct mount_attr a = { .attr_set =
+					MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	char path[64];
 	int fd, ret = 0;
 
@@ -87,6 +89,26 @@ static int idmap_workspace(const struct sbx_child *c, pid_t pid, char *err, size
 	return ret;
 }
 
+int sbx_userns_prepare(struct sbx_child *c, char *err, size_t errlen)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return sbx_seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
+	c->sync_r = p[0];
+	c->sync_w = p[1];
+	return 0;
+}
+
+void sbx_userns_release(struct sbx_child *c)
+{
+	if (c->sync_r >= 0)
+		close(c->sync_r);
+	if (c->sync_w >= 0)
+		close(c->sync_w);
+	c->sync_r = c->sync_w = -1;
+}
+
 int sbx_userns_setup(struct sbx_child *c, struct sbt_sandbox_run *run, char *err, size_t errlen)
 {
 	uint32_t base = sbx_userns_base(c->spec->name);
@@ -95,7 +117,8 @@ int sbx_userns_setup(struct sbx_child *c, struct sbt_sandbox_run *run, char *err
 	if (!ret)
 		ret = write_map(run->pid, "gid_map", base);
 	if (ret)
-		return sbx_seterr(err, errlen, ret, "sandbox %s: write the user namespace's id maps: %s",
+		return sbx_seterr(err, errlen, ret,
+				  "sandbox %s: write the user namespace's id maps: %s",
 				  c->spec->name, strerror(-ret));
 	run->userns_base = base;
 	ret = idmap_workspace(c, run->pid, err, errlen);
@@ -122,4 +145,8 @@ void sbx_userns_enter(const struct sbx_child *c)
 	/* id 0 of the new namespace, with none of the host's supplementary groups */
 	if (setresgid(0, 0, 0) || setgroups(0, NULL) || setresuid(0, 0, 0))
 		sbx_child_fail(c, errno, "become root of the user namespace: %s", strerror(errno));
+	/* a change of credentials clears the parent-death signal: the sandbox dies with its caller */
+	/* (had it died in between, the ready and go pipes end the child: EPIPE, EOF) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+		sbx_child_fail(c, errno, "PR_SET_PDEATHSIG: %s", strerror(errno));
 }
