@@ -80,31 +80,100 @@ void sbx_cgroup_kill(const char *cg)
 	}
 }
 
-/* rmdir a cgroup and any child cgroups, depth first (bounded depth). */
-int sbx_cgroup_rmdir_tree(const char *cg, int depth)
+/* The first child directory of the directory open as fd, into name. False if none. */
+static bool first_child_dir(int fd, char name[NAME_MAX + 1])
 {
-	DIR *d;
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
+	bool found = false;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return false;
+	}
+	while (!found && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		memcpy(name, de->d_name, strlen(de->d_name) + 1);
+		found = true;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Remove a cgroup and every cgroup below it, leaves first, whatever the
+ * depth or the length of the paths: it walks down by name with one
+ * directory fd (openat), removes a leaf through its parent (unlinkat, the
+ * parent reopened as ".."), and keeps only the names it went down by.
+ * 0, or -errno (-EBUSY: something still runs in there).
+ */
+int sbx_cgroup_rmdir_tree(const char *cg)
+{
+	char **names = NULL, **nn, child[NAME_MAX + 1];
+	size_t n = 0, cap = 0;
+	int cur, ret = 0;
 
 	if (rmdir(cg) == 0 || errno == ENOENT)
 		return 0;
 	/* cgroupfs says EBUSY for a cgroup with child cgroups (and for one with tasks) */
 	if (errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY)
 		return -errno;
-	if (depth > 16)
-		return -ENOTEMPTY;
-	d = opendir(cg);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char sub[PATH_MAX];
+	cur = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (;;) {
+		int next;
 
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+		if (first_child_dir(cur, child)) {
+			next = openat(cur, child, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+			if (next < 0 && errno == ENOENT)
+				continue;
+			if (next < 0) {
+				ret = -errno;
+				break;
+			}
+			if (n == cap) {
+				nn = realloc(names, (cap ? 2 * cap : 16) * sizeof(*nn));
+				if (nn) {
+					names = nn;
+					cap = cap ? 2 * cap : 16;
+				}
+			}
+			if (n == cap || !(names[n] = strdup(child))) {
+				ret = -ENOMEM;
+				close(next);
+				break;
+			}
+			n++;
+			close(cur);
+			cur = next;
 			continue;
-		if (sbx_str_fits(sub, sizeof(sub), "%s/%s", cg, de->d_name))
-			sbx_cgroup_rmdir_tree(sub, depth + 1);
+		}
+		if (n == 0)
+			break; /* the top has no child left */
+		next = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0) {
+			ret = -errno;
+			break;
+		}
+		close(cur);
+		cur = next;
+		n--;
+		if (unlinkat(cur, names[n], AT_REMOVEDIR) && errno != ENOENT)
+			ret = -errno;
+		free(names[n]);
+		if (ret)
+			break;
 	}
-	closedir(d);
+	close(cur);
+	while (n)
+		free(names[--n]);
+	free(names);
+	if (ret)
+		return ret;
 	return rmdir(cg) == 0 || errno == ENOENT ? 0 : -errno;
 }
 
@@ -115,7 +184,7 @@ int sbx_cgroup_destroy(const char *cg)
 
 	sbx_cgroup_kill(cg);
 	for (int waited = 0; waited < KILL_WAIT_MS; waited += 10) {
-		ret = sbx_cgroup_rmdir_tree(cg, 0);
+		ret = sbx_cgroup_rmdir_tree(cg);
 		if (ret != -EBUSY && ret != -ENOTEMPTY)
 			return ret;
 		if (waited % 500 == 490)

@@ -163,7 +163,7 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 		/* A sandbox being started has its cgroup before its first process. */
 		if (now - st.st_ctime < GC_MIN_AGE_SEC || !sbx_cgroup_empty(cg))
 			continue;
-		if (sbx_cgroup_rmdir_tree(cg, 0) == 0) {
+		if (sbx_cgroup_rmdir_tree(cg) == 0) {
 			count++;
 			if (verbose)
 				fprintf(stderr, "sbtrace-shim gc: removed empty cgroup %s\n", cg);

@@ -112,8 +112,8 @@ int sbx_ip(const char *netns, char *const *args, char *err, size_t errlen);
 int sbx_cgroup2_mount(char *mnt, size_t len);
 bool sbx_cgroup_empty(const char *cg);
 void sbx_cgroup_kill(const char *cg);
-/* rmdir cg and the cgroups below it (depth: how deep this call is; 0 from outside). */
-int sbx_cgroup_rmdir_tree(const char *cg, int depth);
+/* rmdir cg and every cgroup below it, at any depth. 0 or -errno (-EBUSY: still populated). */
+int sbx_cgroup_rmdir_tree(const char *cg);
 /* Kill, wait for it to empty, remove. 0 or -errno. */
 int sbx_cgroup_destroy(const char *cg);
 

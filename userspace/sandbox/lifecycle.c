@@ -37,6 +37,7 @@
 #include "cgroupfs.h"
 #include "clock.h"
 #include "internal.h"
+#include "io.h"
 
 static const struct sbt_backend_ops *const backends[SBT_BACKEND__MAX] = {
 	[SBT_BACKEND_NS] = &sbx_ns_ops,
@@ -160,6 +161,14 @@ static int claim_name(const struct sbt_sandbox_spec *spec, const char *sdir,
 }
 
 /* mkdir <v2>/sbtrace/NAME; its fd (for CLONE_INTO_CGROUP) and id. Removed again on error. */
+static bool cgroup_is_leftover(const char *cg)
+{
+	struct stat st;
+
+	return stat(cg, &st) == 0 && time(NULL) - st.st_ctime >= GC_MIN_AGE_SEC &&
+	       sbx_cgroup_empty(cg);
+}
+
 static int make_cgroup(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, int *cgfd,
 		       char *err, size_t errlen)
 {
@@ -178,15 +187,24 @@ static int make_cgroup(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_r
 	if (mkdir(parent, 0755) && errno != EEXIST)
 		return sbx_seterr(err, errlen, -errno, "create cgroup %s: %s", parent,
 				  strerror(errno));
-	if (mkdir(run->cgroup_path, 0755)) {
-		if (errno == EEXIST)
-			return sbx_seterr(err, errlen, -EEXIST,
-					  "sandbox %s exists (cgroup %s); run sbtrace-shim gc or "
-					  "pick another name",
-					  spec->name, run->cgroup_path);
-		return sbx_seterr(err, errlen, -errno, "create cgroup %s: %s", run->cgroup_path,
-				  strerror(errno));
-	}
+	ret = mkdir(run->cgroup_path, 0755) ? -errno : 0;
+	/*
+	 * A killed sandbox's leftover of the same name (no state file, nothing
+	 * running, older than a start takes) goes; a younger one is a
+	 * concurrent start's, and the mkdir stays the lock.
+	 */
+	if (ret == -EEXIST && cgroup_is_leftover(run->cgroup_path) &&
+	    sbx_cgroup_rmdir_tree(run->cgroup_path) == 0)
+		ret = mkdir(run->cgroup_path, 0755) ? -errno : 0;
+	if (ret == -EEXIST)
+		return sbx_seterr(
+			err, errlen, -EEXIST,
+			"sandbox %s exists (cgroup %s, in use or just made); stop it, run "
+			"sbtrace-shim gc, or pick another name",
+			spec->name, run->cgroup_path);
+	if (ret)
+		return sbx_seterr(err, errlen, ret, "create cgroup %s: %s", run->cgroup_path,
+				  strerror(-ret));
 	*cgfd = open(run->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	run->cgroup_id = sbt_cgroup_id(run->cgroup_path);
 	if (*cgfd < 0 || !run->cgroup_id) {
@@ -351,6 +369,22 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run)
 	close(run->go_fd);
 	run->go_fd = -1;
 	run->go_ns = sbt_clock_ns(CLOCK_MONOTONIC);
+	return ret;
+}
+
+int sbt_sandbox_freeze(struct sbt_sandbox_run *run)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+	if (!run->cgroup_path[0] ||
+	    !sbx_str_fits(path, sizeof(path), "%s/cgroup.freeze", run->cgroup_path))
+		return -EINVAL;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = sbt_write_all(fd, "1", 1);
+	close(fd);
 	return ret;
 }
 

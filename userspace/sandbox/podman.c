@@ -101,7 +101,7 @@ static void cgroup_v1_remove(const char *name)
 		if (n < 5 || strcmp(f[3], "/") != 0 || strchr(f[4], '\\'))
 			continue;
 		if (sbx_str_fits(path, sizeof(path), "%s%s", f[4], name))
-			sbx_cgroup_rmdir_tree(path, 0);
+			sbx_cgroup_rmdir_tree(path);
 	}
 out:
 	free(mi);
