@@ -223,6 +223,9 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 /* Wait until the child finished its set-up (or failed: -errno, err filled). */
 int sbt_sandbox_ready(struct sbt_sandbox_run *run, char *err, size_t errlen);
 
+/* Freeze everything in the sandbox (cgroup.freeze) at once. 0 or -errno. */
+int sbt_sandbox_freeze(struct sbt_sandbox_run *run);
+
 /* Let the workload exec. 0 or -errno. */
 int sbt_sandbox_go(struct sbt_sandbox_run *run);
 

@@ -143,6 +143,9 @@ static const char *shim_gone(void *arg)
 static void shim_handshake(void *arg)
 {
 	struct sbt_shim_handshake *h = arg;
+	char line[32];
+	/* our pid: the shim ends the workload should we die (the policy would lapse) */
+	int n = snprintf(line, sizeof(line), "attached %d\n", (int)getpid());
 
 	for (int i = 0; i < h->n; i++) {
 		int fd = open(h->fifo[i], O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -150,7 +153,7 @@ static void shim_handshake(void *arg)
 		/* ENXIO: nobody waits (--no-wait, or it went on already) */
 		if (fd < 0)
 			continue;
-		if (write(fd, "attached\n", 9) != 9)
+		if (write(fd, line, (size_t)n) != n)
 			fprintf(stderr, "sbtrace: handshake with %s: %s\n", h->fifo[i],
 				strerror(errno));
 		close(fd);

@@ -353,6 +353,7 @@ static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 static void vm_argv(struct sbx_vm_prep *v)
 {
 	static const char netdev[] = "tap,id=n0,fd=" XSTR(VM_TAP_FD);
+	static const char initrd[] = "/proc/self/fd/" XSTR(VM_INITRD_FD);
 	const char *const args[] = { VM_QEMU,
 				     "-M",
 				     VM_MACHINE,
@@ -374,7 +375,7 @@ static void vm_argv(struct sbx_vm_prep *v)
 				     "-kernel",
 				     v->kernel,
 				     "-initrd",
-				     "/proc/self/fd/" XSTR(VM_INITRD_FD),
+				     initrd,
 				     "-append",
 				     v->append,
 				     "-serial",

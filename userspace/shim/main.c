@@ -23,7 +23,9 @@ const char shim_exit_codes_help[] =
 	"  3    the sandbox could not be set up (cgroup, namespaces, mounts, state\n"
 	"       file, tap), or it died before the workload started; qemu: the VM\n"
 	"       ended without reporting the workload's exit code\n"
-	"  124  run --backend qemu: --vm-timeout expired (the VM was killed)\n";
+	"  124  run --backend qemu: --vm-timeout expired (the VM was killed)\n"
+	"  125  run: the tracer went away while the workload ran (it was frozen and\n"
+	"       killed: the egress policy must never lapse)\n";
 
 static void usage_main(FILE *f)
 {

@@ -54,6 +54,7 @@ struct run_ctx {
 	struct sbt_sandbox_run run;
 	bool started;
 	int fifo, sfd, pidfd;
+	int tracer; /* a pidfd of the tracer that attached, -1 if none (or --no-wait) */
 	char fifo_path[PATH_MAX];
 };
 
@@ -117,7 +118,9 @@ void shim_usage_run(FILE *f)
 		"\n"
 		"Waiting for a tracer: before the state file appears, the FIFO\n"
 		"STATE_DIR/NAME.attach is created; CMD runs once a line \"attached\" is\n"
-		"written to it, which `sbtrace trace --sandbox NAME` does after attaching.\n"
+		"written to it, which `sbtrace trace --sandbox NAME` does after attaching\n"
+		"(\"attached PID\": should that tracer die while the workload runs, the\n"
+		"workload is frozen and killed at once, exit 125).\n"
 		"The FIFO is removed then. SIGINT, SIGTERM and SIGHUP are forwarded to the\n"
 		"workload; whatever still runs %d ms later (or at a second signal) is killed\n"
 		"(a VM at once: its guest cannot be signalled).\n"
@@ -525,6 +528,7 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 {
 	struct sbt_sandbox_run *run = &r->run;
 	enum attach_result res;
+	pid_t tracer = 0;
 	int ret, sig = 0;
 
 	if (!o->no_wait) {
@@ -538,7 +542,7 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d); waiting for a "
 				"tracer: sbtrace trace --sandbox %s\n",
 				run->name, run->cgroup_path, (int)run->pid, run->name);
-		res = shim_wait_attach(run->name, r->fifo, r->sfd, r->pidfd, &sig);
+		res = shim_wait_attach(run->name, r->fifo, r->sfd, r->pidfd, &sig, &tracer);
 		close(r->fifo);
 		r->fifo = -1;
 		unlink(r->fifo_path);
@@ -551,6 +555,17 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 				"attached; the workload did not run; run it again\n",
 				run->name);
 			return SHIM_EXIT_SETUP;
+		}
+		/* Its death ends the workload (wait.c): the policy it enforces must never lapse. */
+		if (tracer > 0) {
+			r->tracer = (int)syscall(SYS_pidfd_open, tracer, 0);
+			if (r->tracer < 0) {
+				fprintf(stderr,
+					"sbtrace-shim run: sandbox %s: the tracer (pid %d) is gone "
+					"already; the workload did not run\n",
+					run->name, (int)tracer);
+				return SHIM_EXIT_TRACER_LOST;
+			}
 		}
 	}
 	ret = sbt_sandbox_go(run);
@@ -572,6 +587,8 @@ static void run_end(struct run_ctx *r)
 		sbt_sandbox_destroy(&r->run);
 	if (r->pidfd >= 0)
 		close(r->pidfd);
+	if (r->tracer >= 0)
+		close(r->tracer);
 	if (r->sfd >= 0)
 		close(r->sfd);
 }
@@ -582,7 +599,7 @@ int shim_cmd_run(int argc, char **argv)
 		.spec = { .net = SBT_NET_NONE, .stdout_fd = -1, .stderr_fd = -1 },
 		.state_dir = SBT_STATE_DIR_DEFAULT,
 	};
-	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1 };
+	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1, .tracer = -1 };
 	int code = run_spec(argc, argv, &o);
 	bool vm = o.spec.backend == SBT_BACKEND_QEMU;
 
@@ -598,8 +615,8 @@ int shim_cmd_run(int argc, char **argv)
 		code = run_release(&o, &r);
 	if (code < 0) {
 		/* qemu: the workload's exit code comes from the console */
-		code = vm ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout)
-			  : shim_wait_workload(&r.run, r.sfd, r.pidfd);
+		code = vm ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, r.tracer)
+			  : shim_wait_workload(&r.run, r.sfd, r.pidfd, r.tracer);
 		if (o.timings)
 			write_timings(o.timings, &r.run, sbt_mono_ns());
 	}

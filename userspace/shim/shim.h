@@ -4,13 +4,15 @@
 #define SBT_SHIM_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 enum {
 	SHIM_EXIT_OK = 0,
 	SHIM_EXIT_RUNTIME = 1, /* gc: the state dir could not be read */
 	SHIM_EXIT_USAGE = 2,
 	SHIM_EXIT_SETUP = 3,
-	SHIM_EXIT_VM_TIMEOUT = 124, /* as timeout(1) */
+	SHIM_EXIT_VM_TIMEOUT = 124,  /* as timeout(1) */
+	SHIM_EXIT_TRACER_LOST = 125, /* the tracer died while the workload ran: it was killed */
 };
 
 /* The exit codes, as every command's --help ends. */
@@ -32,11 +34,21 @@ void shim_usage_gc(FILE *f);
 
 enum attach_result { ATTACHED, SIGNALLED, INIT_DIED };
 
-/* Block until "attached\n" arrives on the FIFO, a signal, or the sandbox dies. */
-enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pidfd, int *sig);
-/* Wait for the workload; forward a signal, then kill everything after GRACE_MS. The exit code. */
-int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd);
-/* The qemu backend: forward the console until qemu exits; the guest's exit code. */
-int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s);
+/*
+ * Block until "attached[ PID]\n" arrives on the FIFO (*tracer: the tracer's
+ * PID, 0 when not given), a signal, or the sandbox dies.
+ */
+enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pidfd, int *sig,
+				    pid_t *tracer);
+/*
+ * Wait for the workload; forward a signal, then kill everything after
+ * GRACE_MS. The exit code. tracer: a pidfd of the tracer (-1: none); when it
+ * goes away first, the workload is frozen and SHIM_EXIT_TRACER_LOST returned.
+ */
+int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int tracer);
+/* The qemu backend: forward the console until qemu exits; the guest's exit code. Tracer as above. */
+int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer);
+/* Freeze the workload and say why; SHIM_EXIT_TRACER_LOST. */
+int tracer_lost(struct sbt_sandbox_run *run);
 
 #endif
