@@ -31,6 +31,7 @@
 #include "egress.h"
 #include "netns.h"
 #include "loader.h"
+#include "pins.h"
 #include "policy.h"
 
 #define DNS_TIMEOUT_MS 1000
@@ -398,6 +399,31 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 	return 0;
 }
 
+/*
+ * A shim's or the probe's sandbox: pin the link under <bpffs>/sbtrace/NAME
+ * so the policy outlives this process (the sandbox's controller unpins it
+ * when the sandbox has ended). Without bpffs the policy lasts as long as
+ * this tracer, and the shim's freeze is what stops the workload: say so.
+ */
+void sbt_pin_enforcer(int link_fd, const struct sbt_sandbox *sb, const char *what, bool *warned)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	int err = sbt_pin_dir(sb->pin_name, true, dir, sizeof(dir));
+
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/%d-%s", dir, (int)getpid(), what);
+		err = bpf_obj_pin(link_fd, path) ? -errno : 0;
+	}
+	if (err && !*warned) {
+		*warned = true;
+		fprintf(stderr,
+			"sbtrace: sandbox %s: cannot pin its enforcing links under bpffs (%s): "
+			"should this tracer be killed, only the shim's freeze stops the "
+			"workload; mount bpffs at /sys/fs/bpf\n",
+			sb->pin_name, strerror(-err));
+	}
+}
+
 static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 			       const struct sbt_sandbox *sb)
 {
@@ -407,6 +433,7 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 					skel->progs.egress_sock_create, skel->progs.egress_skb };
 	struct sbt_egress_sandbox *es = &st->sb[slot];
 	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool warned = false;
 
 	if (cgfd < 0) {
 		fprintf(stderr, "sbtrace: egress: cannot open cgroup %s: %s\n", sb->path,
@@ -427,6 +454,8 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 			return err;
 		}
 		es->links[es->nr_links++] = l;
+		if (sb->pin_name[0])
+			sbt_pin_enforcer(bpf_link__fd(l), sb, bpf_program__name(progs[i]), &warned);
 	}
 	close(cgfd);
 	return 0;
@@ -526,7 +555,10 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 	}
 }
 
-/* Detach the cgroup programs first on stop: nothing new is decided after that. */
+/*
+ * Detach the cgroup programs first on stop: nothing new is decided after
+ * that. A pinned link stays: its sandbox's controller removes it.
+ */
 void sbt_egress_detach(struct sbt_egress_state *st)
 {
 	for (uint32_t i = 0; i < st->nr; i++) {

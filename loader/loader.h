@@ -42,6 +42,13 @@ void sbt_plan_destroy(struct sbt_plan *plan);
 void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox *const *sandboxes,
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
 
+/*
+ * A shim's or the probe's sandbox (sb->pin_name): pin an enforcing link
+ * (`what`: its name in the pin directory) under <bpffs>/sbtrace/NAME, so it
+ * outlives this process. A failure is said once per *warned.
+ */
+void sbt_pin_enforcer(int link_fd, const struct sbt_sandbox *sb, const char *what, bool *warned);
+
 struct sbt_tap_state {
 	struct sbt_hook_result res[SBT_MAX_TAPS]; /* per tap: tcx or clsact, and failures */
 	int link_fd[SBT_MAX_TAPS];		  /* tcx link, -1 if none */

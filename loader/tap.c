@@ -65,7 +65,8 @@ static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifin
 }
 
 /* tcx first (a link), then clsact. 0 or -errno; the hook result says what was tried. */
-static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifindex)
+static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifindex,
+		      const struct sbt_sandbox *sb)
 {
 	struct sbt_hook_result *res = &ts->res[k];
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
@@ -80,7 +81,11 @@ static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifi
 		int fd = bpf_link_create(prog_fd, ifindex, SBT_BPF_TCX_INGRESS, NULL);
 
 		if (fd >= 0) {
+			bool warned = false;
+
 			ts->link_fd[k] = fd;
+			if (sb->pin_name[0])
+				sbt_pin_enforcer(fd, sb, "tap_ingress", &warned);
 			sbt_hook_record(res, "tcx", "attached", 0);
 			res->mode = "tcx";
 			return 0;
@@ -190,7 +195,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		__atomic_store_n(&skel->bss->nr_taps, k + 1, __ATOMIC_RELEASE);
 		ts->idx[k] = i;
 		ts->nr = k + 1;
-		err = attach_one(ts, k, prog_fd, ifindex);
+		err = attach_one(ts, k, prog_fd, ifindex, sb);
 		netns_back(saved);
 		if (err) {
 			fprintf(stderr,
@@ -217,7 +222,8 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxe
 			close(ts->link_fd[k]);
 			ts->link_fd[k] = -1;
 		}
-		if (!ts->clsact[k])
+		/* A sandbox's own tap goes with its sandbox: the filter judges until then. */
+		if (!ts->clsact[k] || sandboxes[ts->idx[k]].pin_name[0])
 			continue;
 		if (sbt_netns_enter(t->netns, &saved)) {
 			fprintf(stderr, "sbtrace: tap %s: netns '%s' is gone\n", t->ifname,

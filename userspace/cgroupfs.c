@@ -55,6 +55,13 @@ static size_t split_fields(const char *line, size_t len, const char **f, size_t 
 int sbt_find_cgroup2_mount(const char *mountinfo, char *mnt, size_t mnt_len, char *root,
 			   size_t root_len)
 {
+	return sbt_find_fs_mount(mountinfo, "cgroup2", mnt, mnt_len, root, root_len);
+}
+
+int sbt_find_fs_mount(const char *mountinfo, const char *fstype, char *mnt, size_t mnt_len,
+		      char *root, size_t root_len)
+{
+	size_t tlen = strlen(fstype);
 	const char *line = mountinfo;
 
 	while (line && *line) {
@@ -66,7 +73,7 @@ int sbt_find_cgroup2_mount(const char *mountinfo, char *mnt, size_t mnt_len, cha
 		/* id parent maj:min root mnt opts [optional...] - fstype source superopts */
 		for (size_t i = 6; i + 1 < n; i++) {
 			if (fl[i] == 1 && f[i][0] == '-') {
-				if (fl[i + 1] == 7 && memcmp(f[i + 1], "cgroup2", 7) == 0) {
+				if (fl[i + 1] == tlen && memcmp(f[i + 1], fstype, tlen) == 0) {
 					int err = copy_field(f[4], fl[4], mnt, mnt_len);
 
 					if (!err)
@@ -116,6 +123,11 @@ int sbt_cgroup_path_level(const char *path)
 
 int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
 {
+	return sbt_fs_mount("cgroup2", mnt, mnt_len, root, root_len);
+}
+
+int sbt_fs_mount(const char *fstype, char *mnt, size_t mnt_len, char *root, size_t root_len)
+{
 	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC), e, ret;
 	size_t len;
 	char *buf;
@@ -126,7 +138,7 @@ int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len)
 	close(fd);
 	if (!buf)
 		return -e;
-	ret = sbt_find_cgroup2_mount(buf, mnt, mnt_len, root, root_len);
+	ret = sbt_find_fs_mount(buf, fstype, mnt, mnt_len, root, root_len);
 	free(buf);
 	return ret;
 }

@@ -15,6 +15,10 @@
 int sbt_find_cgroup2_mount(const char *mountinfo, char *mnt, size_t mnt_len, char *root,
 			   size_t root_len);
 
+/* The first mount of file system type `fstype` ("bpf", ...), as above. */
+int sbt_find_fs_mount(const char *mountinfo, const char *fstype, char *mnt, size_t mnt_len,
+		      char *root, size_t root_len);
+
 /*
  * The cgroup v2 path ("0::/a/b") in /proc/PID/cgroup text, copied to `out`.
  * Returns 0, -ENOENT (no v2 line), -ENAMETOOLONG.
@@ -29,6 +33,9 @@ int sbt_cgroup_path_level(const char *path);
  * /proc/self/mountinfo (see sbt_find_cgroup2_mount). 0 or -errno.
  */
 int sbt_cgroup2_mount(char *mnt, size_t mnt_len, char *root, size_t root_len);
+
+/* The first mount of `fstype` in this process's mount namespace. 0 or -errno. */
+int sbt_fs_mount(const char *fstype, char *mnt, size_t mnt_len, char *root, size_t root_len);
 
 /* The cgroup id (kernfs node id) of a cgroup directory, as BPF sees it; 0 if unknown. */
 uint64_t sbt_cgroup_id(const char *path);

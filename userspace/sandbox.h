@@ -185,6 +185,8 @@ struct sbt_sandbox_run {
 	enum sbt_sandbox_backend backend; /* spec.backend, once started */
 	uint32_t userns_base; /* ns backend: the host id its root maps to (0: no user namespace) */
 	uint64_t go_ns;	      /* CLOCK_MONOTONIC when sbt_sandbox_go() released the workload */
+	pid_t tracer_pid;     /* the tracer that said "attached PID" (state file: tracer_pid) */
+	bool tracer_lost;     /* ... and it went away while the workload ran (tracer_lost) */
 	/* The qemu backend; run->pid is qemu. */
 	int console_fd;		  /* read end of qemu's serial console (non-blocking), or -1 */
 	char tap[16];		  /* the tap's name, e.g. "sbt1a2b3c4d" */
@@ -254,6 +256,8 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run);
  * 0 or -errno.
  */
 int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run);
+/* Rewrite the run's state file (run->state_file) with what changed. 0 or -errno. */
+int sbt_state_update(const struct sbt_sandbox_run *run);
 struct sbt_sandbox_state {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
 	char backend[16];

@@ -378,6 +378,7 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		if (sbt_sandbox_from_cgroup(st.cgroup_path, sb) < 0)
 			return SBT_EXIT_USAGE;
 		sb->origin = "sandbox";
+		snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", st.name);
 		sb->slot = opts->nr_sandboxes++;
 		/* A microVM: its execs are in the guest kernel; its network is the tap. */
 		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "sandbox.h"
 #include "sbtrace.h"
 
 /* ---- sandboxes ---------------------------------------------------------- */
@@ -43,6 +44,11 @@ struct sbt_sandbox {
 	uint32_t origin_pid; /* for --pid */
 	bool has_tap;	     /* tap.* is set: the tc program judges its frames */
 	bool exec_hidden;    /* its workload runs in a guest kernel: execs are invisible */
+	/*
+	 * A sandbox of the shim or the probe: its name. Its enforcing links are
+	 * pinned (pins.h), so they outlive this tracer until the sandbox ends.
+	 */
+	char pin_name[SBT_SANDBOX_NAME_MAX + 1];
 	struct sbt_tap_spec tap;
 };
 

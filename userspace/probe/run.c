@@ -221,6 +221,7 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 		return -1;
 	}
 	sb->origin = "sandbox";
+	snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", p->run.name);
 	opts->nr_sandboxes = 1;
 	if (probe_vm(o)) {
 		sb->exec_hidden = true;

@@ -3,7 +3,8 @@
  * sbtrace-shim gc: sandboxes whose controller (shim or probe) is gone are
  * killed and removed with their state files, and what each backend leaves
  * besides (struct sbt_backend_ops gc, gc_orphans); empty cgroups under
- * <v2>/sbtrace/ that no state file names are removed too.
+ * <v2>/sbtrace/ that no state file names are removed too, and last the
+ * pinned links (pins.h) of sandboxes whose cgroup is gone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "cgroupfs.h"
 #include "clock.h"
 #include "internal.h"
+#include "pins.h"
 /* Start of process `pid` in CLOCK_REALTIME ns, from /proc/PID/stat; 0 if unknown. */
 static uint64_t proc_start_ns(pid_t pid)
 {
@@ -186,5 +188,6 @@ int sbt_sandbox_gc(const char *state_dir, bool verbose)
 		if (ops->gc_orphans)
 			ops->gc_orphans(dir, verbose);
 	}
-	return n + gc_orphan_cgroups(dir, verbose);
+	n += gc_orphan_cgroups(dir, verbose);
+	return n + sbt_pin_gc(verbose);
 }

@@ -38,6 +38,7 @@
 #include "clock.h"
 #include "internal.h"
 #include "io.h"
+#include "pins.h"
 
 static const struct sbt_backend_ops *const backends[SBT_BACKEND__MAX] = {
 	[SBT_BACKEND_NS] = &sbx_ns_ops,
@@ -160,7 +161,6 @@ static int claim_name(const struct sbt_sandbox_spec *spec, const char *sdir,
 	return 0;
 }
 
-/* mkdir <v2>/sbtrace/NAME; its fd (for CLONE_INTO_CGROUP) and id. Removed again on error. */
 static bool cgroup_is_leftover(const char *cg)
 {
 	struct stat st;
@@ -169,6 +169,7 @@ static bool cgroup_is_leftover(const char *cg)
 	       sbx_cgroup_empty(cg);
 }
 
+/* mkdir <v2>/sbtrace/NAME; its fd (for CLONE_INTO_CGROUP) and id. Removed again on error. */
 static int make_cgroup(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, int *cgfd,
 		       char *err, size_t errlen)
 {
@@ -454,6 +455,9 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 		run->cgroup_path[0] = '\0';
 	if (ops && ops->destroy)
 		ops->destroy(run);
+	/* Nothing is left to enforce on: a tracer's pinned links go (they stay while it lives). */
+	if (!run->cgroup_path[0] && run->name[0])
+		sbt_pin_remove(run->name);
 	if (run->state_file[0]) {
 		sbx_attach_path(run->state_file, fifo, sizeof(fifo));
 		if (fifo[0])

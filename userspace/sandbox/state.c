@@ -66,6 +66,9 @@ static struct json_object *state_json(const struct sbt_sandbox_run *run,
 	json_object_object_add(o, "shim_pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "netns", json_object_new_string(netns));
 	json_object_object_add(o, "start_ns", json_object_new_int64((int64_t)run->start_ns));
+	json_object_object_add(o, "tracer_pid", json_object_new_int(run->tracer_pid));
+	if (run->tracer_lost)
+		json_object_object_add(o, "tracer_lost", json_object_new_boolean(1));
 	vis = json_object_new_object();
 	json_object_object_add(vis, "exec", json_object_new_string(ops->vis_exec));
 	json_object_object_add(vis, "network", json_object_new_string(ops->vis_network));
@@ -120,6 +123,17 @@ int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run)
 				    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return ret;
+}
+
+int sbt_state_update(const struct sbt_sandbox_run *run)
+{
+	char dir[PATH_MAX], *slash;
+
+	if (!run->state_file[0] || !sbx_str_fits(dir, sizeof(dir), "%s", run->state_file) ||
+	    !(slash = strrchr(dir, '/')))
+		return -EINVAL;
+	*slash = '\0';
+	return sbt_state_write(dir, run);
 }
 
 /* ---- reading ------------------------------------------------------------ */

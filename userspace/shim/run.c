@@ -566,6 +566,8 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 					run->name, (int)tracer);
 				return SHIM_EXIT_TRACER_LOST;
 			}
+			run->tracer_pid = tracer;
+			sbt_state_update(run); /* who enforces, for operators */
 		}
 	}
 	ret = sbt_sandbox_go(run);

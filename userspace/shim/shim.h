@@ -49,6 +49,6 @@ int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int trac
 /* The qemu backend: forward the console until qemu exits; the guest's exit code. Tracer as above. */
 int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer);
 /* Freeze the workload and say why; SHIM_EXIT_TRACER_LOST. */
-int tracer_lost(struct sbt_sandbox_run *run);
+int shim_tracer_lost(struct sbt_sandbox_run *run);
 
 #endif

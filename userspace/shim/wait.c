@@ -144,7 +144,7 @@ int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int trac
 		if (ret < 0 && errno != EINTR)
 			return SHIM_EXIT_SETUP;
 		if (ret > 0 && (p[2].revents & POLLIN))
-			return tracer_lost(run);
+			return shim_tracer_lost(run);
 		if (pidfd < 0 || (ret > 0 && (p[1].revents & POLLIN))) {
 			int w = sbt_sandbox_wait(run, &status, 0);
 
@@ -172,10 +172,12 @@ int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int trac
  * workload runs: stop the workload at once (freeze, then the caller's
  * destroy kills it), so that no connect is ever made without the policy.
  */
-int tracer_lost(struct sbt_sandbox_run *run)
+int shim_tracer_lost(struct sbt_sandbox_run *run)
 {
 	int ret = sbt_sandbox_freeze(run);
 
+	run->tracer_lost = true;
+	sbt_state_update(run); /* seen should the shim itself die before the removal */
 	fprintf(stderr,
 		"sbtrace-shim run: sandbox %s: its tracer went away while the workload ran; the "
 		"workload was %s and is killed: enforcement must not lapse (exit %d)\n",
@@ -228,7 +230,7 @@ int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
 		if (ret < 0 && errno != EINTR)
 			return SHIM_EXIT_SETUP;
 		if (ret > 0 && (p[3].revents & POLLIN))
-			return tracer_lost(run);
+			return shim_tracer_lost(run);
 		if (ret > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			eof = pump_console(run);
 		if (ret > 0 && (p[1].revents & POLLIN)) {
