@@ -365,38 +365,32 @@ static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 	sbt_sinks_flush(opts);
 }
 
-/* One sandbox at stop: what never arrived, then its shell invocations. */
+/* One sandbox at stop: what never arrived, its totals, then its shell invocations. */
 static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_totals *t)
 {
 	const char *why = ctx->decode_errors ? "decode_error" : "not_received";
+	const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
 	struct sandbox_state *st = &ctx->st[i];
-	bool exec_visible = strcmp(sbt_sandbox_vis_exec(&ctx->opts->sandboxes[i]), "host") == 0;
+	bool exec_visible = strcmp(sbt_sandbox_vis_exec(sb), "host") == 0;
 	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
-	uint64_t missing = 0;
+	uint64_t missing = 0, eg_missing = 0;
 
 	if (st->kernel_execs > st->received)
 		missing = st->kernel_execs - st->received;
+	if (st->kernel_eg > st->eg_received)
+		eg_missing = st->kernel_eg - st->eg_received;
 	/* Records the kernel sent that never decoded, or that vanished. */
 	if (missing > st->lost_reported)
-		emit_lost(ctx, &ctx->opts->sandboxes[i],
+		emit_lost(ctx, sb,
 			  &(struct sbt_ev_lost){ .lost = missing - st->lost_reported,
 						 .lost_total = missing,
 						 .has_total = true,
 						 .reason = why,
 						 .kind = "exec" });
-	/* Execs inside a guest kernel were never visible: no count is complete. */
-	t->complete =
-		exec_visible && missing == 0 && st->kernel_lost == 0 && ctx->decode_errors == 0;
-	if (st->kernel_eg > st->eg_received)
-		emit_lost(ctx, &ctx->opts->sandboxes[i],
-			  &(struct sbt_ev_lost){ .lost = st->kernel_eg - st->eg_received,
-						 .reason = why,
-						 .kind = "egress" });
-	ev.ts = sbt_now_epoch_ns();
-	ev.summary.agg = st->agg;
-	ev.summary.complete = t->complete;
-	ev.summary.exec_visible = exec_visible;
-	emit(ctx, &ev, &ctx->opts->sandboxes[i]);
+	if (eg_missing)
+		emit_lost(ctx, sb,
+			  &(struct sbt_ev_lost){
+				  .lost = eg_missing, .reason = why, .kind = "egress" });
 
 	t->execs = st->kernel_execs;
 	t->received = st->received;
@@ -405,8 +399,15 @@ static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_
 	t->eg_records = st->eg_received;
 	t->eg_events = st->eg_events;
 	t->eg_denied = st->eg_denied;
-	t->eg_lost = st->kernel_eg_lost +
-		     (st->kernel_eg > st->eg_received ? st->kernel_eg - st->eg_received : 0);
+	t->eg_lost = st->kernel_eg_lost + eg_missing;
+	/* Execs inside a guest kernel were never visible: no count is complete. */
+	t->complete = sbt_completeness_of(t, exec_visible, ctx->decode_errors);
+
+	ev.ts = sbt_now_epoch_ns();
+	ev.summary.agg = st->agg;
+	ev.summary.complete = t->complete;
+	ev.summary.exec_visible = exec_visible;
+	emit(ctx, &ev, sb);
 }
 
 static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t duration_ms)

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "egress_args.h"
+#include "io.h"
 #include "policy.h"
 
 const char *sbt_egress_mode_name(int mode)
@@ -77,7 +78,7 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 	if (strcmp(opt, "allow-host") == 0)
 		return add_rule_arg(cfg, SBT_RULE_HOST, "--allow-host", arg);
 	if (strcmp(opt, "allowlist") == 0)
-		return sbt_allowlist_load(cfg, arg);
+		return sbt_allowlist_load(cfg, cmd, arg);
 	if (strcmp(opt, "egress") == 0) {
 		if (strcmp(arg, "enforce") == 0)
 			*mode = SBT_EGRESS_ENFORCE;
@@ -108,51 +109,66 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 	return -EINVAL;
 }
 
-/* --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong. */
-int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *path)
+/* Why an allowlist could not be read, in one line. */
+static int allowlist_unreadable(const char *cmd, const char *path, int e, const char *kind)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned int lineno = 0;
-	ssize_t len;
-	int ret = 0;
+	if (e == EINVAL && kind)
+		fprintf(stderr,
+			"sbtrace %s: --allowlist '%s': %s, not a regular file; give a text file "
+			"of rules\n",
+			cmd, path, kind);
+	else if (e == EFBIG)
+		fprintf(stderr,
+			"sbtrace %s: --allowlist '%s': larger than %u MiB; an allowlist is a text "
+			"file of rules, one a line\n",
+			cmd, path, SBT_ALLOWLIST_MAX >> 20);
+	else
+		fprintf(stderr, "sbtrace %s: --allowlist '%s': %s\n", cmd, path, strerror(e));
+	return -e;
+}
 
-	if (!f) {
-		fprintf(stderr, "sbtrace trace: --allowlist '%s': %s\n", path, strerror(errno));
-		return -errno;
-	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
+/*
+ * --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong.
+ * The file may be anything (a secret given by mistake): no message shows
+ * more of it than the offending token, cut and escaped by the parser.
+ */
+int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *path)
+{
+	unsigned int lineno = 0;
+	const char *kind;
+	int ret = 0, e;
+	size_t len;
+	char *buf = sbt_read_regular(path, SBT_ALLOWLIST_MAX, &len, &e, &kind);
+
+	if (!buf)
+		return allowlist_unreadable(cmd, path, e, kind);
+	for (char *line = buf, *end = buf + len; line < end && !ret;) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
 		struct sbt_parse_error err;
 		struct sbt_rule r;
-		int n;
+		char *nul;
+		int got;
 
 		lineno++;
-		if (len > 0 && line[len - 1] == '\n')
-			line[--len] = '\0';
-		if ((size_t)len != strlen(line)) {
+		line[n] = '\0'; /* the newline, or the buffer's own terminator */
+		nul = memchr(line, '\0', n);
+		if (nul) {
 			fprintf(stderr, "%s:%u:%zu: NUL byte in the line; allowlists are text\n",
-				path, lineno, strlen(line) + 1);
+				path, lineno, (size_t)(nul - line) + 1);
 			ret = -EINVAL;
 			break;
 		}
-		n = sbt_rule_parse(line, &r, &err);
-		if (n < 0) {
+		got = sbt_rule_parse(line, &r, &err);
+		if (got < 0) {
 			fprintf(stderr, "%s:%u:%u: %s\n", path, lineno, err.col, err.msg);
 			ret = -EINVAL;
-			break;
-		}
-		if (n > 0 && add_rule(cfg, &r)) {
+		} else if (got > 0 && add_rule(cfg, &r)) {
 			ret = -ENOMEM;
-			break;
 		}
+		line += n + 1;
 	}
-	if (!ret && ferror(f)) {
-		fprintf(stderr, "sbtrace trace: --allowlist '%s': read error\n", path);
-		ret = -EIO;
-	}
-	free(line);
-	fclose(f);
+	free(buf);
 	return ret;
 }
 

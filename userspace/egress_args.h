@@ -13,7 +13,14 @@
 int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
 		      const char *arg);
 
-/* --allowlist FILE: one rule a line; errors as FILE:LINE:COL: what is wrong. 0 or -errno. */
-int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *path);
+/* An allowlist is a regular file of at most this many bytes. */
+#define SBT_ALLOWLIST_MAX (1u << 20)
+
+/*
+ * --allowlist FILE for command `cmd`: one rule a line; errors as
+ * FILE:LINE:COL: what is wrong (naming at most the offending token, never the
+ * line). 0 or -errno.
+ */
+int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *path);
 
 #endif

@@ -233,6 +233,14 @@ static json_object *lost_json(const struct sbt_event *ev)
 	return o;
 }
 
+/* complete, exec_complete, egress_complete: the same three in both events that carry them. */
+static void completeness_json_add(json_object *o, const struct sbt_completeness *c)
+{
+	json_object_object_add(o, "complete", json_object_new_boolean(c->all));
+	json_object_object_add(o, "exec_complete", json_object_new_boolean(c->exec));
+	json_object_object_add(o, "egress_complete", json_object_new_boolean(c->egress));
+}
+
 static json_object *summary_json(const struct sbt_event *ev)
 {
 	json_object *o = sbt_event_new("ShellInvocationObserved", ev->ts, ev->sandbox->name);
@@ -245,7 +253,7 @@ static json_object *summary_json(const struct sbt_event *ev)
 		}
 		json_object_put(s);
 	}
-	json_object_object_add(o, "complete", json_object_new_boolean(ev->summary.complete));
+	completeness_json_add(o, &ev->summary.complete);
 	json_object_object_add(o, "exec_visible",
 			       json_object_new_boolean(ev->summary.exec_visible));
 	return o;
@@ -259,7 +267,7 @@ static json_object *totals_json(const char *name, const struct sbt_sandbox_total
 	json_object_object_add(s, "execs", json_object_new_uint64(t->execs));
 	json_object_object_add(s, "received", json_object_new_uint64(t->received));
 	json_object_object_add(s, "lost", json_object_new_uint64(t->lost));
-	json_object_object_add(s, "complete", json_object_new_boolean(t->complete));
+	completeness_json_add(s, &t->complete);
 	json_object_object_add(s, "first_exec_ts",
 			       t->first_exec_ts ? json_object_new_uint64(t->first_exec_ts) : NULL);
 	json_object_object_add(eg, "records", json_object_new_uint64(t->eg_records));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "io.h"
 
@@ -69,4 +71,45 @@ char *sbt_read_capped(int fd, size_t cap, size_t *lenp, int *errp)
 fail:
 	free(buf);
 	return NULL;
+}
+
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+char *sbt_read_regular(const char *path, size_t cap, size_t *lenp, int *errp, const char **kind)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+
+	*lenp = 0;
+	*kind = NULL;
+	if (fd < 0) {
+		*errp = errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		*errp = errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		*kind = file_kind(st.st_mode);
+		*errp = EINVAL;
+	} else if ((unsigned long long)st.st_size > cap) {
+		*errp = EFBIG; /* refused before reading a byte */
+	} else {
+		buf = sbt_read_capped(fd, cap, lenp, errp); /* EFBIG still if it grew */
+	}
+	close(fd);
+	return buf;
 }

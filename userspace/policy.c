@@ -671,7 +671,6 @@ int sbt_rule_parse(const char *line, struct sbt_rule *rule, struct sbt_parse_err
 {
 	struct lexer lx;
 	struct token t;
-	char q[QUOTE_MAX + 16];
 
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -688,12 +687,12 @@ int sbt_rule_parse(const char *line, struct sbt_rule *rule, struct sbt_parse_err
 		return parse_body(SBT_RULE_CIDR, &lx, &t, rule, err);
 	if (tok_eq(t.s, t.len, "host"))
 		return parse_body(SBT_RULE_HOST, &lx, &t, rule, err);
-	quote(q, sizeof(q), t.s, t.len);
+	/* Only a keyword in the wrong case is shown: a line that is no rule may be a secret. */
 	if (tok_eq_nocase(t.s, t.len, "cidr") || tok_eq_nocase(t.s, t.len, "host"))
 		set_err(err, t.col,
-			"unknown rule '%s': keywords are lower-case, expected cidr or host", q);
+			"unknown rule '%.4s': keywords are lower-case, expected cidr or host", t.s);
 	else
-		set_err(err, t.col, "unknown rule '%s': expected cidr or host", q);
+		set_err(err, t.col, "not a rule: a rule starts with cidr or host");
 	return -1;
 }
 

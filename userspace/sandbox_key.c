@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Sandbox keys: --cgroup PATH and --pid PID resolved to a cgroup v2
- * directory, --tap SPEC parsed, a shim microVM's tap.
+ * directory, --tap SPEC parsed and its device looked up, a shim microVM's tap.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 #include <net/if.h>
 
 #include "cgroupfs.h"
+#include "netns.h"
 #include "tracer.h"
 
 static int read_text(const char *path, char *buf, size_t len)
@@ -50,6 +51,7 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb
 	char mnt[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
 	const char *rel;
 	struct statfs sfs;
+	struct stat st;
 	size_t ml;
 	int err;
 
@@ -73,6 +75,13 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb
 		fprintf(stderr, "sbtrace: cgroup '%s': %s is not in the cgroup v2 hierarchy (%s)\n",
 			arg, real, mnt);
 		return -EINVAL;
+	}
+	/* A file of the hierarchy (cgroup.procs) has an id too, but is no cgroup. */
+	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"sbtrace: cgroup '%s': %s is a file, not a cgroup; give its directory\n",
+			arg, real);
+		return -ENOTDIR;
 	}
 	ml = strlen(mnt);
 	if (strncmp(real, mnt, ml) != 0 || (real[ml] != '/' && real[ml] != '\0')) {
@@ -288,6 +297,33 @@ int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t err
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int sbt_tap_ifindex(const struct sbt_tap_spec *t, char *err, size_t errlen)
+{
+	int back, ifindex, ret = sbt_netns_enter(t->netns, &back);
+
+	if (ret == -ENOENT) {
+		snprintf(err, errlen, "no network namespace '%s'", t->netns);
+		return ret;
+	}
+	if (ret) {
+		snprintf(err, errlen, "cannot enter network namespace '%s': %s", t->netns,
+			 strerror(-ret));
+		return ret;
+	}
+	ifindex = (int)if_nametoindex(t->ifname);
+	ret = ifindex ? ifindex : -errno;
+	if (sbt_netns_leave(back)) {
+		snprintf(err, errlen, "cannot return from network namespace '%s'", t->netns);
+		return -EIO;
+	}
+	if (ret == -ENODEV)
+		snprintf(err, errlen, "no such device%s%s", t->netns[0] ? " in netns " : "",
+			 t->netns);
+	else if (ret < 0)
+		snprintf(err, errlen, "cannot look the device up: %s", strerror(-ret));
+	return ret;
 }
 
 int sbt_tap_from_shim(struct sbt_sandbox *sb, const char *tap, const char *netns,

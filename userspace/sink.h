@@ -64,9 +64,16 @@ struct sbt_ev_lost {
 	const char *detail; /* NULL, or what failed to decode */
 };
 
+/* What of one sandbox may be missing at stop, per kind of record. */
+struct sbt_completeness {
+	bool all;    /* nothing of the sandbox may be missing: exec && egress */
+	bool exec;   /* every exec arrived; never when its execs are invisible (a microVM) */
+	bool egress; /* every egress record the kernel made arrived */
+};
+
 struct sbt_ev_summary {
 	const struct sbt_shellagg *agg;
-	bool complete;	   /* nothing of this sandbox may be missing */
+	struct sbt_completeness complete;
 	bool exec_visible; /* the host could see its execs at all */
 };
 
@@ -74,10 +81,11 @@ struct sbt_ev_summary {
 struct sbt_sandbox_totals {
 	uint64_t execs;	   /* the kernel's count */
 	uint64_t received; /* decoded */
-	uint64_t lost;
-	bool complete;
+	uint64_t lost;	   /* execs counted but not received */
+	struct sbt_completeness complete;
 	uint64_t first_exec_ts; /* epoch ns, 0 if no exec */
-	uint64_t eg_records, eg_events, eg_denied, eg_lost;
+	uint64_t eg_records, eg_events, eg_denied;
+	uint64_t eg_lost; /* egress records dropped by the kernel or not received */
 };
 
 struct sbt_ev_stopped {
@@ -122,5 +130,13 @@ void sbt_sinks_emit(const struct sbt_trace_opts *opts, const struct sbt_event *e
 int sbt_sinks_flush(const struct sbt_trace_opts *opts);
 /* Add a sink to the request. 0, or -E2BIG. */
 int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink);
+
+/*
+ * A sandbox's completeness from its totals (lost and eg_lost filled): a kind
+ * is complete when none of its records may be missing. A record that failed
+ * to decode may be any sandbox's of either kind, so decode_errors spoil all.
+ */
+struct sbt_completeness sbt_completeness_of(const struct sbt_sandbox_totals *t, bool exec_visible,
+					    uint64_t decode_errors);
 
 #endif

@@ -18,7 +18,9 @@ const char sbt_exit_codes_help[] =
 	"Exit codes:\n"
 	"  0  success (also when stopped by SIGINT, SIGTERM or --duration)\n"
 	"  1  runtime failure while tracing (e.g. the output could not be written)\n"
-	"  2  usage or input error (unknown option, nonexistent cgroup or pid, bad value)\n"
+	"  2  usage or input error (unknown option, nonexistent cgroup, pid or tap\n"
+	"     device, an allowlist that is no regular file <= 1 MiB, bad value),\n"
+	"     found before anything is loaded\n"
 	"  3  kernel capability missing, or loading/attaching a BPF program failed\n";
 
 void sbt_trace_usage(FILE *f)
@@ -45,10 +47,11 @@ void sbt_trace_usage(FILE *f)
 		"                         a microVM's tap (or a veth's host end): its ingress\n"
 		"                         is the guest's egress, judged by a tc program with\n"
 		"                         the same rules (denied SYN: RST back; denied UDP or\n"
-		"                         echo: ICMP prohibited). netns: where the device is\n"
-		"                         (a name in /run/netns or a path); guest: the guest's\n"
-		"                         own addresses (any other source is dropped as\n"
-		"                         spoofed; without one, sources are not checked);\n"
+		"                         echo: ICMP prohibited). The device must exist.\n"
+		"                         netns: where it is (a name in /run/netns or a\n"
+		"                         path); guest: the guest's own addresses (any other\n"
+		"                         source is dropped as spoofed; without one, sources\n"
+		"                         are not checked);\n"
 		"                         resolver: the only DNS server the guest may use\n"
 		"                         (default --resolver; none: DNS refused). The guest's\n"
 		"                         execs are invisible from here (visibility.exec none)\n"
@@ -79,7 +82,8 @@ void sbt_trace_usage(FILE *f)
 		"                         '2001:db8::/32 port 443 proto tcp' (repeatable)\n"
 		"      --allow-host NAME  allow what NAME resolves to, as the sandbox resolves\n"
 		"                         it, re-resolved when the TTL expires (repeatable)\n"
-		"      --allowlist FILE   rules from FILE, one a line, # comments\n"
+		"      --allowlist FILE   rules from FILE, one a line, # comments (a regular\n"
+		"                         file of at most 1 MiB)\n"
 		"      --egress MODE      enforce (deny = EPERM at once), audit (allow, report\n"
 		"                         would_deny) or off; default: enforce when any rule\n"
 		"                         is given, else observe TCP connects only\n"
@@ -455,6 +459,31 @@ int sbt_trace_args_parse(int argc, char **argv, struct sbt_trace_args *a)
 	return ret >= 0 ? ret : decide(a);
 }
 
+/* Every tap's device exists, in its netns, before anything is loaded (tap.c looks again). */
+static int check_taps(const struct sbt_trace_opts *opts)
+{
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		const struct sbt_sandbox *sb = &opts->sandboxes[i];
+		char err[PATH_MAX + 64];
+		int r;
+
+		if (!sb->has_tap || (r = sbt_tap_ifindex(&sb->tap, err, sizeof(err))) > 0)
+			continue;
+		if (sbt_sandbox_has_cgroup(sb)) /* a shim's microVM (--sandbox) */
+			fprintf(stderr,
+				"sbtrace trace: sandbox %s: its tap %s: %s; is it still running?\n",
+				sb->name, sb->tap.ifname, err);
+		else
+			fprintf(stderr, "sbtrace trace: --tap %s: %s%s\n", sb->tap.ifname, err,
+				r == -ENODEV   ? "; give an existing device ('ip link show'), "
+						 "with netns=NS when it is in another namespace"
+				: r == -ENOENT ? "; see 'ip netns list'"
+					       : "");
+		return SBT_EXIT_USAGE;
+	}
+	return -1;
+}
+
 void sbt_trace_args_free(struct sbt_trace_args *a)
 {
 	free(a->opts.egress.rules);
@@ -468,6 +497,8 @@ int sbt_trace_main(int argc, char **argv, sbt_trace_fn run)
 	FILE *out = stdout;
 	int ret = sbt_trace_args_parse(argc, argv, &a);
 
+	if (ret < 0)
+		ret = check_taps(&a.opts);
 	if (ret >= 0)
 		goto out;
 	if (a.out_path) {

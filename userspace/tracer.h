@@ -64,6 +64,12 @@ int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb);    /* --pid P
 /* --tap SPEC into a tap-only sandbox's spec. 0, or -EINVAL with err filled (no message). */
 int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen);
 /*
+ * The tap's device, looked up in its netns (entered and left again; the
+ * caller is single-threaded): its ifindex, or -errno with err filled (no
+ * message): -ENOENT no such netns, -ENODEV no such device.
+ */
+int sbt_tap_ifindex(const struct sbt_tap_spec *t, char *err, size_t errlen);
+/*
  * The tap of a sandbox sbtrace-shim runs as a microVM (its state file, or
  * its run): the device, its netns and the guest's addresses. 0, or -EINVAL
  * with *bad the index of an address that does not parse.

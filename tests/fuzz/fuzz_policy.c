@@ -4,7 +4,8 @@
  *
  * (a) Every input line goes through sbt_rule_parse (and sbt_rule_parse_arg
  *     without its keyword); a parsed rule must be well-formed and its
- *     canonical text must parse back to the same rule.
+ *     canonical text must parse back to the same rule; an error shows at most
+ *     a cut token, and nothing of a line that does not start like a rule.
  * (b) The parsed CIDR rules are compiled; the LPM verdict must agree with a
  *     brute-force reading of the rules for addresses taken from the input and
  *     from the rules themselves.
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "policy.h"
 #include "tests/common/policy_reference.h"
@@ -45,13 +47,35 @@ static bool same_rule(const struct sbt_rule *a, const struct sbt_rule *b)
 	       a->port_hi == b->port_hi && a->proto == b->proto && !strcmp(a->text, b->text);
 }
 
-static void check_error(const char *line, const struct sbt_parse_error *err)
+/* Does the line start with a rule keyword, in any case (a trailing "\r\n" stripped)? */
+static bool starts_with_keyword(const char *line)
+{
+	const char *s = line + strspn(line, " \t");
+	size_t len = strlen(s), n;
+
+	if (len && s[len - 1] == '\n')
+		len--;
+	if (len && s[len - 1] == '\r')
+		len--;
+	for (n = 0; n < len && s[n] != ' ' && s[n] != '\t';)
+		n++;
+	return n == 4 && (!strncasecmp(s, "cidr", 4) || !strncasecmp(s, "host", 4));
+}
+
+/*
+ * An error names the column, and quotes nothing of a line that does not
+ * start like a rule (whole_line: the line as read from a file, keyword
+ * included). How much of a token is shown, cut, is test_policy's.
+ */
+static void check_error(const char *line, const struct sbt_parse_error *err, bool whole_line)
 {
 	size_t len = strlen(line);
 
 	check(err->col >= 1 && err->col <= len + 1);
 	check(err->msg[0] != '\0');
 	check(memchr(err->msg, '\0', sizeof(err->msg)) != NULL);
+	if (whole_line && !starts_with_keyword(line))
+		check(!strchr(err->msg, '\''));
 }
 
 static void check_rule(const struct sbt_rule *r)
@@ -183,7 +207,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ret = sbt_rule_parse(line, &r, &err);
 		check(ret >= -1 && ret <= 1);
 		if (ret < 0) {
-			check_error(line, &err);
+			check_error(line, &err, true);
 		} else if (ret == 1) {
 			check_rule(&r);
 			if (r.kind == SBT_RULE_CIDR && nr < MAX_RULES) {
@@ -202,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ret = sbt_rule_parse_arg(kind, sp + 4, &r2, &err);
 			check(ret == -1 || ret == 1);
 			if (ret < 0) {
-				check_error(sp + 4, &err);
+				check_error(sp + 4, &err, false);
 			} else {
 				check_rule(&r2);
 				check(r2.kind == kind);

@@ -28,6 +28,7 @@
  * (default 3000): a dropped SYN shows as "err ETIMEDOUT 3000.x".
  *
  *   sbt-net [--timeout MS] tcp ADDR PORT	 connect, read the greeting
+ *	(tcp --repeat N: N tries; tcp --ports N: one to each of N ports from PORT)
  *   sbt-net [--timeout MS] tcp-mapped V4 PORT  AF_INET6, IPV6_V6ONLY=0, ::ffff:V4
  *   sbt-net [--timeout MS] udp-sendto ADDR PORT  unconnected sendto, await echo
  *   sbt-net [--timeout MS] udp-connect-sendto A1 P1 A2 P2
@@ -746,24 +747,32 @@ static int tcp_common(struct sockaddr_storage *ss, socklen_t len, int mapped)
 	return err ? report_err(err) : report_ok();
 }
 
-/* tcp [--repeat N] ADDR PORT: N tries in one process (a retry loop); the last is reported. */
+/*
+ * tcp [--repeat N | --ports N] ADDR PORT: N tries in one process, the last
+ * reported; --repeat: the same destination (a retry loop), --ports: ports
+ * PORT..PORT+N-1 (distinct destinations: nothing folds).
+ */
 static int cmd_tcp(int argc, char **argv)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	long repeat = 1;
-	int port;
+	int port, step = 0;
 
-	if (argc >= 2 && strcmp(argv[0], "--repeat") == 0) {
+	if (argc >= 2 && (strcmp(argv[0], "--repeat") == 0 || strcmp(argv[0], "--ports") == 0)) {
+		step = strcmp(argv[0], "--ports") == 0;
 		repeat = strtol(argv[1], NULL, 10);
 		argc -= 2;
 		argv += 2;
 	}
 	if (argc != 2 || repeat < 1 || repeat > 100000 || parse_port(argv[1], &port) ||
-	    parse_ip(argv[0], port, &ss, &len))
-		return usage("tcp [--repeat N] ADDR PORT");
-	for (long i = 1; i < repeat; i++)
+	    port + step * (repeat - 1) > 65535 || parse_ip(argv[0], port, &ss, &len))
+		return usage("tcp [--repeat N | --ports N] ADDR PORT");
+	for (long i = 1; i < repeat; i++) {
 		tcp_try(&ss, len, 0);
+		if (step)
+			parse_ip(argv[0], port + (int)i, &ss, &len);
+	}
 	return tcp_common(&ss, len, 0);
 }
 

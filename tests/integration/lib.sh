@@ -36,9 +36,9 @@ check() {
 
 # check_true DESCRIPTION COMMAND...
 check_true() {
-	desc=$1; shift
+	_ct_desc=$1; shift # not $desc: callers use that name (sh has no locals)
 	T_CHECKS=$((T_CHECKS + 1))
-	if "$@"; then log "ok: $desc"; else fail "$desc"; fi
+	if "$@"; then log "ok: $_ct_desc"; else fail "$_ct_desc"; fi
 }
 
 mk_cgroup() {

@@ -196,8 +196,11 @@ static const struct parse_case parse_cases[] = {
 	BAD("cidr 10.0.0.0/8 PORT 80", 17, "unknown keyword 'PORT': keywords are lower-case"),
 	BAD("CIDR 10.0.0.0/8", 1, "unknown rule 'CIDR': keywords are lower-case"),
 	BAD("Host example.test", 1, "unknown rule 'Host': keywords are lower-case"),
-	BAD("cdir 10.0.0.0/8", 1, "unknown rule 'cdir': expected cidr or host"),
-	BAD("  allow 10.0.0.0/8", 3, "unknown rule 'allow': expected cidr or host"),
+	BAD("cdir 10.0.0.0/8", 1, "not a rule: a rule starts with cidr or host"),
+	BAD("  allow 10.0.0.0/8", 3, "not a rule: a rule starts with cidr or host"),
+	/* a line that is no rule is never shown: a secret file given by mistake */
+	BAD("root:$6$Zq9sEcReTsAlT$abcdefghijklmnop:19000:0:99999:7:::", 1,
+	    "not a rule: a rule starts with cidr or host"),
 	BAD("cidr 10.0.0.0/8\x01", 16, "control character 0x01"),
 	BAD("cidr 10.0.0.0/8 # a\nb", 20, "control character 0x0a"),
 	BAD("cidr 10.0.0.0/8\n\n", 16, "control character 0x0a"),
@@ -281,6 +284,25 @@ static void test_parse_table(void **state)
 			fail_msg("'%s': canonical '%s' re-parses differently", c->line, r.text);
 	}
 	print_message("[          ] %zu parser cases\n", n);
+}
+
+/* An error shows at most 48 bytes of the offending token, then "...". */
+static void test_error_token_cut(void **state)
+{
+	struct sbt_parse_error err;
+	struct sbt_rule r;
+	char line[256], want[64];
+
+	(void)state;
+	snprintf(line, sizeof(line), "cidr %0200d", 0);
+	memset(line + 5, 'a', 200);
+	assert_int_equal(sbt_rule_parse(line, &r, &err), -1);
+	memset(want, 'a', 48);
+	memcpy(want + 48, "...'", 5);
+	assert_non_null(strstr(err.msg, want));
+	want[48] = 'a';
+	want[49] = '\0';
+	assert_null(strstr(err.msg, want));
 }
 
 static void test_mapped_equals_v4(void **state)
@@ -1005,6 +1027,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_mapped_equals_v4),
+		cmocka_unit_test(test_error_token_cut),
 		cmocka_unit_test(test_host_lengths),
 		cmocka_unit_test(test_parse_arg),
 		cmocka_unit_test(test_addr),

@@ -267,11 +267,23 @@ static const char *json_str(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : NULL;
 }
 
+/* A boolean member: 1 or 0, -1 when absent or not a boolean. */
+static int json_flag(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
+		return -1;
+	return json_object_get_boolean(v);
+}
+
 /* The run's events as JSON from the typed events. */
 static void test_run_events_json(void **state)
 {
 	struct sbt_sandbox sb = cgroup_sb(0);
-	struct sbt_sandbox_totals tot = { .execs = 3, .received = 2, .lost = 1, .eg_denied = 4 };
+	struct sbt_sandbox_totals tot = {
+		.execs = 3, .received = 2, .lost = 1, .eg_denied = 4, .complete = { .egress = true }
+	};
 	struct sbt_event ev = { .kind = SBT_EV_LOST, .ts = 7, .sandbox = &sb };
 	struct sbt_shellagg *agg = sbt_shellagg_new();
 	json_object *o, *v;
@@ -285,11 +297,15 @@ static void test_run_events_json(void **state)
 	assert_string_equal(json_str(o, "kind"), "egress");
 	json_object_put(o);
 
+	/* egress lost, every exec there: not complete, and the JSON says which kind */
 	ev.kind = SBT_EV_SUMMARY;
-	ev.summary = (struct sbt_ev_summary){ .agg = agg, .complete = false, .exec_visible = true };
+	ev.summary = (struct sbt_ev_summary){ .agg = agg,
+					      .complete = { .exec = true },
+					      .exec_visible = true };
 	o = sbt_event_json(&ev);
 	assert_string_equal(json_str(o, "event"), "ShellInvocationObserved");
-	assert_true(json_object_object_get_ex(o, "complete", &v) && !json_object_get_boolean(v));
+	assert_true(json_flag(o, "complete") == 0 && json_flag(o, "exec_complete") == 1 &&
+		    json_flag(o, "egress_complete") == 0);
 	assert_true(json_object_object_get_ex(o, "count", &v) && json_object_get_int(v) == 0);
 	json_object_put(o);
 
@@ -304,8 +320,36 @@ static void test_run_events_json(void **state)
 	v = json_object_array_get_idx(v, 0);
 	assert_string_equal(json_str(v, "name"), "/sbtrace/t0");
 	assert_null(json_str(v, "first_exec_ts"));
+	assert_true(json_flag(v, "complete") == 0 && json_flag(v, "exec_complete") == 0 &&
+		    json_flag(v, "egress_complete") == 1);
 	json_object_put(o);
 	sbt_shellagg_free(agg);
+}
+
+/* Completeness per kind: exec and egress losses each spoil their own kind and the whole. */
+static void test_completeness(void **state)
+{
+	struct sbt_sandbox_totals t = { .execs = 5, .received = 5 };
+	struct sbt_completeness c;
+
+	(void)state;
+	c = sbt_completeness_of(&t, true, 0);
+	assert_true(c.all && c.exec && c.egress);
+	/* a microVM: execs never complete, egress may be */
+	c = sbt_completeness_of(&t, false, 0);
+	assert_true(!c.all && !c.exec && c.egress);
+	/* 21,000 denied connects through a small ring buffer: only egress records lost */
+	t.eg_lost = 20950;
+	c = sbt_completeness_of(&t, true, 0);
+	assert_true(!c.all && c.exec && !c.egress);
+	t.eg_lost = 0;
+	t.lost = 1;
+	c = sbt_completeness_of(&t, true, 0);
+	assert_true(!c.all && !c.exec && c.egress);
+	/* a record that failed to decode may be anyone's, of either kind */
+	t.lost = 0;
+	c = sbt_completeness_of(&t, true, 1);
+	assert_true(!c.all && !c.exec && !c.egress);
 }
 
 /* The probe's sink takes what the report needs from typed events, nothing from text. */
@@ -357,9 +401,12 @@ static void test_probe_sink(void **state)
 	assert_string_equal(json_str(d, "comm"), "curl");
 	assert_int_equal(sbt_shellagg_add(agg, &cls, 5, "/bin/sh", argv, 3, NULL, 0), 0);
 	ev.kind = SBT_EV_SUMMARY;
-	ev.summary = (struct sbt_ev_summary){ .agg = agg, .complete = true, .exec_visible = true };
+	ev.summary =
+		(struct sbt_ev_summary){ .agg = agg,
+					 .complete = { .all = true, .exec = true, .egress = true },
+					 .exec_visible = true };
 	ps.base.ops->emit(&ps.base, &ev);
-	assert_true(ps.summary_seen && ps.complete);
+	assert_true(ps.summary_seen && ps.complete.all);
 	assert_int_equal(ps.shells, 1);
 	assert_true(json_object_object_get_ex(ps.shell_json, "locations", &d));
 	assert_int_equal(json_object_array_length(d), 1);
@@ -371,14 +418,56 @@ static void test_probe_sink(void **state)
 	sbt_shellagg_free(agg);
 }
 
+/* The probe's events_lost follows the same rule: an egress loss spoils the answer too. */
+static void test_probe_verdict_lost(void **state)
+{
+	static struct probe_opts o;
+	static struct probe_ctx p;
+	static struct sbt_build_plan plan;
+	const struct sbt_completeness cases[] = {
+		{ .exec = true },   /* egress records lost */
+		{ .egress = true }, /* exec records lost */
+		{ 0 },		    /* both */
+	};
+	const char *says[] = { "some egress events", "some exec events", "exec and egress" };
+	struct probe_verdict v;
+
+	(void)state;
+	o.backend = SBT_BACKEND_NS;
+	p.o = &o;
+	p.exited = true; /* status 0: the build worked */
+	p.sink.summary_seen = true;
+	p.sink.execs = 5;
+	plan.kind = SBT_BUILD_MAKE;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		p.sink.complete = cases[i];
+		probe_decide(&p, &plan, &v);
+		assert_string_equal(v.reason, "events_lost");
+		assert_string_equal(v.verdict, "inconclusive");
+		assert_non_null(strstr(v.message, says[i]));
+		json_object_put(v.warnings);
+	}
+	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
+	probe_decide(&p, &plan, &v);
+	assert_null(v.reason);
+	assert_string_equal(v.verdict, "safe");
+	json_object_put(v.warnings);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decide),	      cmocka_unit_test(test_fallback_line),
-		cmocka_unit_test(test_hook_disabled), cmocka_unit_test(test_exec_mode_and_vis),
-		cmocka_unit_test(test_trace_args),    cmocka_unit_test(test_trace_args_errors),
-		cmocka_unit_test(test_sinks),	      cmocka_unit_test(test_run_events_json),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_fallback_line),
+		cmocka_unit_test(test_hook_disabled),
+		cmocka_unit_test(test_exec_mode_and_vis),
+		cmocka_unit_test(test_trace_args),
+		cmocka_unit_test(test_trace_args_errors),
+		cmocka_unit_test(test_sinks),
+		cmocka_unit_test(test_run_events_json),
 		cmocka_unit_test(test_probe_sink),
+		cmocka_unit_test(test_completeness),
+		cmocka_unit_test(test_probe_verdict_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

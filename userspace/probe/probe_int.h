@@ -127,10 +127,10 @@ void probe_engine_cleanup(struct probe_build *b);
 
 struct probe_sink {
 	struct sbt_sink base;
-	uint64_t cgroup_id;	 /* the sandbox's own cgroup */
-	bool summary_seen;	 /* ShellInvocationObserved arrived */
-	uint64_t shells;	 /* its count */
-	bool complete;		 /* and its completeness */
+	uint64_t cgroup_id;		  /* the sandbox's own cgroup */
+	bool summary_seen;		  /* ShellInvocationObserved arrived */
+	uint64_t shells;		  /* its count */
+	struct sbt_completeness complete; /* and its completeness (exec, egress, all) */
 	json_object *shell_json; /* its JSON: count, locations, omitted, grouped_by (owned) */
 	uint64_t first_exec_ts;	 /* from TraceStopped */
 	bool exec_below;	 /* an exec in a cgroup below the sandbox's (a RUN step) */

@@ -65,11 +65,24 @@ static void because(struct probe_verdict *v, const char *reason, const char *mes
 	add_warning(v->warnings, reason, message);
 }
 
+/* The events_lost warning: which kind of record may be missing, and what that costs. */
+static const char *lost_message(const struct sbt_completeness *c)
+{
+	if (!c->exec && !c->egress)
+		return "some exec and egress events of the sandbox may be missing: the shell count "
+		       "and the egress counts are lower bounds";
+	if (!c->exec)
+		return "some exec events of the sandbox may be missing: the shell count is a lower "
+		       "bound";
+	return "some egress events of the sandbox may be missing (every exec arrived): the "
+	       "egress counts and denied destinations are lower bounds";
+}
+
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  struct probe_verdict *v)
 {
 	bool build_ok = p->exited && WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0;
-	bool complete = p->sink.complete, lost = p->sink.summary_seen && !complete;
+	bool complete = p->sink.complete.all, lost = p->sink.summary_seen && !complete;
 	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
 	bool runs_unseen = plan->kind == SBT_BUILD_DOCKERFILE && p->exited &&
 			   p->build.df.nr_runs > 0 && !p->sink.exec_below;
@@ -93,9 +106,7 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		build_failure(p, msg, sizeof(msg));
 		because(v, "build_failed", msg);
 	} else if (lost) {
-		because(v, "events_lost",
-			"some exec events of the sandbox may be missing: the shell count is a "
-			"lower bound");
+		because(v, "events_lost", lost_message(&p->sink.complete));
 	} else if (runs_unseen) {
 		because(v, "exec_not_visible",
 			"the Dockerfile's RUN steps ran outside the sandbox cgroup (the engine "
@@ -162,7 +173,7 @@ static json_object *shells_json(const struct probe_sink *ps)
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (src && json_object_object_get_ex(src, keys[i], &v))
 			json_object_object_add(sio, keys[i], json_object_get(v));
-	json_object_object_add(sio, "complete", json_object_new_boolean(ps->complete));
+	json_object_object_add(sio, "complete", json_object_new_boolean(ps->complete.all));
 	json_object_put(src);
 	return sio;
 }

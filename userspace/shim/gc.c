@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sbtrace-shim gc: clean up what killed shims left (sbt_sandbox_gc()). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sandbox.h"
 #include "shim.h"
@@ -17,7 +19,9 @@ void shim_usage_gc(FILE *f)
 		"remove its cgroup and state file. Also remove empty cgroups under\n"
 		"<cgroup v2 mount>/sbtrace/ that no state file names (older than 10 s).\n"
 		"\n"
-		"  -s, --state-dir DIR    state files (default %s)\n"
+		"  -s, --state-dir DIR    state files (default %s); a DIR that does not\n"
+		"                         exist is an error (exit 2), the default missing\n"
+		"                         is not (no sandbox ever ran: nothing to do)\n"
 		"  -v, --verbose          name each sandbox removed\n"
 		"  -h, --help             this help\n"
 		"\n%s",
@@ -33,7 +37,8 @@ int shim_cmd_gc(int argc, char **argv)
 		{ 0 },
 	};
 	const char *state_dir = SBT_STATE_DIR_DEFAULT;
-	bool verbose = false;
+	bool verbose = false, given = false;
+	struct stat st;
 	int c, n;
 
 	optind = 1;
@@ -41,6 +46,7 @@ int shim_cmd_gc(int argc, char **argv)
 		switch (c) {
 		case 's':
 			state_dir = optarg;
+			given = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -55,6 +61,20 @@ int shim_cmd_gc(int argc, char **argv)
 	}
 	if (optind < argc)
 		return shim_usage_error("gc", "unexpected argument '%s'", argv[optind]);
+	/* A mistyped --state-dir would find nothing to remove and say all is well. */
+	if (given) {
+		const char *why = stat(state_dir, &st)	 ? strerror(errno)
+				  : !S_ISDIR(st.st_mode) ? "not a directory"
+							 : NULL;
+
+		if (why) {
+			fprintf(stderr,
+				"sbtrace-shim gc: --state-dir %s: %s; give the directory the "
+				"shims ran with\n",
+				state_dir, why);
+			return SHIM_EXIT_USAGE;
+		}
+	}
 	n = sbt_sandbox_gc(state_dir, verbose);
 	if (n < 0) {
 		fprintf(stderr, "sbtrace-shim gc: state dir %s: %s; check --state-dir\n", state_dir,
