@@ -41,6 +41,19 @@ check_true() {
 	if "$@"; then log "ok: $_ct_desc"; else fail "$_ct_desc"; fi
 }
 
+# wait_for SECONDS COMMAND...: poll until COMMAND succeeds
+wait_for() {
+	w_max=$(($1 * 20))
+	shift
+	w_i=0
+	while ! "$@"; do
+		w_i=$((w_i + 1))
+		[ $w_i -ge $w_max ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
 mk_cgroup() {
 	mkdir -p "$CG_PARENT/$1" && printf '%s\n' "$CG_PARENT/$1"
 }

@@ -53,19 +53,6 @@ start_bg() {
 	BG="$BG $BGPID"
 }
 
-# wait_for SECONDS COMMAND...: poll until COMMAND succeeds
-wait_for() {
-	w_max=$(($1 * 20))
-	shift
-	w_i=0
-	while ! "$@"; do
-		w_i=$((w_i + 1))
-		[ $w_i -ge $w_max ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
-
 # No live (non-zombie) process among the pids given.
 pids_gone() {
 	for p in "$@"; do
