@@ -182,5 +182,6 @@ attempt "held: nested cgroups (no cgroupfs to write)" err mkdir /sys/fs/cgroup/e
 attempt "held: mounting cgroupfs" "err EPERM" mount /sys
 
 check "nothing left: cgroups" 0 "$(ls "$SBCG" 2> /dev/null | grep -c "^$P")"
+check "nothing left: pins" 0 "$(ls /sys/fs/bpf/sbtrace 2> /dev/null | grep -c "^$P")"
 check "nothing left: state files" 0 "$(ls "$STATE" 2> /dev/null | wc -l)"
 finish

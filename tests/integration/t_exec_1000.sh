@@ -16,7 +16,7 @@ check "complete" true "$(jq -r 'select(.event == "ShellInvocationObserved") | .c
 check "no shell" 0 "$(jq -r 'select(.event == "ShellInvocationObserved") | .count' "$OUT")"
 check "no EventsLost" 0 "$(nevents "$OUT" EventsLost)"
 
-# Even SIGKILL leaves nothing attached: sbtrace pins nothing, so its programs
+# Even SIGKILL leaves nothing attached: sbtrace pins nothing for a --cgroup sandbox, so its programs
 # and links go with its file descriptors.
 OUT2="$WORK/killed.jsonl"
 start_trace "$OUT2" --cgroup "$A" || exit 1

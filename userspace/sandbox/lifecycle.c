@@ -455,7 +455,7 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 		run->cgroup_path[0] = '\0';
 	if (ops && ops->destroy)
 		ops->destroy(run);
-	/* Nothing is left to enforce on: a tracer's pinned links go (they stay while it lives). */
+	/* Nothing is left to enforce on: the links pinned to outlive a tracer go. */
 	if (!run->cgroup_path[0] && run->name[0])
 		sbt_pin_remove(run->name);
 	if (run->state_file[0]) {
