@@ -154,6 +154,16 @@ void sbx_ready_then_wait_go(struct sbx_child *c)
 	close(c->ready_w);
 }
 
+void sbx_child_seccomp(const struct sbx_child *c)
+{
+	char msg[256];
+
+	if (sbx_seccomp_install(msg, sizeof(msg)) == 0)
+		return;
+	dprintf(2, "sandbox %s: %s\n", c->spec->name, msg);
+	_exit(127);
+}
+
 void sbx_child_exec(const struct sbx_child *c, enum sbt_exec_ctx ctx, char *const *argv)
 {
 	int ret;

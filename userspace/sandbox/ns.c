@@ -326,6 +326,7 @@ static void workload(const struct sbx_child *c)
 		dprintf(2, "sandbox %s: chdir %s: %s\n", spec->name, c->cwd, strerror(errno));
 		_exit(127);
 	}
+	sbx_child_seccomp(c); /* the last layer, right before the exec: seccomp.c */
 	sbx_child_exec(c, SBT_EXEC_SANDBOXED, spec->argv);
 }
 
