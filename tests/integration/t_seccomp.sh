@@ -22,17 +22,7 @@ STATE="$WORK/state"
 WS="$WORK/ws"
 P="sc$$" # every sandbox name of this run starts with it
 
-sc_cleanup() {
-	"$SHIM" gc --state-dir "$STATE" > /dev/null 2>&1
-	for d in "$CG2/sbtrace/$P"*; do
-		[ -d "$d" ] || continue
-		echo 1 > "$d/cgroup.kill" 2> /dev/null
-		i=0
-		while ! rmdir "$d" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	done
-	cleanup
-}
-trap sc_cleanup EXIT
+trap 'remove_sandboxes "$SHIM" "$STATE" "$P"; cleanup' EXIT
 mkdir -p "$WS"
 
 # run NAME -- CMD...: a sandbox with the workspace, released at once

@@ -2,7 +2,9 @@
 /*
  * What the children of every backend share, between the clone and their
  * exec. The child of a raw clone3 runs on a copy of the caller's memory: no
- * malloc here (a lock another thread held at the clone would stay held).
+ * malloc here (a lock another thread held at the clone would stay held), but
+ * for libseccomp's in sbx_child_seccomp(), which the single-threaded caller
+ * (lifecycle.c) makes safe.
  */
 #include <errno.h>
 #include <fcntl.h>
