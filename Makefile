@@ -32,6 +32,8 @@ CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ibpf -Iuserspace -Iskel \
 	  -DSBTRACE_VERSION='"$(VERSION)"'
 LDLIBS_BPF := -lbpf -lelf -lz
 LDLIBS_JSON := -ljson-c
+# The sandbox's seccomp filter (userspace/sandbox/seccomp.c): whatever links the library.
+LDLIBS_SECCOMP := -lseccomp
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
@@ -136,7 +138,7 @@ $(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
 
 $(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
 # The companion that launches sandboxes: userspace/shim/*.c + the library.
 SHIM_SRCS := $(wildcard userspace/shim/*.c)
@@ -144,31 +146,35 @@ SHIM_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SHIM_SRCS))
 
 $(BIN)/sbtrace-shim: $(SHIM_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
+# Helpers link libc alone, but for the filter's prober (its own seccomp listener thread).
+$(TESTBIN)/sbt-seccomp: HELPER_LDLIBS := $(LDLIBS_SECCOMP) -lpthread
 $(TESTBIN)/%: tests/helpers/%.c tests/common/frames.h | $(TESTBIN)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< -o $@
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(HELPER_LDLIBS)
 
 $(TESTBIN)/kernel/%: tests/kernel/%.c tests/kernel/taplab.h tests/common/frames.h \
 		$(OBJ)/libsbtrace.a $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ -lcmocka $(LDLIBS_BPF) $(LDLIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ -lcmocka $(LDLIBS_BPF) $(LDLIBS_JSON) \
+		$(LDLIBS_SECCOMP)
 
 $(BUILD)/bench/%: tests/bench/%.c $(SKELS) $(OBJ)/libsbtrace.a
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) -lpthread
+	$(Q)$(CC) $(CFLAGS) $< $(OBJ)/libsbtrace.a -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) \
+		$(LDLIBS_SECCOMP) -lpthread
 
 $(TESTBIN)/test_%: tests/unit/test_%.c $(OBJ)/libsbtrace.a | $(TESTBIN)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
 $(TESTBIN)/asan/test_%: tests/unit/test_%.c $(ASANOBJ)/libsbtrace.a
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
 $(BUILD) $(BIN) $(BPFOBJ) $(TESTBIN):
 	$(Q)mkdir -p $@
@@ -211,7 +217,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -I. -Ibpf -Iuserspace \
 		-DSBTRACE_VERSION='"$(VERSION)"' \
-		-fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS_JSON)
+		-fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
 fuzz: $(FUZZ_BINS)
 	$(Q)scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)

@@ -13,7 +13,8 @@
  * The `ns` backend (SBT_BACKEND_NS, the default): new mount, pid, uts, ipc,
  * net and cgroup namespaces, the workspace bind-mounted at /workspace, the
  * host filesystem read-only, writable tmpfs /tmp and HOME, no_new_privs,
- * every capability dropped.
+ * every capability dropped, and on the workload a seccomp filter (seccomp.c;
+ * denied calls fail with EPERM).
  *
  * The `podman` backend (SBT_BACKEND_PODMAN): the same cgroup and protocol,
  * but the child is a plain fork of the caller, born in the cgroup (clone3
@@ -34,12 +35,13 @@
  * in spec.tap_netns and hands to qemu as an open fd. The serial console
  * comes back through run->console_fd (see sbt_vm_console_feed()). The host
  * sees the VM's execs only as qemu's: visibility exec "none", network "tap".
+ * qemu runs under the ns workload's seccomp filter and its own.
  *
  * The code, in userspace/sandbox/: lifecycle.c (checks, start, ready, go,
  * wait, destroy, the backend table), ns.c, podman.c, qemu.c and qemu_tap.c
  * (one backend each), console.c (the VM's console), state.c (state files),
  * gc.c, cgroup.c (kill and remove a cgroup), child.c (what the children
- * share), util.c; internal.h holds struct sbt_backend_ops, the table of
+ * share), seccomp.c (the workloads' filter), util.c; internal.h holds struct sbt_backend_ops, the table of
  * operations where the backends differ, indexed by enum sbt_sandbox_backend.
  */
 #ifndef SBT_SANDBOX_H

@@ -174,8 +174,7 @@ static int key_unlink(const char *desc)
 {
 	long id = key_search(desc);
 
-	return result(id >= 0 && syscall(SYS_keyctl, KEYCTL_UNLINK, id,
-					 KEY_SPEC_USER_KEYRING) == 0,
+	return result(id >= 0 && syscall(SYS_keyctl, KEYCTL_UNLINK, id, KEY_SPEC_USER_KEYRING) == 0,
 		      NULL);
 }
 

@@ -71,6 +71,19 @@ rm_cgroup_tree() {
 	done
 }
 
+# remove_sandboxes SHIM STATE_DIR PREFIX: what a test's sandboxes left (a test
+# that failed half-way): gc the state dir, then kill and remove every sandbox
+# cgroup whose name starts with PREFIX.
+remove_sandboxes() {
+	[ -x "$1" ] && "$1" gc --state-dir "$2" > /dev/null 2>&1
+	for d in "$CG2/sbtrace/$3"*; do
+		[ -d "$d" ] || continue
+		echo 1 > "$d/cgroup.kill" 2> /dev/null
+		i=0
+		while ! rmdir "$d" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	done
+}
+
 cleanup() {
 	if [ -n "$TRACE_PID" ] && kill -0 "$TRACE_PID" 2>/dev/null; then
 		kill -TERM "$TRACE_PID" 2>/dev/null

@@ -21,13 +21,7 @@ BG=""   # background shims
 
 shim_cleanup() {
 	for p in $BG; do kill -KILL "$p" 2> /dev/null; done
-	[ -x "$SHIM" ] && "$SHIM" gc --state-dir "$STATE" > /dev/null 2>&1
-	for d in "$SBCG/$P"*; do
-		[ -d "$d" ] || continue
-		echo 1 > "$d/cgroup.kill" 2> /dev/null
-		i=0
-		while ! rmdir "$d" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-	done
+	remove_sandboxes "$SHIM" "$STATE" "$P"
 	cleanup
 }
 trap shim_cleanup EXIT

@@ -2,7 +2,9 @@
 /*
  * What the children of every backend share, between the clone and their
  * exec. The child of a raw clone3 runs on a copy of the caller's memory: no
- * malloc here (a lock another thread held at the clone would stay held).
+ * malloc here (a lock another thread held at the clone would stay held), but
+ * for libseccomp's in sbx_child_seccomp(), which the single-threaded caller
+ * (lifecycle.c) makes safe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +154,16 @@ void sbx_ready_then_wait_go(struct sbx_child *c)
 		_exit(126); /* the caller went away (or gave up) before go */
 	close(c->go_r);
 	close(c->ready_w);
+}
+
+void sbx_child_seccomp(const struct sbx_child *c)
+{
+	char msg[256];
+
+	if (sbx_seccomp_install(msg, sizeof(msg)) == 0)
+		return;
+	dprintf(2, "sandbox %s: %s\n", c->spec->name, msg);
+	_exit(127);
 }
 
 void sbx_child_exec(const struct sbx_child *c, enum sbt_exec_ctx ctx, char *const *argv)

@@ -148,9 +148,41 @@ void sbx_close_fds_except(int *keep, int n);
 pid_t sbx_raw_clone(uint64_t flags, int cgroup_fd);
 /* Tell the caller the set-up is done, then block until it says go (EOF: it is gone). */
 void sbx_ready_then_wait_go(struct sbx_child *c);
+/* The workload's seccomp filter (seccomp.c); exit 127 with a message when it cannot be. */
+void sbx_child_seccomp(const struct sbx_child *c);
 /* Exec argv with c->envp as its environment; exit 127 with a message when it fails. */
 void sbx_child_exec(const struct sbx_child *c, enum sbt_exec_ctx ctx, char *const *argv)
 	__attribute__((noreturn));
+
+/* ---- seccomp.c: the workload's filter ---- */
+/* An argument test: holds when (argument & mask) == value. */
+struct sbx_seccomp_test {
+	unsigned int arg; /* 0-5 */
+	uint64_t mask, value;
+};
+
+#define SBX_SC_MAX_TESTS 2
+#define SBX_SC_COMPAT	 (1u << 0) /* the name exists in the 32-bit ABI only (i386's stime) */
+#define SBX_SC_OPTIONAL	 (1u << 1) /* newer than some libseccomp: left out where unknown */
+
+/* One rule of the deny list: the call fails with err when every test holds (none: always). */
+struct sbx_seccomp_rule {
+	const char *syscall;
+	int err; /* EPERM; ENOSYS where libc falls back to a call the filter can read */
+	unsigned int nr_tests;
+	struct sbx_seccomp_test tests[SBX_SC_MAX_TESTS];
+	unsigned int flags; /* SBX_SC_* */
+	const char *why;
+};
+
+extern const struct sbx_seccomp_rule sbx_seccomp_rules[];
+extern const size_t sbx_seccomp_nr_rules;
+
+/*
+ * Confine the calling process (and what it execs) with the rules: call it
+ * single-threaded, right before the exec. 0, or -errno with err filled.
+ */
+int sbx_seccomp_install(char *err, size_t errlen);
 
 /* ---- qemu_tap.c: the qemu backend's network ---- */
 /* A name `ip netns` can have made; an interface name the kernel accepts. */

@@ -29,7 +29,7 @@
  *   W       stdin /dev/null, stdout/stderr from the spec, all other fds closed,
  *           chdir(cwd), the declared environment only (envset.h: PATH,
  *           HOME=/root, LANG, TERM, what spec->env adds), then
- *           sbt_exec(SBT_EXEC_SANDBOXED): the first
+ *           the seccomp filter (seccomp.c), sbt_exec(SBT_EXEC_SANDBOXED): the first
  *           exec in the cgroup. 127 (and a message) when it fails.
  *
  * The new root is a small tmpfs, staged on /tmp (private to the new mount
@@ -352,6 +352,7 @@ static void workload(const struct sbx_child *c)
 		dprintf(2, "sandbox %s: chdir %s: %s\n", spec->name, c->cwd, strerror(errno));
 		_exit(127);
 	}
+	sbx_child_seccomp(c); /* the last layer, right before the exec: seccomp.c */
 	sbx_child_exec(c, SBT_EXEC_SANDBOXED, spec->argv);
 }
 

@@ -9,8 +9,9 @@
  * tap, drops every capability (securebits locked, no_new_privs: qemu needs
  * none, as the tap is open already and its files belong to root), reports
  * ready, waits for go and becomes qemu-system-x86_64
- * (sbt_exec(SBT_EXEC_HOST)), which also runs under its own seccomp filter
- * (-sandbox on). run->pid is qemu.
+ * (sbt_exec(SBT_EXEC_HOST)), under the workloads' seccomp filter (seccomp.c,
+ * installed before the ready report) and its own (-sandbox on). run->pid is
+ * qemu.
  *
  * The guest's kernel gets tsc_early_khz=<the host's TSC rate>: TCG's guest
  * TSC runs at the host TSC's rate, and without the hint the guest calibrates
@@ -499,6 +500,8 @@ static void qemu_main(struct sbx_child *c)
 	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
 	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
 	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, -1, -1 };
+	char msg[256];
+	int ret;
 
 	if (ready_w >= 0)
 		c->ready_w = ready_w;
@@ -516,6 +519,10 @@ static void qemu_main(struct sbx_child *c)
 		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));
 	sbx_close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 	sbx_drop_privileges(c);
+	/* the workloads' filter (seccomp.c) under qemu's own -sandbox */
+	ret = sbx_seccomp_install(msg, sizeof(msg));
+	if (ret)
+		sbx_child_fail(c, -ret, "%s", msg);
 
 	sbx_ready_then_wait_go(c);
 	sbx_child_exec(c, SBT_EXEC_HOST, c->vm->argv);
