@@ -13,6 +13,7 @@
  *   setuid-file PATH     create PATH (0755), then chmod 04755 ("ok": both worked)
  *   creat-mode PATH MODE create PATH with octal MODE (04755: setuid at birth)
  *   mknod-mode PATH MODE mknod a regular file PATH with octal MODE
+ *   setcap PATH          give PATH file capabilities (security.capability: CAP_SETUID)
  *   mount DIR            mount a tmpfs on DIR
  *   bpf                  create a BPF array map
  *   ptrace PID           PTRACE_ATTACH to PID
@@ -37,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <linux/keyctl.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -46,6 +48,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 
 static int result(int ok, const char *detail)
@@ -209,6 +212,18 @@ static int setuid_file(const char *path)
 	return result(ok, NULL);
 }
 
+static int setcap(const char *path)
+{
+	struct vfs_cap_data cap = { .magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE };
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+
+	if (fd < 0)
+		return result(0, NULL);
+	close(fd);
+	cap.data[0].permitted = 1u << CAP_SETUID;
+	return result(setxattr(path, "security.capability", &cap, XATTR_CAPS_SZ_2, 0) == 0, NULL);
+}
+
 static int do_bpf(void)
 {
 	union bpf_attr attr;
@@ -266,6 +281,8 @@ int main(int argc, char **argv)
 		return result(mknod(a, S_IFREG | (mode_t)strtoul(b, NULL, 8), 0) == 0, NULL);
 	if (!strcmp(cmd, "mount") && a)
 		return result(mount("none", a, "tmpfs", 0, NULL) == 0, NULL);
+	if (!strcmp(cmd, "setcap") && a)
+		return setcap(a);
 	if (!strcmp(cmd, "bpf"))
 		return do_bpf();
 	if (!strcmp(cmd, "ptrace") && a)

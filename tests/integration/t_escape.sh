@@ -95,6 +95,7 @@ check "5. no setuid or setgid file of root's on the host" "" \
 	"$(find "$WS" -perm /6000 -user 0 2> /dev/null)"
 check "5. no setuid or setgid file at all" "" "$(find "$WS" -perm /6000 2> /dev/null)"
 check "5. chmod u+s is refused (EPERM)" "err EPERM" "$(sed -n 1p "$WORK/suid.out")"
+attempt "5. no file capabilities on a workspace file either" "err EPERM" setcap /workspace/fcap
 check_true "5. the workspace is mounted nosuid,nodev inside" sh -c \
 	"\"$SHIM\" run --name ${P}a --state-dir \"$STATE\" --no-wait --workspace \"$WS\" -- /bin/busybox grep ' /workspace ' /proc/mounts 2>/dev/null | grep -q 'nosuid,nodev'"
 
