@@ -11,7 +11,8 @@
  *
  * Invariants: the splitter returns -1 with an error, or 1..max words, all
  * non-NULL and NULL-terminated; a plan is a valid kind with a NULL-terminated
- * argv of argc words (none for DOCKERFILE, which names a target), inputs with
+ * argv of argc words (none for DOCKERFILE, which names its stage: --target's, or
+ * "" for an unnamed final stage), inputs with
  * 64-hex digests; a failed plan says why and is left empty; a cache read is
  * 0 with an object holding the key, or -EBADMSG.
  */
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,8 +131,10 @@ static void plan(const char *cmd, const char *target)
 	check(p.argc >= 0 && p.argc <= SBT_PROBE_MAX_ARGS && p.argv[p.argc] == NULL);
 	for (int i = 0; i < p.argc; i++)
 		check(p.argv[i] != NULL);
+	/* DOCKERFILE: the stage asked for, or the default one ("" is an unnamed final stage) */
 	if (p.kind == SBT_BUILD_DOCKERFILE)
-		check(p.argc == 0 && p.target[0] != '\0' && strlen(p.target) < sizeof(p.target));
+		check(p.argc == 0 && strlen(p.target) < sizeof(p.target) &&
+		      (!target || strcasecmp(p.target, target) == 0));
 	else
 		check(p.argc > 0 && p.target[0] == '\0');
 	if (p.kind == SBT_BUILD_CMD)
