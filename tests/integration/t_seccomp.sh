@@ -23,7 +23,10 @@ WS="$WORK/ws"
 P="sc$$" # every sandbox name of this run starts with it
 
 trap 'remove_sandboxes "$SHIM" "$STATE" "$P"; cleanup' EXIT
-mkdir -p "$WS"
+mkdir -p "$WS/.bin"
+# The checkout may sit below /tmp, which the sandbox replaces by a tmpfs: the
+# prober goes in through the workspace.
+cp "$PROBER" "$WS/.bin/sbt-seccomp"
 
 # run NAME -- CMD...: a sandbox with the workspace, released at once
 run() {
@@ -49,7 +52,7 @@ action() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/table"; }
 call_of() { printf '%s\n' "$1" | sed -e 's/^i386://' -e 's/^x32://' -e 's/:.*//'; }
 
 # --- the calls -----------------------------------------------------------------
-run "${P}c" -- "$PROBER" /workspace > "$WORK/calls" 2> "$WORK/calls.err"
+run "${P}c" -- /workspace/.bin/sbt-seccomp /workspace > "$WORK/calls" 2> "$WORK/calls.err"
 check "the prober exits 0" 0 "$?"
 [ -s "$WORK/calls.err" ] && log "prober stderr: $(head -c 300 "$WORK/calls.err")"
 I386=$(awk '$1 == "abi" && $2 == "i386" { print $3 }' "$WORK/calls")
