@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cgroupfs.h"
 #include "clock.h"
@@ -40,22 +42,42 @@ bool sbx_cgroup_empty(const char *cg)
 	return empty;
 }
 
+bool sbx_cgroup_leftover(const char *cg)
+{
+	struct stat st;
+
+	return stat(cg, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       time(NULL) - st.st_ctime >= GC_MIN_AGE_SEC && sbx_cgroup_empty(cg);
+}
+
+/* Write "1" to the cgroup's control file `knob` (cgroup.kill, cgroup.freeze). 0 or -errno. */
+static int write_one(const char *cg, const char *knob)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+	if (!sbx_str_fits(path, sizeof(path), "%s/%s", cg, knob))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = sbt_write_all(fd, "1", 1);
+	close(fd);
+	return ret;
+}
+
+int sbx_cgroup_freeze(const char *cg)
+{
+	return write_one(cg, "cgroup.freeze");
+}
+
 /* SIGKILL every process in the cgroup and below: cgroup.kill, else one by one. */
 void sbx_cgroup_kill(const char *cg)
 {
 	char path[PATH_MAX], *procs, *p, *end;
-	int fd;
 
-	if (!sbx_str_fits(path, sizeof(path), "%s/cgroup.kill", cg))
+	if (write_one(cg, "cgroup.kill") == 0)
 		return;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		int ret = sbt_write_all(fd, "1", 1);
-
-		close(fd);
-		if (!ret)
-			return;
-	}
 	/* Before Linux 5.14: kill what cgroup.procs lists until it stays empty (bounded). */
 	if (!sbx_str_fits(path, sizeof(path), "%s/cgroup.procs", cg))
 		return;

@@ -146,7 +146,6 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 	struct dirent *de;
 	struct stat st;
 	int count = 0;
-	time_t now = time(NULL);
 	DIR *d;
 
 	if (sbx_cgroup2_mount(mnt_point, sizeof(mnt_point)) ||
@@ -160,10 +159,8 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 		    !sbx_str_fits(cg, sizeof(cg), "%s/%s", top, de->d_name) ||
 		    !sbx_str_fits(sf, sizeof(sf), "%s/%s.json", dir, de->d_name))
 			continue;
-		if (lstat(sf, &st) == 0 || stat(cg, &st) || !S_ISDIR(st.st_mode))
-			continue;
 		/* A sandbox being started has its cgroup before its first process. */
-		if (now - st.st_ctime < GC_MIN_AGE_SEC || !sbx_cgroup_empty(cg))
+		if (lstat(sf, &st) == 0 || !sbx_cgroup_leftover(cg))
 			continue;
 		if (sbx_cgroup_rmdir_tree(cg) == 0) {
 			count++;

@@ -111,7 +111,14 @@ int sbx_ip(const char *netns, char *const *args, char *err, size_t errlen);
 /* ---- cgroup.c: cg is a cgroup's absolute path ---- */
 int sbx_cgroup2_mount(char *mnt, size_t len);
 bool sbx_cgroup_empty(const char *cg);
+/*
+ * A killed controller's leftover: an empty cgroup directory older than
+ * GC_MIN_AGE_SEC (a younger one may be a sandbox being started).
+ */
+bool sbx_cgroup_leftover(const char *cg);
 void sbx_cgroup_kill(const char *cg);
+/* Freeze everything in the cgroup and below (cgroup.freeze). 0 or -errno. */
+int sbx_cgroup_freeze(const char *cg);
 /* rmdir cg and every cgroup below it, at any depth. 0 or -errno (-EBUSY: still populated). */
 int sbx_cgroup_rmdir_tree(const char *cg);
 /* Kill, wait for it to empty, remove. 0 or -errno. */

@@ -37,7 +37,6 @@
 #include "cgroupfs.h"
 #include "clock.h"
 #include "internal.h"
-#include "io.h"
 #include "pins.h"
 
 static const struct sbt_backend_ops *const backends[SBT_BACKEND__MAX] = {
@@ -161,14 +160,6 @@ static int claim_name(const struct sbt_sandbox_spec *spec, const char *sdir,
 	return 0;
 }
 
-static bool cgroup_is_leftover(const char *cg)
-{
-	struct stat st;
-
-	return stat(cg, &st) == 0 && time(NULL) - st.st_ctime >= GC_MIN_AGE_SEC &&
-	       sbx_cgroup_empty(cg);
-}
-
 /* mkdir <v2>/sbtrace/NAME; its fd (for CLONE_INTO_CGROUP) and id. Removed again on error. */
 static int make_cgroup(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, int *cgfd,
 		       char *err, size_t errlen)
@@ -194,7 +185,7 @@ static int make_cgroup(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_r
 	 * running, older than a start takes) goes; a younger one is a
 	 * concurrent start's, and the mkdir stays the lock.
 	 */
-	if (ret == -EEXIST && cgroup_is_leftover(run->cgroup_path) &&
+	if (ret == -EEXIST && sbx_cgroup_leftover(run->cgroup_path) &&
 	    sbx_cgroup_rmdir_tree(run->cgroup_path) == 0)
 		ret = mkdir(run->cgroup_path, 0755) ? -errno : 0;
 	if (ret == -EEXIST)
@@ -375,18 +366,7 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run)
 
 int sbt_sandbox_freeze(struct sbt_sandbox_run *run)
 {
-	char path[PATH_MAX];
-	int fd, ret;
-
-	if (!run->cgroup_path[0] ||
-	    !sbx_str_fits(path, sizeof(path), "%s/cgroup.freeze", run->cgroup_path))
-		return -EINVAL;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = sbt_write_all(fd, "1", 1);
-	close(fd);
-	return ret;
+	return run->cgroup_path[0] ? sbx_cgroup_freeze(run->cgroup_path) : -EINVAL;
 }
 
 int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms)
