@@ -6,15 +6,13 @@
  */
 #include "dockerfile.h"
 #include "dockerfile_int.h"
+#include "io.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int df_stage_ref(const struct sbt_dockerfile *df, const char *ref, int before)
 {
@@ -177,69 +175,24 @@ int sbt_dockerfile_images(const struct sbt_dockerfile *df, int target, enum sbt_
 
 /* --- reading ------------------------------------------------------------ */
 
-/* Read fd (a regular file) whole: at most SBT_DF_MAX_BYTES; 0 or -errno. */
-static int read_capped(int fd, char **bufp, size_t *lenp)
-{
-	char *buf = malloc(SBT_DF_MAX_BYTES + 2), *small;
-	size_t len = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	while (len <= SBT_DF_MAX_BYTES) {
-		ssize_t n = read(fd, buf + len, SBT_DF_MAX_BYTES + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				break;
-			free(buf);
-			return -errno;
-		}
-		len += (size_t)n;
-	}
-	if (len > SBT_DF_MAX_BYTES) {
-		free(buf);
-		return -EFBIG;
-	}
-	buf[len] = '\0';
-	small = realloc(buf, len + 1);
-	*bufp = small ? small : buf;
-	*lenp = len;
-	return 0;
-}
-
 int sbt_dockerfile_read(int dirfd, const char *path, char **buf, size_t *len,
 			struct sbt_df_error *err)
 {
-	struct stat st;
-	int fd, rc;
+	const char *kind;
+	int e;
 
-	*buf = NULL;
 	*len = 0;
-	/* O_NONBLOCK: a FIFO in place of the file must not hang the caller */
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		rc = -errno;
-		df_error_at(err, 0, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
-	rc = fstat(fd, &st) < 0 ? -errno : 0;
-	if (!rc && !S_ISREG(st.st_mode))
-		rc = -EINVAL;
-	else if (!rc && st.st_size > (off_t)SBT_DF_MAX_BYTES)
-		rc = -EFBIG;
-	if (!rc)
-		rc = read_capped(fd, buf, len);
-	close(fd);
-	if (rc == -EINVAL)
+	*buf = sbt_read_regular(dirfd, path, SBT_DF_MAX_BYTES, len, &e, &kind);
+	if (*buf)
+		return 0;
+	if (kind)
 		df_error_at(err, 0, "%s: not a regular file; a Dockerfile must be one", path);
-	else if (rc == -EFBIG)
+	else if (e == EFBIG)
 		df_error_at(err, 0, "%s: larger than %u KiB; refusing to parse it", path,
 			    SBT_DF_MAX_BYTES >> 10);
-	else if (rc)
-		df_error_at(err, 0, "%s: %s", path, strerror(-rc));
-	return rc;
+	else
+		df_error_at(err, 0, "%s: %s", path, strerror(e));
+	return -e;
 }
 
 int sbt_dockerfile_load(int dirfd, const char *path, const char *const *build_args,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The egress options trace and probe share, and the policy's names. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,7 @@ int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *
 	const char *kind;
 	int ret = 0, e;
 	size_t len;
-	char *buf = sbt_read_regular(path, SBT_ALLOWLIST_MAX, &len, &e, &kind);
+	char *buf = sbt_read_regular(AT_FDCWD, path, SBT_ALLOWLIST_MAX, &len, &e, &kind);
 
 	if (!buf)
 		return allowlist_unreadable(cmd, path, e, kind);

@@ -88,9 +88,10 @@ static const char *file_kind(mode_t mode)
 	return "not a regular file";
 }
 
-char *sbt_read_regular(const char *path, size_t cap, size_t *lenp, int *errp, const char **kind)
+char *sbt_read_regular(int dirfd, const char *path, size_t cap, size_t *lenp, int *errp,
+		       const char **kind)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	char *buf = NULL;
 

@@ -96,10 +96,9 @@ int sbt_cache_read(const char *dir, const char *key, json_object **report)
 {
 	char path[PATH_MAX], *buf;
 	json_object *obj, *cache, *k;
-	const char *why;
-	struct stat st;
+	const char *why, *kind;
 	size_t len;
-	int fd, rc, e;
+	int rc, e;
 
 	if (report)
 		*report = NULL;
@@ -108,20 +107,9 @@ int sbt_cache_read(const char *dir, const char *key, json_object **report)
 	rc = entry_path(path, sizeof(path), dir, "", key, "");
 	if (rc < 0)
 		return rc;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+	buf = sbt_read_regular(AT_FDCWD, path, CACHE_MAX, &len, &e, &kind);
+	if (!buf && kind) /* not a regular file: no entry of ours */
 		return -EBADMSG;
-	}
-	buf = sbt_read_capped(fd, CACHE_MAX, &len, &e);
-	close(fd);
 	if (!buf)
 		return e == EFBIG ? -EBADMSG : e > 0 ? -e : -EIO;
 	obj = sbt_json_parse_doc(buf, len, &why);
