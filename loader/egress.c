@@ -400,28 +400,28 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 }
 
 /*
- * A shim's or the probe's sandbox: pin the link under <bpffs>/sbtrace/NAME
- * so the policy outlives this process (the sandbox's controller unpins it
+ * A shim's or the probe's sandbox: pin its links under <bpffs>/sbtrace/NAME
+ * (one directory lookup for all of them) so the policy outlives this process (the sandbox's controller unpins it
  * when the sandbox has ended). Without bpffs the policy lasts as long as
  * this tracer, and the shim's freeze is what stops the workload: say so.
  */
-void sbt_pin_enforcer(int link_fd, const struct sbt_sandbox *sb, const char *what, bool *warned)
+void sbt_pin_enforcers(const struct sbt_sandbox *sb, const int *link_fds, const char *const *what,
+		       size_t n)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
-	int err = sbt_pin_dir(sb->pin_name, true, dir, sizeof(dir));
+	int dir_err = sbt_pin_dir(sb->pin_name, true, dir, sizeof(dir)), err = dir_err;
 
-	if (!err) {
-		snprintf(path, sizeof(path), "%s/%d-%s", dir, (int)getpid(), what);
-		err = bpf_obj_pin(link_fd, path) ? -errno : 0;
+	for (size_t i = 0; !dir_err && i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%d-%s", dir, (int)getpid(), what[i]);
+		if (bpf_obj_pin(link_fds[i], path) && !err)
+			err = -errno; /* the first failure is said; the other links are still tried */
 	}
-	if (err && !*warned) {
-		*warned = true;
+	if (err)
 		fprintf(stderr,
 			"sbtrace: sandbox %s: cannot pin its enforcing links under bpffs (%s): "
 			"should this tracer be killed, only the shim's freeze stops the "
 			"workload; mount bpffs at /sys/fs/bpf\n",
 			sb->pin_name, strerror(-err));
-	}
 }
 
 static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
@@ -433,7 +433,8 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 					skel->progs.egress_sock_create, skel->progs.egress_skb };
 	struct sbt_egress_sandbox *es = &st->sb[slot];
 	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool warned = false;
+	int fds[sizeof(progs) / sizeof(progs[0])];
+	const char *names[sizeof(progs) / sizeof(progs[0])];
 
 	if (cgfd < 0) {
 		fprintf(stderr, "sbtrace: egress: cannot open cgroup %s: %s\n", sb->path,
@@ -454,10 +455,12 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 			return err;
 		}
 		es->links[es->nr_links++] = l;
-		if (sb->pin_name[0])
-			sbt_pin_enforcer(bpf_link__fd(l), sb, bpf_program__name(progs[i]), &warned);
+		fds[i] = bpf_link__fd(l);
+		names[i] = bpf_program__name(progs[i]);
 	}
 	close(cgfd);
+	if (sb->pin_name[0])
+		sbt_pin_enforcers(sb, fds, names, sizeof(progs) / sizeof(progs[0]));
 	return 0;
 }
 

@@ -43,11 +43,12 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox 
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
 
 /*
- * A shim's or the probe's sandbox (sb->pin_name): pin an enforcing link
- * (`what`: its name in the pin directory) under <bpffs>/sbtrace/NAME, so it
- * outlives this process. A failure is said once per *warned.
+ * A shim's or the probe's sandbox (sb->pin_name): pin its n enforcing links
+ * (what[i]: link i's name in the pin directory) under <bpffs>/sbtrace/NAME,
+ * so they outlive this process. A failure is said once, on stderr.
  */
-void sbt_pin_enforcer(int link_fd, const struct sbt_sandbox *sb, const char *what, bool *warned);
+void sbt_pin_enforcers(const struct sbt_sandbox *sb, const int *link_fds, const char *const *what,
+		       size_t n);
 
 struct sbt_tap_state {
 	struct sbt_hook_result res[SBT_MAX_TAPS]; /* per tap: tcx or clsact, and failures */

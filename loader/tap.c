@@ -81,11 +81,11 @@ static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifi
 		int fd = bpf_link_create(prog_fd, ifindex, SBT_BPF_TCX_INGRESS, NULL);
 
 		if (fd >= 0) {
-			bool warned = false;
+			static const char *const what[] = { "tap_ingress" };
 
 			ts->link_fd[k] = fd;
 			if (sb->pin_name[0])
-				sbt_pin_enforcer(fd, sb, "tap_ingress", &warned);
+				sbt_pin_enforcers(sb, &fd, what, 1);
 			sbt_hook_record(res, "tcx", "attached", 0);
 			res->mode = "tcx";
 			return 0;
