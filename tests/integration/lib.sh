@@ -80,7 +80,8 @@ remove_sandboxes() {
 		[ -d "$d" ] || continue
 		echo 1 > "$d/cgroup.kill" 2> /dev/null
 		i=0
-		while ! rmdir "$d" 2> /dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+		# at any depth: a test may have built a tree below the sandbox
+		while rm_cgroup_tree "$d" && [ -d "$d" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	done
 }
 

@@ -28,7 +28,7 @@ cleanup_escape() {
 	"$ESC" key-unlink "$PLANT" > /dev/null 2>&1
 	ip netns del "$HOSTNS" 2> /dev/null
 	rm -rf "$VICTIM"
-	for n in "${P}c" "${P}g"; do rm_cgroup_tree "$SBCG/$n"; done
+	remove_sandboxes "$SHIM" "$STATE" "$P"
 	cleanup
 }
 trap cleanup_escape EXIT
