@@ -27,15 +27,20 @@ for _ in $(seq "$N"); do
 	[ "$v" != null ] || die "no first exec in the report: $out"
 	cold+=("$v")
 done
-"$SBTRACE" probe -q --cache-dir "$CACHE" "$REPO" > /dev/null || die "priming the cache failed"
-warm=()
-for _ in $(seq "$N"); do
-	t0=$EPOCHREALTIME
-	out=$("$SBTRACE" probe -q --cache-dir "$CACHE" "$REPO") || die "warm probe failed"
-	t1=$EPOCHREALTIME
-	[ "$(jq -r .cache.hit <<< "$out")" = true ] || die "warm run missed the cache"
-	warm+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) * 1000 }')")
-done
+# warm_runs REPO WHAT: prime the cache, then N cached probes of REPO, wall clock in ms, into $times.
+warm_runs() {
+	"$SBTRACE" probe -q --cache-dir "$CACHE" "$1" > /dev/null || die "priming the cache$2 failed"
+	times=()
+	for _ in $(seq "$N"); do
+		t0=$EPOCHREALTIME
+		out=$("$SBTRACE" probe -q --cache-dir "$CACHE" "$1") || die "warm probe$2 failed"
+		t1=$EPOCHREALTIME
+		[ "$(jq -r .cache.hit <<< "$out")" = true ] || die "warm run$2 missed the cache"
+		times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) * 1000 }')")
+	done
+}
+warm_runs "$REPO" ""
+warm=("${times[@]}")
 # A repo of 10,000 files in 100 directories; files younger than 2 s are hashed
 # every time (racily clean), so the tree settles before the cache is primed.
 for d in $(seq 100); do
@@ -44,15 +49,8 @@ for d in $(seq 100); do
 done
 printf 'all:\n\tcp d1/1 out\n' > "$BIG/Makefile"
 sleep 2.2
-"$SBTRACE" probe -q --cache-dir "$CACHE" "$BIG" > /dev/null || die "priming the cache (10,000 files) failed"
-big=()
-for _ in $(seq "$N"); do
-	t0=$EPOCHREALTIME
-	out=$("$SBTRACE" probe -q --cache-dir "$CACHE" "$BIG") || die "warm probe (10,000 files) failed"
-	t1=$EPOCHREALTIME
-	[ "$(jq -r .cache.hit <<< "$out")" = true ] || die "warm run (10,000 files) missed the cache"
-	big+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) * 1000 }')")
-done
+warm_runs "$BIG" " (10,000 files)"
+big=("${times[@]}")
 C=$(printf '%s\n' "${cold[@]}" | median)
 W=$(printf '%s\n' "${warm[@]}" | median)
 B=$(printf '%s\n' "${big[@]}" | median)
