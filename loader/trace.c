@@ -212,6 +212,7 @@ static void flush_folds(struct trace_ctx *ctx)
 static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
 {
 	struct sbt_event out = { .kind = SBT_EV_EXEC };
+	struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
 	struct sbt_shell_class cls;
 	struct sandbox_state *st;
 	enum sbt_decode_err derr;
@@ -236,12 +237,11 @@ static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
 	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls) ||
 		   sbt_shellid_classify(&ctx->shellid, &ev, &cls);
 	if (is_shell) {
-		struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
-		size_t n = sbt_proctab_ancestors(ctx->proc, ev.ppid, ev.parent_comm, anc,
-						 SBT_MAX_ANCESTORS);
-
-		if (sbt_shellagg_add(st->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc, n) <
-		    0)
+		out.exec.nanc = sbt_proctab_ancestors(ctx->proc, ev.ppid, ev.parent_comm, anc,
+						      SBT_MAX_ANCESTORS);
+		out.exec.anc = anc;
+		if (sbt_shellagg_add(st->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc,
+				     out.exec.nanc) < 0)
 			fprintf(stderr, "sbtrace: out of memory aggregating shell invocations\n");
 	}
 	sbt_proctab_exec(ctx->proc, ev.pid, ev.ppid, ev.comm);

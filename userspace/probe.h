@@ -23,7 +23,7 @@
 
 enum sbt_build_kind {
 	SBT_BUILD_CMD = 1,    /* --cmd "PROG ARGS" */
-	SBT_BUILD_DOCKERFILE, /* a Dockerfile builder stage (or --target): podman/docker build */
+	SBT_BUILD_DOCKERFILE, /* a Dockerfile's final stage (or --target): podman/docker build */
 	SBT_BUILD_NPM,	      /* package.json scripts.build: npm run build */
 	SBT_BUILD_MAKE,	      /* a Makefile: make */
 };
@@ -31,6 +31,8 @@ enum sbt_build_kind {
 struct sbt_probe_input {
 	char name[128];	 /* path relative to the repo, e.g. "package.json" */
 	char sha256[65]; /* lower-case hex */
+	/* a base image (name "image:REF"): the local image --image-map put in its place, or "" */
+	char substituted_by[256];
 };
 
 struct sbt_build_plan {
@@ -56,8 +58,8 @@ int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errle
 
 /*
  * Decide the build for `repo`: `cmd` (--cmd) if given; else a Dockerfile
- * (with FROM): the stage `target`, else the one named "builder"
- * (case-insensitive), else the final stage; else package.json with
+ * (with FROM): the stage `target`, else the final stage (the image a
+ * container runs); else package.json with
  * scripts.build (npm run build); else Makefile / makefile / GNUmakefile
  * (make -B: outputs already in the tree are remade, not skipped). A
  * Dockerfile that does not parse is an error (its line), never a reason to

@@ -130,6 +130,18 @@ struct sbt_sandbox_spec {
 	const char *tap_host_cidr6;
 	const char *tap_guest_cidr6;
 	unsigned int vm_mem_mb; /* 0: SBT_VM_MEM_DEFAULT_MB */
+	/*
+	 * The ns backend: a second workload after argv (the probe's boot
+	 * phase). When argv exits with status 0, init kills whatever it left
+	 * (the pid namespace's other processes), writes a record to the run's
+	 * phase pipe (sbt_sandbox_then_poll) and runs then_argv exactly as it
+	 * ran argv (environment, cwd, privileges, filter) for then_ms at most:
+	 * then SIGTERM to it, and SIGKILL to everything then_grace_ms later.
+	 * When it ends, the rest is killed too. init still exits with argv's
+	 * status. NULL: no second workload.
+	 */
+	char *const *then_argv;
+	unsigned int then_ms, then_grace_ms;
 };
 
 #define SBT_VM_MEM_DEFAULT_MB 256
@@ -174,6 +186,23 @@ void sbt_vm_console_feed(struct sbt_vm_console *con, const char *buf, size_t n, 
 /* The console closed: a partial last line is handled like a complete one. */
 void sbt_vm_console_eof(struct sbt_vm_console *con, int out_fd);
 
+/* How a sandbox's second workload (spec.then_argv) went. */
+enum sbt_then_end {
+	SBT_THEN_PENDING = 0, /* not started (argv still runs), or running */
+	SBT_THEN_EXITED,      /* it exited by itself before then_ms */
+	SBT_THEN_STOPPED,     /* it exited after the SIGTERM at then_ms */
+	SBT_THEN_KILLED,      /* SIGKILL, then_grace_ms after the SIGTERM */
+	SBT_THEN_SKIPPED,     /* argv failed: not run */
+};
+
+struct sbt_sandbox_then {
+	bool started;	   /* then_argv was started (start_ns set) */
+	uint64_t start_ns; /* CLOCK_BOOTTIME right before (the clock of the exec records) */
+	enum sbt_then_end end;
+	int status;	 /* its wait status, once it ended */
+	uint64_t end_ns; /* CLOCK_BOOTTIME when it ended (with what it left) */
+};
+
 struct sbt_sandbox_run {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
 	char cgroup_path[PATH_MAX]; /* absolute, e.g. /sys/fs/cgroup/unified/sbtrace/NAME */
@@ -198,6 +227,9 @@ struct sbt_sandbox_run {
 	int nr_guest_addrs;
 	char vm_dir[PATH_MAX]; /* STATE_DIR/NAME.vm: the per-run initramfs */
 	struct sbt_vm_console con;
+	/* spec.then_argv: init's phase records (read end, non-blocking), -1 without */
+	int phase_fd;
+	struct sbt_sandbox_then then;
 };
 
 /*
@@ -232,6 +264,21 @@ int sbt_sandbox_freeze(struct sbt_sandbox_run *run);
 
 /* Let the workload exec. 0 or -errno. */
 int sbt_sandbox_go(struct sbt_sandbox_run *run);
+
+/*
+ * spec.then_argv: take init's phase records that arrived into run->then
+ * (never blocks). 1 when something changed, 0 when not, -errno.
+ */
+int sbt_sandbox_then_poll(struct sbt_sandbox_run *run);
+
+/*
+ * A host-tool sandbox (SBT_BACKEND_PODMAN) whose tool was reaped: start
+ * spec->argv as its next tool, in the same cgroup, the way the first one
+ * was started, and release it at once (run->pid is then the new tool).
+ * spec->name must be the run's. 0, or -errno with err filled.
+ */
+int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec *spec, char *err,
+		     size_t errlen);
 
 /*
  * Wait for the sandbox's init to exit; *status is the workload's exit status

@@ -47,6 +47,9 @@ struct sbt_ev_started {
 struct sbt_ev_exec {
 	const struct sbt_exec *rec;
 	const struct sbt_shell_class *shell; /* NULL when the exec is not a shell */
+	/* a shell's ancestors inside the sandbox, nearest first (none for other execs) */
+	const struct sbt_ancestor *anc;
+	size_t nanc;
 };
 
 struct sbt_ev_egress {

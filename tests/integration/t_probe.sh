@@ -64,7 +64,7 @@ check_true "warning ids match the pattern" sh -c "jq -r '.warnings[].id' '$WORK/
 # Dockerfile builder stage: podman builds it in the sandbox's cgroup, each RUN
 # step's container in a cgroup below it (--cgroup-parent), all traced.
 IMAGES_BEFORE=$(podman images -a -q 2> /dev/null | wc -l)
-probe docker --trace-out "$WORK/docker.events" "$FIX/dockerfile-builder"
+probe docker --target builder --no-boot --trace-out "$WORK/docker.events" "$FIX/dockerfile-builder"
 check "Dockerfile: exit 0" 0 "$PROBE_RC"
 check "Dockerfile: unsafe, high, built with podman" "unsafe high null dockerfile builder podman" \
 	"$(field docker '"\(.verdict) \(.confidence) \(.reason) \(.command.kind) \(.command.target) \(.command.argv[0])"')"

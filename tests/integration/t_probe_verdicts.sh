@@ -121,7 +121,7 @@ check "failed build, then fixed: the new answer" "safe high null 0 false" "$(ver
 # ---- 4. locations show every distinct shell command -------------------------
 check "locations: \$(shell uname -s) is a location of its own" 1 \
 	"$(field oracle-shellfn '[.shell_invocation.locations[] | select(.command == "uname -m | tr A-Z a-z")] | length')"
-check "locations: grouped by command, and the report says so" "shell,kind,command,chain" \
+check "locations: grouped by site and command, and the report says so" "site,shell,kind,command,chain" \
 	"$(field oracle-shellfn .shell_invocation.grouped_by)"
 mkdir "$WORK/many"
 {
@@ -155,8 +155,8 @@ probe argfrom2 "$WORK/argfrom"
 check "FROM with an ARG: never cached" false "$(field argfrom2 .cache.hit)"
 printf 'FROM localhost/sbtrace-nothing AS deps\nFROM deps\nRUN true\n' > "$WORK/argfrom/Dockerfile"
 probe final --no-cache "$WORK/argfrom"
-check "no builder stage: the final stage, not the Makefile, and it says why" \
-	"dockerfile Dockerfile: no 'builder' stage, so the final stage (line 2)" \
+check "a Dockerfile: its final stage, not the Makefile, and it says why" \
+	"dockerfile Dockerfile: the final stage (line 2), the image a container runs" \
 	"$(field final '"\(.command.kind) \(.command.why)"')"
 
 # ---- 7. the host does not leak into the build ----------------------------------

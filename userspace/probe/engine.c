@@ -55,13 +55,88 @@ static const char *first_line(char *s)
 	return s;
 }
 
+/* --image-map's stand-in for `ref`, or NULL. */
+static const char *mapped_to(const struct probe_opts *o, const char *ref)
+{
+	for (int i = 0; i < o->nr_image_map; i++)
+		if (strcmp(o->image_map[i].ref, ref) == 0)
+			return o->image_map[i].local;
+	return NULL;
+}
+
+/*
+ * The Dockerfile with each mapped FROM's image (as written) replaced by its
+ * stand-in, every line where it was, written to a file of ours
+ * (b->dockerfile). 0, or -1 with msg.
+ */
+static int rewrite_froms(const struct probe_opts *o, const struct sbt_dockerfile *df,
+			 const char *text, size_t len, struct probe_build *b, char *msg,
+			 size_t msglen)
+{
+	FILE *f;
+	unsigned int line = 1;
+	int fd;
+
+	snprintf(b->dockerfile, sizeof(b->dockerfile), "/tmp/sbtrace-probe-df.XXXXXX");
+	fd = mkstemp(b->dockerfile);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		msgf(msg, msglen, "cannot write the mapped Dockerfile: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		b->dockerfile[0] = '\0';
+		return -1;
+	}
+	for (size_t i = 0; i < len; line++) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) + 1 : len, at = end;
+		const char *local = NULL, *base = NULL;
+
+		for (int s = 0; s < df->nr_stages && !local; s++) {
+			const struct sbt_df_stage *st = &df->stages[s];
+
+			if (st->line == line && st->base_kind == SBT_DF_BASE_IMAGE &&
+			    (local = mapped_to(o, st->image)))
+				base = st->base;
+		}
+		if (local) { /* the image word after FROM (and its flags) */
+			const char *hit = NULL, *from = text + i;
+
+			for (const char *q = from; q + strlen(base) <= text + end;
+			     q = hit + 1) {
+				hit = memmem(q, (size_t)(text + end - q), base, strlen(base));
+				if (!hit || hit == from || hit[-1] == ' ' || hit[-1] == '\t')
+					break;
+			}
+			if (hit)
+				at = (size_t)(hit - text);
+		}
+		fwrite(text + i, 1, at - i, f);
+		if (at < end) {
+			fputs(local, f);
+			at += strlen(base);
+			fwrite(text + at, 1, end - at, f);
+		}
+		i = end;
+	}
+	if (fclose(f)) {
+		msgf(msg, msglen, "cannot write the mapped Dockerfile: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * What `podman build --target` builds (every stage up to the target, as
- * buildah does): its base images and whether any RUN runs. 0, or -1 with msg.
+ * buildah does): its base images (and their --image-map stand-ins, the
+ * Dockerfile rewritten for them) and whether any RUN runs. 0, or -1 with msg.
  */
-static int df_scan(const char *repo, const char *target, struct probe_df *out, char *msg,
-		   size_t msglen)
+static int df_scan(const struct probe_opts *o, const char *target, struct probe_build *b,
+		   char *msg, size_t msglen)
 {
+	const char *repo = o->repo;
+	struct probe_df *out = &b->df;
+	bool any_mapped = false;
 	const char *images[DF_MAX_IMAGES];
 	struct sbt_dockerfile df;
 	struct sbt_df_error derr;
@@ -75,6 +150,7 @@ static int df_scan(const char *repo, const char *target, struct probe_df *out, c
 		return -1;
 	}
 	derr.line = 0;
+	memset(&df, 0, sizeof(df));
 	if (sbt_dockerfile_parse(buf, len, NULL, &df, &derr) == 0) {
 		idx = target[0] ? sbt_dockerfile_stage_index(&df, target) : df.nr_stages - 1;
 		if (idx < 0)
@@ -83,14 +159,25 @@ static int df_scan(const char *repo, const char *target, struct probe_df *out, c
 			n = sbt_dockerfile_images(&df, idx, SBT_DF_UPTO, images, DF_MAX_IMAGES,
 						  &derr);
 	}
-	free(buf);
 	if (n < 0) {
 		msgf(msg, msglen, "%s/Dockerfile:%u: %s", repo, derr.line, derr.msg);
 		sbt_dockerfile_free(&df);
+		free(buf);
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
-		snprintf(out->images[out->nr_images++], DF_IMAGE_MAX, "%s", images[i]);
+	for (int i = 0; i < n; i++) {
+		const char *local = mapped_to(o, images[i]);
+
+		snprintf(out->images[out->nr_images], DF_IMAGE_MAX, "%s", images[i]);
+		snprintf(out->mapped[out->nr_images++], DF_IMAGE_MAX, "%s", local ? local : "");
+		any_mapped |= local != NULL;
+	}
+	if (any_mapped && rewrite_froms(o, &df, buf, len, b, msg, msglen) < 0) {
+		sbt_dockerfile_free(&df);
+		free(buf);
+		return -1;
+	}
+	free(buf);
 	for (int i = 0; i < df.nr_instrs; i++)
 		if (df.instrs[i].stage >= 0 && df.instrs[i].stage <= idx &&
 		    strcmp(df.instrs[i].keyword, "RUN") == 0)
@@ -118,8 +205,8 @@ static bool parse_image_id(const char *s, char hex[65])
  * pulls); their ids become inputs (and so part of the cache key).
  * 0, or -1 with `msg` saying what is missing.
  */
-int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct probe_build *b,
-			 char *msg, size_t msglen)
+int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan,
+			 struct probe_build *b, char *msg, size_t msglen)
 {
 	char out[512], errout[1024], fmt[] = "{{.Id}}";
 	char *version[] = { "podman", "--version", NULL };
@@ -129,7 +216,8 @@ int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct p
 	int rc;
 
 	b->eng = ENGINE_NONE;
-	if (df_scan(repo, plan->target, df, msg, msglen))
+	b->pull = o->pull;
+	if (df_scan(o, plan->target, b, msg, msglen))
 		return -1;
 	rc = tool_code(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 	if (rc == 0) {
@@ -146,17 +234,24 @@ int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct p
 	}
 	tool = b->eng == ENGINE_PODMAN ? "podman" : "docker";
 	for (int i = 0; i < df->nr_images; i++) {
-		char *inspect[] = { (char *)tool, "image",	 "inspect", "--format",
-				    fmt,	  df->images[i], NULL };
+		char *local = df->mapped[i][0] ? df->mapped[i] : df->images[i];
+		char *inspect[] = { (char *)tool, "image", "inspect", "--format", fmt, local, NULL };
 
 		rc = tool_code(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+		if ((rc != 0 || !parse_image_id(first_line(out), df->ids[i])) && o->pull &&
+		    !df->mapped[i][0]) {
+			df->ids[i][0] = '\0'; /* podman pulls it: the key cannot pin it */
+			continue;
+		}
 		if (rc != 0 || !parse_image_id(first_line(out), df->ids[i])) {
 			msgf(msg, msglen,
-			     "base image '%.200s' (Dockerfile stage '%s' or before) is not in "
-			     "%s's local image storage (the probe never pulls): build or import "
-			     "it locally (scripts/podman-setup.sh imports "
-			     "localhost/sbtrace-busybox:latest)%s%.160s",
-			     df->images[i], plan->target, tool, errout[0] ? ": " : "",
+			     "base image '%.200s'%s%.200s (Dockerfile stage '%s' or before) is not "
+			     "in %s's local image storage (the probe pulls only with --pull): "
+			     "build or import it locally, or map it to a local stand-in with "
+			     "--image-map REF=LOCAL (scripts/base-images.sh builds Debian ones; "
+			     "scripts/image-map lists them)%s%.160s",
+			     df->images[i], df->mapped[i][0] ? " (mapped to " : "", df->mapped[i],
+			     plan->target[0] ? plan->target : "final", tool, errout[0] ? ": " : "",
 			     first_line(errout));
 			return -1;
 		}
@@ -165,6 +260,8 @@ int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct p
 
 			snprintf(in->name, sizeof(in->name), "image:%.120s", df->images[i]);
 			memcpy(in->sha256, df->ids[i], sizeof(in->sha256));
+			snprintf(in->substituted_by, sizeof(in->substituted_by), "%s",
+				 df->mapped[i]);
 		}
 	}
 	return 0;
@@ -196,13 +293,14 @@ static void podman_conf_env(void)
 }
 
 /* Build the engine's argv into plan->argv (owned by the plan). 0 or -ENOMEM. */
-static int build_argv(struct sbt_build_plan *plan, enum probe_engine eng, const char *repo,
-		      const char *cgroup_parent, const char *iidfile)
+static int build_argv(struct sbt_build_plan *plan, const struct probe_build *b, const char *repo,
+		      const char *cgroup_parent)
 {
+	enum probe_engine eng = b->eng;
 	static const char *const podman[] = {
-		"podman",	"--runtime",	    "runc",	      "--cgroup-manager",
-		"cgroupfs",	"--events-backend", "file",	      "build",
-		"--pull=never", "--no-cache",	    "--layers=false", NULL
+		"podman",     "--runtime",	  "runc", "--cgroup-manager", "cgroupfs",
+		"--events-backend", "file", "build",  "--no-cache",	  "--layers=false",
+		NULL
 	};
 	static const char *const docker[] = { "docker", "buildx", "build", "--no-cache", NULL };
 	const char *const *fixed = eng == ENGINE_PODMAN ? podman : docker;
@@ -219,6 +317,7 @@ static int build_argv(struct sbt_build_plan *plan, enum probe_engine eng, const 
 	} while (0)
 	for (const char *const *f = fixed; *f; f++)
 		ADD(*f);
+	ADD(b->pull ? "--pull=missing" : "--pull=never");
 	if (plan->target[0]) { /* else the final stage, unnamed: the engine's default */
 		snprintf(buf, sizeof(buf), "--target=%s", plan->target);
 		ADD(buf);
@@ -226,10 +325,13 @@ static int build_argv(struct sbt_build_plan *plan, enum probe_engine eng, const 
 	ADD("--network=none");
 	snprintf(buf, sizeof(buf), "--cgroup-parent=%s", cgroup_parent);
 	ADD(buf);
-	snprintf(buf, sizeof(buf), "--iidfile=%s", iidfile);
+	snprintf(buf, sizeof(buf), "--iidfile=%s", b->iidfile);
 	ADD(buf);
 	ADD("-f");
-	snprintf(buf, sizeof(buf), "%s/Dockerfile", repo);
+	if (b->dockerfile[0])
+		snprintf(buf, sizeof(buf), "%s", b->dockerfile);
+	else
+		snprintf(buf, sizeof(buf), "%s/Dockerfile", repo);
 	ADD(buf);
 	ADD(repo);
 #undef ADD
@@ -241,14 +343,9 @@ static int build_argv(struct sbt_build_plan *plan, enum probe_engine eng, const 
 static void remove_built_image(const struct probe_build *b)
 {
 	const struct probe_df *df = &b->df;
-	char buf[128], id[65], out[256], errout[256];
-	FILE *f = b->iidfile[0] ? fopen(b->iidfile, "re") : NULL;
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	char id[65], out[256], errout[256];
 
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	if (!parse_image_id(first_line(buf), id))
+	if (probe_engine_image(b, id) < 0)
 		return;
 	for (int i = 0; i < df->nr_images; i++)
 		if (strcmp(df->ids[i], id) == 0)
@@ -274,11 +371,71 @@ int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const 
 	close(fd);
 	if (b->eng == ENGINE_PODMAN)
 		podman_conf_env();
-	return build_argv(plan, b->eng, repo, cgroup_parent, b->iidfile);
+	return build_argv(plan, b, repo, cgroup_parent);
+}
+
+int probe_engine_image(const struct probe_build *b, char id[65])
+{
+	char buf[128];
+	FILE *f = b->iidfile[0] ? fopen(b->iidfile, "re") : NULL;
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return parse_image_id(first_line(buf), id) ? 0 : -1;
+}
+
+int probe_engine_boot_argv(const struct probe_build *b, const char *image, const char *name,
+			   const char *cgroup_parent, char **argv, int max)
+{
+	static char name_opt[160], cg_opt[PATH_MAX], img[72];
+	static const char *const podman[] = { "podman",
+					      "--runtime",
+					      "runc",
+					      "--cgroup-manager",
+					      "cgroupfs",
+					      "--events-backend",
+					      "file",
+					      "run",
+					      "--rm",
+					      "--network=none",
+					      "--pull=never",
+					      NULL };
+	static const char *const docker[] = { "docker", "run", "--rm", "--network=none", NULL };
+	const char *const *fixed = b->eng == ENGINE_PODMAN ? podman : docker;
+	int n = 0;
+
+	snprintf(name_opt, sizeof(name_opt), "--name=%s", name);
+	snprintf(cg_opt, sizeof(cg_opt), "--cgroup-parent=%s", cgroup_parent);
+	snprintf(img, sizeof(img), "%s", image);
+	for (const char *const *f = fixed; *f; f++)
+		if (n < max)
+			argv[n++] = (char *)*f;
+	if (n + 3 >= max)
+		return -E2BIG;
+	argv[n++] = name_opt;
+	argv[n++] = cg_opt;
+	argv[n++] = img;
+	argv[n] = NULL;
+	return n;
 }
 
 void probe_engine_cleanup(struct probe_build *b)
 {
+	if (b->container[0]) {
+		char *podman[] = { "podman", "rm", "-f", "-t", "0", b->container, NULL };
+		char *docker[] = { "docker", "rm", "-f", b->container, NULL };
+		char **rm = b->eng == ENGINE_PODMAN ? podman : docker;
+		char out[256], errout[256];
+
+		tool_code(rm, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
+		b->container[0] = '\0';
+	}
+	if (b->dockerfile[0]) {
+		unlink(b->dockerfile);
+		b->dockerfile[0] = '\0';
+	}
 	if (!b->iidfile[0])
 		return;
 	remove_built_image(b);

@@ -15,12 +15,27 @@
 
 #include "clock.h"
 #include "probe_int.h"
+#include "sha256.h"
 
 static void print_report(json_object *report)
 {
 	printf("%s\n", json_object_to_json_string_ext(
 			       report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
+}
+
+/* The boot is part of the question: what runs, for how long (an input of the key). */
+static void boot_input(const struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	char desc[4096], hex[65];
+	size_t n;
+
+	n = (size_t)snprintf(desc, sizeof(desc), "%s|%d|%llu", p->boot.skipped ? p->boot.skipped : "",
+			     (int)p->boot.source, (unsigned long long)p->o->boot_ms);
+	for (int i = 0; p->boot.argv[i] && n < sizeof(desc); i++)
+		n += (size_t)snprintf(desc + n, sizeof(desc) - n, "|%s", p->boot.argv[i]);
+	sbt_sha256_bytes(desc, strlen(desc), hex);
+	probe_add_input(plan, "boot", hex);
 }
 
 /*
@@ -38,11 +53,20 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	}
 	if (probe_vm(o) && probe_vm_options(o, plan) < 0)
 		return SBT_EXIT_USAGE;
+	if (probe_boot_plan(p, plan, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sbtrace probe: %s\n", err);
+		return SBT_EXIT_USAGE;
+	}
+	p->sink.sites = &p->sites;
 	/* Dockerfile: the engine and the base images (their ids are inputs) first. */
 	if (plan->kind == SBT_BUILD_DOCKERFILE &&
-	    probe_engine_prepare(o->repo, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
+	    probe_engine_prepare(o, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
 		p->boot_failed = true;
+	for (int i = 0; i < plan->nr_inputs; i++)
+		if (strncmp(plan->inputs[i].name, "image:", 6) == 0 && !plan->inputs[i].sha256[0])
+			p->uncacheable = true; /* --pull: an image the key cannot pin */
 	probe_progress(p, "build: %s", plan->why);
+	boot_input(p, plan);
 	if (!p->boot_failed)
 		probe_key_inputs(p, plan);
 	/* A VM's report is another answer than a namespace sandbox's: its own key. */
@@ -50,8 +74,22 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	return -1;
 }
 
+/* --fail-on: the exit code the verdict makes. */
+static int verdict_exit(const struct probe_opts *o, json_object *report)
+{
+	json_object *v;
+	const char *verdict =
+		json_object_object_get_ex(report, "verdict", &v) ? json_object_get_string(v) : "";
+
+	if (o->fail_on != FAIL_ON_NOTHING && strcmp(verdict ? verdict : "", "unsafe") == 0)
+		return PROBE_EXIT_UNSAFE;
+	if (o->fail_on == FAIL_ON_INCONCLUSIVE && strcmp(verdict ? verdict : "", "safe") != 0)
+		return PROBE_EXIT_INCONCLUSIVE;
+	return SBT_EXIT_OK;
+}
+
 /* Warm path: the cache answers; no sandbox, no BPF. True when it did. */
-static bool cache_answer(const struct probe_ctx *p)
+static bool cache_answer(const struct probe_ctx *p, int *code)
 {
 	const struct probe_opts *o = p->o;
 	json_object *cached, *cache, *timings;
@@ -74,6 +112,7 @@ static bool cache_answer(const struct probe_ctx *p)
 	json_object_object_add(timings, "total", json_object_new_uint64(sbt_mono_ms() - p->t0_ms));
 	json_object_object_add(cached, "timings_ms", timings);
 	print_report(cached);
+	*code = verdict_exit(o, cached);
 	json_object_put(cached);
 	probe_progress(p, "answered from the cache (%s)", o->cache_dir);
 	return true;
@@ -92,21 +131,24 @@ static void summary(const struct probe_ctx *p, const struct probe_verdict *v)
 	probe_progress(p, "verdict: %s", line);
 }
 
-/* Report, and cache only a confident answer of a repo the key covers. */
-static void report(struct probe_ctx *p, const struct sbt_build_plan *plan)
+/* Report, and cache only a confident answer of a repo the key covers. The exit code. */
+static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
 	struct probe_verdict v;
 	json_object *r;
+	int ret;
 
 	probe_decide(p, plan, &v);
 	r = probe_report(p, plan, &v);
 	print_report(r);
 	summary(p, &v);
 	if (!o->no_cache && o->cache_dir && !v.reason && p->tree.cacheable && !p->timed_out &&
-	    sbt_cache_write(o->cache_dir, p->key, r) < 0)
+	    !p->uncacheable && sbt_cache_write(o->cache_dir, p->key, r) < 0)
 		probe_progress(p, "could not write the cache entry in %s", o->cache_dir);
+	ret = verdict_exit(o, r);
 	json_object_put(r);
+	return ret;
 }
 
 int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)
@@ -114,7 +156,7 @@ int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)
 	static struct probe_opts o;
 	static struct probe_ctx p;
 	struct sbt_build_plan plan = { 0 };
-	int ret;
+	int ret, code = SBT_EXIT_OK;
 
 	memset(&p, 0, sizeof(p));
 	p.o = &o;
@@ -124,14 +166,12 @@ int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)
 	ret = probe_options(argc, argv, &o);
 	if (ret < 0)
 		ret = plan_build(&p, &o, &plan);
-	if (ret < 0 && !p.boot_failed && cache_answer(&p))
-		ret = SBT_EXIT_OK;
+	if (ret < 0 && !p.boot_failed && !p.uncacheable && cache_answer(&p, &code))
+		ret = code;
 	if (ret < 0 && !p.boot_failed)
 		ret = probe_run(&p, &plan, trace);
-	if (ret < 0) {
-		report(&p, &plan);
-		ret = SBT_EXIT_OK;
-	}
+	if (ret < 0)
+		ret = report(&p, &plan);
 	probe_cleanup(&p);
 	sbt_build_plan_free(&plan);
 	free(o.egress.rules);

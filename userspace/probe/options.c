@@ -2,6 +2,7 @@
 /* `sbtrace probe`'s command line: options, help, the microVM's guest and tap. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,22 +11,45 @@
 #include <time.h>
 
 #include "egress_args.h"
+#include "io.h"
 #include "probe_int.h"
 
 void sbt_probe_usage(FILE *f)
 {
 	fprintf(f, "Usage: sbtrace probe [OPTIONS] REPO\n"
 		   "\n"
-		   "Run REPO's build in a fresh sandbox under trace and print one JSON report on\n"
-		   "stdout: does the build invoke a shell (can the image go distroless)? The\n"
-		   "build is --cmd if given, else a Dockerfile's --target stage, 'builder' stage\n"
-		   "or final stage (podman/docker), else package.json scripts.build (npm run\n"
-		   "build), else a Makefile (make -B: everything is remade, so outputs already\n"
-		   "in the tree hide nothing); command.why in the report says which and why.\n"
+		   "Run REPO's build and then a short boot of what it builds in a fresh sandbox\n"
+		   "under trace and print one JSON report on stdout: does the container invoke a\n"
+		   "shell (can its image go distroless)? The build is --cmd if given, else a\n"
+		   "Dockerfile's final stage or --target stage (podman/docker), else\n"
+		   "package.json scripts.build (npm run build), else a Makefile (make -B:\n"
+		   "everything is remade, so outputs already in the tree hide nothing);\n"
+		   "command.why in the report says which and why. The boot: a Dockerfile's image\n"
+		   "as its ENTRYPOINT/CMD say; else --boot-cmd, else package.json's start script\n"
+		   "(npm start). The verdict is unsafe when a shell runs at boot or in a build\n"
+		   "step that makes the final image (a RUN of the final stage or a stage it is\n"
+		   "built FROM; every step of a non-Docker build); shells of other stages are\n"
+		   "listed with affects_final_image false.\n"
 		   "\n"
 		   "  --cmd \"PROG ARGS\"     the build command, split into words with simple\n"
 		   "                         quoting ('...', \"...\", \\), never given to a shell\n"
-		   "  --target STAGE        the Dockerfile stage (default builder, else the last)\n"
+		   "  --target STAGE        the Dockerfile stage to build and boot (default: the\n"
+		   "                         final stage)\n"
+		   "  --boot-seconds N      let the boot run N seconds (default 5), then SIGTERM,\n"
+		   "                         SIGKILL 2 s later\n"
+		   "  --boot-cmd \"PROG ARGS\" the start command (split like --cmd); for a\n"
+		   "                         Dockerfile it replaces the image's CMD\n"
+		   "  --no-boot             trace the build only (the report says boot.skipped)\n"
+		   "  --image-map REF=LOCAL  build a Dockerfile's FROM REF on the local image\n"
+		   "                         LOCAL instead (warning base_image_substituted);\n"
+		   "                         repeatable; or --image-map FILE of REF=LOCAL lines\n"
+		   "                         (scripts/image-map: scripts/base-images.sh's)\n"
+		   "  --pull                let podman pull base images it does not have (off:\n"
+		   "                         every base image must be local; such a report is\n"
+		   "                         never cached)\n"
+		   "  --fail-on unsafe|inconclusive  exit 4 when the verdict is unsafe; with\n"
+		   "                         inconclusive also exit 5 when it is inconclusive\n"
+		   "  --format json|sarif   the report as JSON (default) or SARIF 2.1.0\n"
 		   "  --env NAME[=VALUE]    pass NAME into the build (the caller's value, or\n"
 		   "                         VALUE); repeatable. The build gets PATH, HOME\n"
 		   "                         (/root), LANG, TERM and nothing else by default\n"
@@ -64,8 +88,9 @@ void sbt_probe_usage(FILE *f)
 		   "stored; a repo the key cannot cover (a symlink out of it, a special file)\n"
 		   "is never answered from, nor stored in, the cache.\n"
 		   "\n"
-		   "Exit codes: 0 a report was printed (whatever its verdict); 2 usage error or\n"
-		   "no build found; 3 kernel capability missing (no report possible).\n");
+		   "Exit codes: 0 a report was printed (whatever its verdict, unless --fail-on);\n"
+		   "2 usage error or no build found; 3 kernel capability missing (no report\n"
+		   "possible); 4 unsafe and 5 inconclusive with --fail-on.\n");
 }
 
 enum probe_opt {
@@ -84,6 +109,13 @@ enum probe_opt {
 	OPT_GUEST,
 	OPT_TAP_ADDRS,
 	OPT_ENV,
+	OPT_BOOT_SECONDS,
+	OPT_BOOT_CMD,
+	OPT_NO_BOOT,
+	OPT_IMAGE_MAP,
+	OPT_PULL,
+	OPT_FAIL_ON,
+	OPT_FORMAT,
 };
 
 static const struct option longopts[] = {
@@ -102,10 +134,78 @@ static const struct option longopts[] = {
 	{ "guest", required_argument, NULL, OPT_GUEST },
 	{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
 	{ "env", required_argument, NULL, OPT_ENV },
+	{ "boot-seconds", required_argument, NULL, OPT_BOOT_SECONDS },
+	{ "boot-cmd", required_argument, NULL, OPT_BOOT_CMD },
+	{ "no-boot", no_argument, NULL, OPT_NO_BOOT },
+	{ "image-map", required_argument, NULL, OPT_IMAGE_MAP },
+	{ "pull", no_argument, NULL, OPT_PULL },
+	{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
+
+/* One REF=LOCAL pair (where: "FILE:LINE: " or ""). 0, or -1 after a message. */
+static int map_pair(struct probe_opts *o, const char *pair, size_t len, const char *where)
+{
+	const char *eq = memchr(pair, '=', len);
+	struct probe_image_map *m;
+
+	if (!eq || eq == pair || eq + 1 == pair + len || (size_t)(eq - pair) >= sizeof(m->ref) ||
+	    (size_t)(pair + len - eq - 1) >= sizeof(m->local) || memchr(pair, ' ', len) ||
+	    memchr(pair, '\t', len)) {
+		fprintf(stderr,
+			"sbtrace probe: --image-map %s'%.*s': give REF=LOCAL (no blanks, each "
+			"at most 255 characters)\n",
+			where, (int)(len > 200 ? 200 : len), pair);
+		return -1;
+	}
+	if (o->nr_image_map >= PROBE_MAX_IMAGE_MAP) {
+		fprintf(stderr, "sbtrace probe: --image-map: at most %d mappings\n",
+			PROBE_MAX_IMAGE_MAP);
+		return -1;
+	}
+	m = &o->image_map[o->nr_image_map++];
+	snprintf(m->ref, sizeof(m->ref), "%.*s", (int)(eq - pair), pair);
+	snprintf(m->local, sizeof(m->local), "%.*s", (int)(pair + len - eq - 1), eq + 1);
+	return 0;
+}
+
+/* --image-map FILE: REF=LOCAL lines, blank lines and # comments. 0, or -1 after a message. */
+static int map_file(struct probe_opts *o, const char *path)
+{
+	char where[PATH_MAX + 32], *buf;
+	const char *kind = NULL;
+	unsigned int line = 1;
+	size_t len;
+	int err;
+
+	buf = sbt_read_regular(AT_FDCWD, path, 64u << 10, &len, &err, &kind);
+	if (!buf) {
+		fprintf(stderr, "sbtrace probe: --image-map '%s': %s%s\n", path,
+			err == EINVAL && kind ? "not a regular file: " : strerror(err),
+			err == EINVAL && kind ? kind : "");
+		return -1;
+	}
+	for (size_t i = 0; i < len; line++) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - buf) : len, b = i, e = end;
+
+		while (b < e && (buf[b] == ' ' || buf[b] == '\t'))
+			b++;
+		while (e > b && (buf[e - 1] == ' ' || buf[e - 1] == '\t' || buf[e - 1] == '\r'))
+			e--;
+		snprintf(where, sizeof(where), "%s:%u: ", path, line);
+		if (e > b && buf[b] != '#' && map_pair(o, buf + b, e - b, where) < 0) {
+			free(buf);
+			return -1;
+		}
+		i = end + 1;
+	}
+	free(buf);
+	return 0;
+}
 
 /* One option. -1 to go on, else an exit code. */
 static int option(struct probe_opts *o, int c, int idx, const char *arg)
@@ -172,6 +272,48 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		o->env_args[o->nr_env++] = (char *)arg;
 		return -1;
 	}
+	case OPT_BOOT_SECONDS:
+		d = strtod(arg, &end);
+		if (*end || !(d > 0) || d > 3600) {
+			fprintf(stderr,
+				"sbtrace probe: --boot-seconds '%s': give seconds > 0 (at most "
+				"3600)\n",
+				arg);
+			return SBT_EXIT_USAGE;
+		}
+		o->boot_ms = (uint64_t)(d * 1000);
+		return -1;
+	case OPT_BOOT_CMD:
+		o->boot_cmd = arg;
+		return -1;
+	case OPT_NO_BOOT:
+		o->no_boot = true;
+		return -1;
+	case OPT_IMAGE_MAP:
+		if (strchr(arg, '=') ? map_pair(o, arg, strlen(arg), "") : map_file(o, arg))
+			return SBT_EXIT_USAGE;
+		return -1;
+	case OPT_PULL:
+		o->pull = true;
+		return -1;
+	case OPT_FAIL_ON:
+		if (strcmp(arg, "unsafe") == 0) {
+			o->fail_on = FAIL_ON_UNSAFE;
+		} else if (strcmp(arg, "inconclusive") == 0) {
+			o->fail_on = FAIL_ON_INCONCLUSIVE;
+		} else {
+			fprintf(stderr, "sbtrace probe: --fail-on '%s': use unsafe or inconclusive\n",
+				arg);
+			return SBT_EXIT_USAGE;
+		}
+		return -1;
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") != 0 && strcmp(arg, "sarif") != 0) {
+			fprintf(stderr, "sbtrace probe: --format '%s': use json or sarif\n", arg);
+			return SBT_EXIT_USAGE;
+		}
+		o->sarif = strcmp(arg, "sarif") == 0;
+		return -1;
 	case 'q':
 		o->quiet = true;
 		return -1;
@@ -195,6 +337,7 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 		return SBT_EXIT_RUNTIME;
 	}
 	o->timeout_ms = 1800ull * 1000;
+	o->boot_ms = 5000;
 	o->egress_mode = SBT_EGRESS_ENFORCE;
 	o->tap_addrs = "198.18.255.1/30,198.18.255.2/30";
 	optind = 1;
@@ -207,6 +350,10 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 		fprintf(stderr,
 			"sbtrace probe: give exactly one REPO directory; see 'sbtrace probe "
 			"--help'\n");
+		return SBT_EXIT_USAGE;
+	}
+	if (o->no_boot && o->boot_cmd) {
+		fprintf(stderr, "sbtrace probe: --no-boot and --boot-cmd exclude each other\n");
 		return SBT_EXIT_USAGE;
 	}
 	if (o->cmd && o->target) {

@@ -164,9 +164,9 @@ static void stage_list(const struct sbt_dockerfile *df, char *buf, size_t len)
 }
 
 /*
- * 1: plan set (DOCKERFILE: the --target stage, else the 'builder' stage,
- * else the final one), 0: no Dockerfile or one without FROM (why says so),
- * -1: error (unreadable, unparsable, no such --target).
+ * 1: plan set (DOCKERFILE: the --target stage, else the final stage: the
+ * image a container runs), 0: no Dockerfile or one without FROM (why says
+ * so), -1: error (unreadable, unparsable, no such --target).
  */
 static int plan_dockerfile(const char *root, const char *repo, const char *target,
 			   struct sbt_build_plan *plan, char *err, size_t errlen)
@@ -195,7 +195,7 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 		sbt_dockerfile_free(&df);
 		return -1;
 	}
-	idx = sbt_dockerfile_stage_index(&df, target ? target : DEFAULT_TARGET);
+	idx = target ? sbt_dockerfile_stage_index(&df, target) : df.nr_stages - 1;
 	if (idx < 0 && target) {
 		stage_list(&df, list, sizeof(list));
 		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
@@ -208,19 +208,15 @@ static int plan_dockerfile(const char *root, const char *repo, const char *targe
 		sbt_dockerfile_free(&df);
 		return 0;
 	}
-	st = &df.stages[idx >= 0 ? idx : df.nr_stages - 1];
+	st = &df.stages[idx];
 	plan->kind = SBT_BUILD_DOCKERFILE;
 	snprintf(plan->target, sizeof(plan->target), "%s", st->name);
 	if (target)
 		snprintf(plan->why, sizeof(plan->why), "Dockerfile: stage '%s' (--target, line %u)",
 			 st->name, st->line);
-	else if (idx >= 0)
-		snprintf(plan->why, sizeof(plan->why), "Dockerfile: stage '%s' (line %u)", st->name,
-			 st->line);
 	else
 		snprintf(plan->why, sizeof(plan->why),
-			 "Dockerfile: no '" DEFAULT_TARGET "' stage, so the final stage%s%s%s "
-			 "(line %u)",
+			 "Dockerfile: the final stage%s%s%s (line %u), the image a container runs",
 			 st->name[0] ? " '" : "", st->name, st->name[0] ? "'" : "", st->line);
 	sbt_dockerfile_free(&df);
 	return 1;

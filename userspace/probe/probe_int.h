@@ -9,7 +9,6 @@
 #include "probe.h"
 
 #define PROBE_TEXT_MAX (1u << 20) /* Dockerfile, package.json */
-#define DEFAULT_TARGET "builder"
 
 /* repo.c */
 void probe_err(char *err, size_t errlen, const char *fmt, ...)
@@ -57,10 +56,25 @@ int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree
 #include "envset.h"
 #include "sandbox.h"
 #include "sink.h"
+#include "site.h"
 #include "tracer.h"
 
 #define PROBE_NAME  "ShellInvocationTraceProbe"
 #define WARN_PREFIX "shell_invocation_trace."
+
+#define PROBE_MAX_IMAGE_MAP 32
+#define PROBE_BOOT_GRACE_MS 2000 /* SIGTERM at the boot's end, SIGKILL this much later */
+
+struct probe_image_map {
+	char ref[256];	 /* as a Dockerfile's FROM names it */
+	char local[256]; /* the local image that stands in for it */
+};
+
+enum probe_fail_on { FAIL_ON_NOTHING = 0, FAIL_ON_UNSAFE, FAIL_ON_INCONCLUSIVE };
+
+/* Exit codes of --fail-on (after the report was printed). */
+#define PROBE_EXIT_UNSAFE	4
+#define PROBE_EXIT_INCONCLUSIVE 5
 
 /* options.c: what the command line asks for. */
 struct probe_opts {
@@ -77,6 +91,17 @@ struct probe_opts {
 	struct sbt_env env;
 	char *env_args[SBT_ENV_MAX + 1]; /* --env as given, for the sandbox */
 	int nr_env;
+	/* the boot phase */
+	bool no_boot;
+	const char *boot_cmd;
+	uint64_t boot_ms;
+	/* base images: --image-map, --pull */
+	struct probe_image_map image_map[PROBE_MAX_IMAGE_MAP];
+	int nr_image_map;
+	bool pull;
+	/* CI outputs */
+	enum probe_fail_on fail_on;
+	bool sarif;
 };
 
 /* The build runs in a microVM (--backend qemu). */
@@ -102,25 +127,35 @@ struct probe_df {
 	char images[DF_MAX_IMAGES][DF_IMAGE_MAX];
 	char ids[DF_MAX_IMAGES][65]; /* their image ids (hex), once inspected */
 	int nr_runs;		     /* RUN instructions in the stages up to the target */
+	/* --image-map: the local image standing in for images[i], "" when none */
+	char mapped[DF_MAX_IMAGES][DF_IMAGE_MAX];
 };
 
 struct probe_build {
 	enum probe_engine eng;
 	struct probe_df df;
 	char iidfile[64]; /* the built image's id, "" when none was asked for */
+	char dockerfile[64]; /* the Dockerfile with --image-map's FROMs, "" when the repo's */
+	char container[96];  /* the boot's container, "" when none was started */
+	bool pull;	     /* --pull: podman may pull what is missing */
 };
 
 /*
  * Pick the engine, read the Dockerfile and check its base images (their ids
  * become inputs). 0, or -1 with msg saying what is missing.
  */
-int probe_engine_prepare(const char *repo, struct sbt_build_plan *plan, struct probe_build *b,
-			 char *msg, size_t msglen);
+int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan,
+			 struct probe_build *b, char *msg, size_t msglen);
 /* The engine's build argv into plan->argv, with CONTAINERS_CONF set for podman. 0 or -errno. */
 int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const char *repo,
 		      const char *cgroup_parent);
-/* Remove the image the build produced (never a base image) and the iid file. */
+/* Remove the boot's container, the image the build produced (never a base image), the files. */
 void probe_engine_cleanup(struct probe_build *b);
+/* The built image's id (hex) from the iid file. 0, or -1. */
+int probe_engine_image(const struct probe_build *b, char id[65]);
+/* The engine's argv starting the built image's container `name` below cgroup_parent. 0 or -E2BIG. */
+int probe_engine_boot_argv(const struct probe_build *b, const char *image, const char *name,
+			   const char *cgroup_parent, char **argv, int max);
 
 /* sink.c: what the probe takes from the trace's events. */
 #define PROBE_MAX_DENIED 64
@@ -128,6 +163,10 @@ void probe_engine_cleanup(struct probe_build *b);
 struct probe_sink {
 	struct sbt_sink base;
 	uint64_t cgroup_id;		  /* the sandbox's own cgroup */
+	struct probe_sites *sites;	  /* where each shell came from */
+	struct sbt_sandbox_run *run;	  /* the ns backend's boot: init's phase records */
+	uint64_t boot_start_ns;		  /* CLOCK_BOOTTIME the boot began, 0 before */
+	bool sites_failed;		  /* out of memory tying shells to sites */
 	bool summary_seen;		  /* ShellInvocationObserved arrived */
 	uint64_t shells;		  /* its count */
 	struct sbt_completeness complete; /* and its completeness (exec, egress, all) */
@@ -141,6 +180,37 @@ struct probe_sink {
 
 void probe_sink_init(struct probe_sink *ps, uint64_t cgroup_id);
 void probe_sink_free(struct probe_sink *ps);
+
+/* boot.c: the boot phase — what starts the container, and how it went. */
+enum probe_boot_source { BOOT_NONE = 0, BOOT_DOCKERFILE, BOOT_CMD, BOOT_NPM_START };
+
+struct probe_boot {
+	enum probe_boot_source source;
+	const char *skipped; /* NULL, or why it did not run (a report value) */
+	char *argv[SBT_PROBE_MAX_ARGS + 1]; /* ns: the start command (owned) */
+	unsigned int line;		    /* Dockerfile: the ENTRYPOINT/CMD line, 0 */
+	char image[72];			    /* Dockerfile: the built image */
+	bool ran, running;
+	uint64_t start_ms, deadline_ms;	  /* CLOCK_MONOTONIC */
+	bool term_sent, kill_sent;
+	enum sbt_then_end end;
+	int status;
+	uint64_t ms; /* how long it ran */
+};
+
+struct probe_ctx;
+/*
+ * After the plan: the boot's command and the sites of the build's and the
+ * boot's shells. 0, or -1 with err (bad --boot-cmd).
+ */
+int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char *err,
+		    size_t errlen);
+/* The podman backend's build ended with status 0: start the container. 0 or -1 (boot_err). */
+int probe_boot_podman(struct probe_ctx *p);
+/* While the container runs: SIGTERM at the deadline, SIGKILL after the grace. */
+void probe_boot_tick(struct probe_ctx *p);
+void probe_boot_free(struct probe_boot *b);
+json_object *probe_boot_json(const struct probe_ctx *p);
 
 /* run.c: one run of the build in a sandbox, under the trace. */
 struct probe_ctx {
@@ -158,6 +228,9 @@ struct probe_ctx {
 	char netns[64]; /* the qemu backend's tap namespace, "" when none was made */
 	struct probe_sink sink;
 	struct probe_tree tree; /* the repo's digest; cacheable false: no cache at all */
+	struct probe_sites sites;
+	struct probe_boot boot;
+	bool uncacheable; /* --pull: the base images are not pinned by the key */
 };
 
 /* key.c: the key's inputs beyond the declared files (the tree, env, tool). 0. */

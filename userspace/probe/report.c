@@ -78,6 +78,53 @@ static const char *lost_message(const struct sbt_completeness *c)
 	       "egress counts and denied destinations are lower bounds";
 }
 
+/* Shells that affect the final image: the sites' count, and any the sites could not place. */
+static uint64_t affecting(const struct probe_ctx *p)
+{
+	struct probe_site_totals t;
+	json_object *locs = probe_sites_json(&p->sites, &t);
+	uint64_t unplaced = p->sink.shells > t.count ? p->sink.shells - t.count : 0;
+
+	json_object_put(locs);
+	return t.affecting + unplaced + (p->sink.sites_failed ? 1 : 0);
+}
+
+/* Warnings that do not change the verdict: stand-in base images, the boot not run. */
+static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
+		  json_object *warnings)
+{
+	const char *skipped = p->boot.skipped;
+	char msg[600];
+
+	for (int i = 0; i < plan->nr_inputs; i++) {
+		const struct sbt_probe_input *in = &plan->inputs[i];
+
+		if (!in->substituted_by[0])
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "FROM %.200s was built on %.200s, a local stand-in (--image-map): the "
+			 "real image's files, and so its shells, may differ",
+			 in->name + 6, in->substituted_by);
+		add_warning(warnings, "base_image_substituted", msg);
+	}
+	if (skipped && strcmp(skipped, "build_failed") != 0 && strcmp(skipped, "failed") != 0) {
+		snprintf(msg, sizeof(msg),
+			 "the boot phase did not run (%s): the verdict covers the build only, not "
+			 "what the container runs when it starts",
+			 strcmp(skipped, "no_boot") == 0	 ? "--no-boot"
+			 : strcmp(skipped, "backend") == 0 ? "not with --backend qemu"
+			 : strcmp(skipped, "no_start_command") == 0
+				 ? "no start command: give --boot-cmd, or a package.json start "
+				   "script"
+				 : skipped);
+		add_warning(warnings, "boot_not_run", msg);
+	}
+	if (p->sink.sites_failed)
+		add_warning(warnings, "shell_unplaced",
+			    "some shells could not be tied to where they came from: they are "
+			    "counted as affecting the final image");
+}
+
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  struct probe_verdict *v)
 {
@@ -105,6 +152,11 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 	} else if (p->timed_out || !build_ok) {
 		build_failure(p, msg, sizeof(msg));
 		because(v, "build_failed", msg);
+	} else if (p->boot.skipped && strcmp(p->boot.skipped, "failed") == 0) {
+		char why[sizeof(p->boot_err) + 64];
+
+		snprintf(why, sizeof(why), "the built image could not be started: %s", p->boot_err);
+		because(v, "boot_failed", why);
 	} else if (lost) {
 		because(v, "events_lost", lost_message(&p->sink.complete));
 	} else if (runs_unseen) {
@@ -122,8 +174,12 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			"because its outputs already exist, a clean build may run shells this "
 			"one did not");
 	}
-	/* Any shell seen is proof; "no shell" needs a complete trace of a build that worked. */
-	if (p->sink.shells > 0)
+	notes(p, plan, v->warnings);
+	/*
+	 * A shell at boot, or in a build step that makes the final image, is
+	 * proof; "no such shell" needs a complete trace of a build that worked.
+	 */
+	if (affecting(p) > 0)
 		v->verdict = "unsafe";
 	else if (!v->reason && complete)
 		v->verdict = "safe";
@@ -155,26 +211,39 @@ static json_object *inputs_json(const struct sbt_build_plan *plan)
 
 		json_object_object_add(o, "name", sbt_json_string(plan->inputs[i].name));
 		json_object_object_add(o, "sha256", json_object_new_string(plan->inputs[i].sha256));
+		if (plan->inputs[i].substituted_by[0])
+			json_object_object_add(o, "substituted_by",
+					       sbt_json_string(plan->inputs[i].substituted_by));
 		json_object_array_add(in, o);
 	}
 	return in;
 }
 
-/* The summary's count, locations, omitted and grouping, and whether the trace was complete. */
-static json_object *shells_json(const struct probe_sink *ps)
+/*
+ * The shells: count, those affecting the final image, per phase, the
+ * locations (each with its site: phase, stage, source, remediation), what
+ * was omitted, and whether the trace was complete.
+ */
+static json_object *shells_json(const struct probe_ctx *p)
 {
-	static const char *const keys[] = { "locations", "omitted", "grouped_by" };
-	/* no summary (the trace never ran): the empty one */
-	json_object *src =
-		ps->shell_json ? json_object_get(ps->shell_json) : sbt_shellagg_to_json(NULL);
-	json_object *sio = json_object_new_object(), *v;
+	const struct probe_sink *ps = &p->sink;
+	struct probe_site_totals t;
+	json_object *locs = probe_sites_json(&p->sites, &t);
+	json_object *sio = json_object_new_object(), *phase = json_object_new_object(), *om;
 
 	json_object_object_add(sio, "count", json_object_new_uint64(ps->shells));
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (src && json_object_object_get_ex(src, keys[i], &v))
-			json_object_object_add(sio, keys[i], json_object_get(v));
+	json_object_object_add(sio, "affecting_final_image", json_object_new_uint64(affecting(p)));
+	json_object_object_add(phase, "build", json_object_new_uint64(t.build));
+	json_object_object_add(phase, "boot", json_object_new_uint64(t.boot));
+	json_object_object_add(sio, "by_phase", phase);
+	json_object_object_add(sio, "locations", locs ? locs : json_object_new_array());
+	om = json_object_new_object();
+	json_object_object_add(om, "locations", json_object_new_uint64(t.omitted_locations));
+	json_object_object_add(om, "count", json_object_new_uint64(t.omitted_count));
+	json_object_object_add(sio, "omitted", om);
+	json_object_object_add(sio, "grouped_by",
+			       json_object_new_string("site,shell,kind,command,chain"));
 	json_object_object_add(sio, "complete", json_object_new_boolean(ps->complete.all));
-	json_object_put(src);
 	return sio;
 }
 
@@ -248,7 +317,8 @@ json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan
 	json_object_object_add(r, "confidence", json_object_new_string(v->confidence));
 	json_object_object_add(r, "reason", v->reason ? json_object_new_string(v->reason) : NULL);
 	json_object_object_add(r, "verdict", json_object_new_string(v->verdict));
-	json_object_object_add(r, "shell_invocation", shells_json(&p->sink));
+	json_object_object_add(r, "shell_invocation", shells_json(p));
+	json_object_object_add(r, "boot", probe_boot_json(p));
 	json_object_object_add(r, "egress", egress_json(&p->sink, p->o->egress_mode));
 	json_object_object_add(r, "warnings", v->warnings);
 	v->warnings = NULL;

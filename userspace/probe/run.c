@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "clock.h"
 #include "events.h"
@@ -66,26 +67,94 @@ static void vm_exited(struct probe_ctx *p)
 		 p->run.con.tail_len ? p->run.con.tail : "no console output");
 }
 
+/* The podman backend's container ended (by itself, or stopped). */
+static void podman_boot_ended(struct probe_ctx *p, int status)
+{
+	struct probe_boot *b = &p->boot;
+
+	b->running = false;
+	b->status = status;
+	b->end = b->kill_sent ? SBT_THEN_KILLED : b->term_sent ? SBT_THEN_STOPPED : SBT_THEN_EXITED;
+	b->ms = sbt_mono_ms() - b->start_ms;
+}
+
+/* The ns backend's boot, as init reported it. */
+static void ns_boot_ended(struct probe_ctx *p)
+{
+	const struct sbt_sandbox_then *t = &p->run.then;
+
+	sbt_sandbox_then_poll(&p->run);
+	if (t->end == SBT_THEN_SKIPPED)
+		p->boot.skipped = "build_failed";
+	if (!t->started)
+		return;
+	p->boot.ran = true;
+	p->boot.end = t->end;
+	p->boot.status = t->status;
+	p->boot.ms = t->end_ns > t->start_ns ? (t->end_ns - t->start_ns) / 1000000 : 0;
+}
+
+/* The workload (the build, or the boot's container) exited. NULL: trace on. */
+static const char *exited(struct probe_ctx *p, int status)
+{
+	bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+
+	if (p->boot.running) {
+		podman_boot_ended(p, status);
+		return "workload_exited";
+	}
+	p->exited = true;
+	p->status = status;
+	p->build_ms = sbt_mono_ms() - p->go_ms;
+	if (probe_vm(p->o)) {
+		vm_exited(p);
+		return p->boot_failed ? "sandbox_boot_failed" : "workload_exited";
+	}
+	if (p->sink.run) { /* the ns backend's init ran (or skipped) the boot */
+		ns_boot_ended(p);
+		p->build_ms -= p->boot.ms;
+		return "workload_exited";
+	}
+	if (p->build.eng != ENGINE_NONE && p->boot.source == BOOT_DOCKERFILE && !p->boot.skipped) {
+		if (!ok) {
+			p->boot.skipped = "build_failed";
+		} else if (probe_boot_podman(p) < 0) {
+			p->boot.skipped = "failed";
+			probe_progress(p, "the boot did not start: %s", p->boot_err);
+		} else {
+			return NULL;
+		}
+	}
+	return "workload_exited";
+}
+
+/* How long the run may take: the build's --timeout, and the boot with its grace. */
+static uint64_t time_allowed(const struct probe_ctx *p)
+{
+	bool boot = p->boot.source != BOOT_NONE && !p->boot.skipped;
+
+	return p->o->timeout_ms + (boot ? p->o->boot_ms + PROBE_BOOT_GRACE_MS + 15000 : 0);
+}
+
 static const char *on_tick(void *arg)
 {
 	struct probe_ctx *p = arg;
 	uint64_t now = sbt_mono_ms();
+	int status;
 
 	if (p->boot_failed)
 		return "sandbox_boot_failed";
 	if (probe_vm(p->o))
 		while (sbt_sandbox_console(&p->run, p->console_out) > 0)
 			;
-	if (sbt_sandbox_wait(&p->run, &p->status, 0) == 0) {
-		p->exited = true;
-		if (probe_vm(p->o)) {
-			vm_exited(p);
-			if (p->boot_failed)
-				return "sandbox_boot_failed";
-		}
-		return "workload_exited";
+	probe_boot_tick(p);
+	if (sbt_sandbox_wait(&p->run, &status, 0) == 0) {
+		const char *why = exited(p, status);
+
+		if (why)
+			return why;
 	}
-	if (p->o->timeout_ms && now - p->go_ms > p->o->timeout_ms) {
+	if (p->o->timeout_ms && now - p->go_ms > time_allowed(p)) {
 		p->timed_out = true;
 		return "timeout";
 	}
@@ -201,6 +270,12 @@ static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
 	/* the repo under an overlay inside the sandbox: it is never written, nothing comes back */
 	spec.workspace = o->repo;
 	spec.workspace_overlay = true;
+	if ((p->boot.source == BOOT_CMD || p->boot.source == BOOT_NPM_START) && !p->boot.skipped) {
+		spec.then_argv = p->boot.argv;
+		spec.then_ms = (unsigned int)o->boot_ms;
+		spec.then_grace_ms = PROBE_BOOT_GRACE_MS;
+		p->sink.run = &p->run;
+	}
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
@@ -300,7 +375,8 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 		sbt_sandbox_destroy(&p->run);
 		p->started = false;
 	}
-	p->build_ms = p->go_ms ? sbt_mono_ms() - p->go_ms : 0;
+	if (!p->exited)
+		p->build_ms = p->go_ms ? sbt_mono_ms() - p->go_ms : 0;
 	return -1;
 }
 
@@ -319,4 +395,6 @@ void probe_cleanup(struct probe_ctx *p)
 		p->netns[0] = '\0';
 	}
 	probe_sink_free(&p->sink);
+	probe_sites_free(&p->sites);
+	probe_boot_free(&p->boot);
 }

@@ -56,6 +56,30 @@ static void take_summary(struct probe_sink *ps, const struct sbt_ev_summary *s)
 	ps->shell_json = sbt_shellagg_to_json(s->agg); /* count, locations, omitted, grouped_by */
 }
 
+/* The phase of an exec: boot from the boot's start on (its time is known before its first exec). */
+static enum probe_phase phase_of(struct probe_sink *ps, const struct sbt_exec *rec)
+{
+	if (!ps->boot_start_ns && ps->run && ps->run->phase_fd >= 0 &&
+	    sbt_sandbox_then_poll(ps->run) > 0 && ps->run->then.started)
+		ps->boot_start_ns = ps->run->then.start_ns;
+	return ps->boot_start_ns && rec->ts_boot_ns >= ps->boot_start_ns ? PROBE_BOOT
+									  : PROBE_BUILD;
+}
+
+/* Tie the exec to its site; a shell is counted there. */
+static void take_exec(struct probe_sink *ps, const struct sbt_ev_exec *ex)
+{
+	int site;
+
+	if (!ps->sites)
+		return;
+	site = probe_site_of(ps->sites, phase_of(ps, ex->rec), ex->rec, ex->shell, ex->anc,
+			     ex->nanc, ps->cgroup_id);
+	if (ex->shell &&
+	    (site < 0 || probe_site_count(ps->sites, site, ex->rec, ex->shell, ex->anc, ex->nanc)))
+		ps->sites_failed = true;
+}
+
 static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 {
 	struct probe_sink *ps = (struct probe_sink *)sink;
@@ -66,6 +90,7 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 		/* Every RUN step runs in a container below the sandbox cgroup. */
 		if (ev->exec.rec->cgroup_id != ps->cgroup_id)
 			ps->exec_below = true;
+		take_exec(ps, &ev->exec);
 		break;
 	case SBT_EV_EGRESS:
 		take_egress(ps, ev->egress.rec);

@@ -26,6 +26,13 @@
 #define READY_OK       '+'
 #define READY_ERR      '-'
 
+/* One record on the phase pipe (spec->then_argv), written by init in one write(). */
+struct sbx_phase_rec {
+	uint32_t end;	 /* SBT_THEN_PENDING: started; else how it ended */
+	int32_t status;	 /* the ended workload's wait status (SKIPPED: argv's) */
+	uint64_t boot_ns; /* CLOCK_BOOTTIME when written */
+};
+
 struct json_object;
 struct sbx_vm_prep;
 
@@ -35,6 +42,7 @@ struct sbx_child {
 	const char *cwd; /* the workload's (inside the sandbox) or the host tool's */
 	char **envp;
 	int ready_w, go_r;
+	int phase_w; /* spec->then_argv: init's phase records to the caller, else -1 */
 	/* the ns backend: the workspace's detached mount tree; the user namespace's sync pipe */
 	int ws_fd;
 	int sync_r, sync_w;

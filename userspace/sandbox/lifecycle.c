@@ -126,6 +126,12 @@ int sbt_sandbox_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 	ret = ops->check ? ops->check(spec, err, errlen) : 0;
 	if (ret)
 		return ret;
+	if (spec->then_argv && (spec->backend != SBT_BACKEND_NS || !spec->then_argv[0] ||
+				!spec->then_argv[0][0] || !spec->then_ms))
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: a second workload needs the ns backend, a command "
+				  "and a time limit",
+				  spec->name);
 	if (spec->cwd && spec->cwd[0] != '/')
 		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: cwd '%s' must be absolute",
 				  spec->name, spec->cwd);
@@ -140,6 +146,7 @@ static void run_reset(struct sbt_sandbox_run *run)
 	run->go_fd = -1;
 	run->ready_fd = -1;
 	run->console_fd = -1;
+	run->phase_fd = -1;
 }
 
 /* The state file's path, not taken yet; the run's name. */
@@ -215,15 +222,17 @@ static int make_cgroup(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_r
 static int spawn(const struct sbt_backend_ops *ops, struct sbx_child *c,
 		 struct sbt_sandbox_run *run, int cgfd, char *err, size_t errlen)
 {
-	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, ret = 0;
+	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, phase[2] = { -1, -1 }, ret = 0;
 	pid_t pid;
 
-	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC)) {
+	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC) ||
+	    (c->spec->then_argv && pipe2(phase, O_CLOEXEC))) {
 		ret = sbx_seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
 		goto out;
 	}
 	c->ready_w = ready[1];
 	c->go_r = go[0];
+	c->phase_w = phase[1];
 	run->start_ns = sbt_clock_ns(CLOCK_REALTIME);
 	pid = sbx_raw_clone(CLONE_INTO_CGROUP | ops->clone_flags, cgfd);
 	if (pid == 0) {
@@ -249,22 +258,34 @@ static int spawn(const struct sbt_backend_ops *ops, struct sbx_child *c,
 	run->ready_fd = ready[0];
 	run->go_fd = go[1];
 	ready[0] = go[1] = -1;
+	if (phase[0] >= 0) {
+		fcntl(phase[0], F_SETFL, O_NONBLOCK);
+		run->phase_fd = phase[0];
+		phase[0] = -1;
+	}
 out:
 	for (int i = 0; i < 2; i++) {
 		if (ready[i] >= 0)
 			close(ready[i]);
 		if (go[i] >= 0)
 			close(go[i]);
+		if (phase[i] >= 0)
+			close(phase[i]);
 	}
+	c->phase_w = -1;
 	return ret;
 }
 
 int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
 		      size_t errlen)
 {
-	struct sbx_child c = {
-		.spec = spec, .ready_w = -1, .go_r = -1, .ws_fd = -1, .sync_r = -1, .sync_w = -1
-	};
+	struct sbx_child c = { .spec = spec,
+			       .ready_w = -1,
+			       .go_r = -1,
+			       .phase_w = -1,
+			       .ws_fd = -1,
+			       .sync_r = -1,
+			       .sync_w = -1 };
 	const struct sbt_backend_ops *ops;
 	const char *sdir;
 	int cgfd = -1, ret;
@@ -364,6 +385,79 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run)
 	return ret;
 }
 
+int sbt_sandbox_then_poll(struct sbt_sandbox_run *run)
+{
+	struct sbx_phase_rec rec;
+	int changed = 0;
+	ssize_t n;
+
+	while (run->phase_fd >= 0) {
+		n = read(run->phase_fd, &rec, sizeof(rec));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n != (ssize_t)sizeof(rec) || rec.end > SBT_THEN_SKIPPED) {
+			/* EOF (init is gone) or garbage: nothing more will come */
+			close(run->phase_fd);
+			run->phase_fd = -1;
+			return n < 0 ? -errno : changed;
+		}
+		changed = 1;
+		if (rec.end == SBT_THEN_PENDING) {
+			run->then.started = true;
+			run->then.start_ns = rec.boot_ns;
+		} else {
+			run->then.end = (enum sbt_then_end)rec.end;
+			run->then.status = rec.status;
+			run->then.end_ns = rec.boot_ns;
+		}
+	}
+	return changed;
+}
+
+int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec *spec, char *err,
+		     size_t errlen)
+{
+	struct sbx_child c = { .spec = spec,
+			       .ready_w = -1,
+			       .go_r = -1,
+			       .phase_w = -1,
+			       .ws_fd = -1,
+			       .sync_r = -1,
+			       .sync_w = -1 };
+	const struct sbt_backend_ops *ops = sbx_backend(SBT_BACKEND_PODMAN);
+	uint64_t start_ns = run->start_ns;
+	int cgfd, ret;
+
+	if (spec->backend != SBT_BACKEND_PODMAN || run->backend != SBT_BACKEND_PODMAN ||
+	    run->pid > 0 || !run->cgroup_path[0] || !spec->name || strcmp(spec->name, run->name))
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: a next tool needs a host-tool sandbox whose tool "
+				  "was reaped",
+				  run->name);
+	ret = sbt_sandbox_check(spec, err, errlen);
+	if (ret)
+		return ret;
+	cgfd = open(run->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0)
+		return sbx_seterr(err, errlen, -errno, "open cgroup %s: %s", run->cgroup_path,
+				  strerror(errno));
+	c.cwd = spec->cwd ? spec->cwd : "/";
+	ret = ops->prepare ? ops->prepare(&c, run, NULL, err, errlen) : 0;
+	if (!ret)
+		ret = spawn(ops, &c, run, cgfd, err, errlen);
+	if (ops->release)
+		ops->release(&c, run, ret != 0);
+	close(cgfd);
+	run->start_ns = start_ns;
+	if (!ret)
+		ret = sbt_sandbox_ready(run, err, errlen);
+	if (!ret)
+		ret = sbt_sandbox_go(run);
+	return ret;
+}
+
 int sbt_sandbox_freeze(struct sbt_sandbox_run *run)
 {
 	return run->cgroup_path[0] ? sbx_cgroup_freeze(run->cgroup_path) : -EINVAL;
@@ -419,7 +513,9 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 		close(run->go_fd);
 	if (run->ready_fd >= 0)
 		close(run->ready_fd);
-	run->go_fd = run->ready_fd = -1;
+	if (run->phase_fd >= 0)
+		close(run->phase_fd);
+	run->go_fd = run->ready_fd = run->phase_fd = -1;
 	if (run->cgroup_path[0])
 		sbx_cgroup_kill(run->cgroup_path);
 	if (run->pid > 0) {

@@ -60,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -69,6 +70,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "clock.h"
 #include "internal.h"
 
 #define STAGE "/tmp" /* where the new root is built, in the new mount ns */
@@ -335,13 +337,17 @@ static void lo_up(const struct sbx_child *c)
 
 /* No capability in any set, none to regain (securebits locked), no_new_privs. */
 
-/* W: the workload, init's child. */
-static void workload(const struct sbx_child *c) __attribute__((noreturn));
+/* W: the workload (argv, or then_argv), init's child. */
+static void workload(const struct sbx_child *c, char *const *argv) __attribute__((noreturn));
 
-static void workload(const struct sbx_child *c)
+static void workload(const struct sbx_child *c, char *const *argv)
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
 	int ret = sbx_child_stdio(spec);
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* init blocks SIGCHLD for then_argv */
 
 	if (ret) {
 		dprintf(2, "sandbox %s: stdio: %s\n", spec->name, strerror(-ret));
@@ -353,13 +359,26 @@ static void workload(const struct sbx_child *c)
 		_exit(127);
 	}
 	sbx_child_seccomp(c); /* the last layer, right before the exec: seccomp.c */
-	sbx_child_exec(c, SBT_EXEC_SANDBOXED, spec->argv);
+	sbx_child_exec(c, SBT_EXEC_SANDBOXED, argv);
 }
 
-/* Reap every child; when W exits, exit with its code (the kernel kills the rest). */
-static void reap_until(pid_t w) __attribute__((noreturn));
+static pid_t start_workload(const struct sbx_child *c, char *const *argv)
+{
+	pid_t w = sbx_raw_clone(0, -1);
 
-static void reap_until(pid_t w)
+	if (w == 0)
+		workload(c, argv);
+	if (w < 0) {
+		dprintf(c->spec->stderr_fd >= 0 ? c->spec->stderr_fd : 2,
+			"sandbox %s: cannot start the workload: %s\n", c->spec->name,
+			strerror(errno));
+		_exit(126);
+	}
+	return w;
+}
+
+/* Reap every child until W exits: its wait status. */
+static int reap_until(pid_t w)
 {
 	for (;;) {
 		int status;
@@ -370,8 +389,76 @@ static void reap_until(pid_t w)
 		if (p < 0)
 			_exit(126);
 		if (p == w)
-			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			return status;
 	}
+}
+
+static void phase_record(const struct sbx_child *c, enum sbt_then_end end, int status)
+{
+	struct sbx_phase_rec rec = { .end = end,
+				     .status = status,
+				     .boot_ns = sbt_clock_ns(CLOCK_BOOTTIME) };
+
+	if (write(c->phase_w, &rec, sizeof(rec)) != (ssize_t)sizeof(rec)) {
+		/* the caller is gone: nobody to tell */
+	}
+}
+
+/* Kill every other process of the pid namespace and reap them all. */
+static void kill_rest(void)
+{
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+}
+
+/*
+ * then_argv: the record first (its time precedes the first exec), then the
+ * second workload; SIGTERM at then_ms, SIGKILL to everything then_grace_ms
+ * later; what it left is killed when it ends.
+ */
+static void run_then(const struct sbx_child *c)
+{
+	const struct sbt_sandbox_spec *spec = c->spec;
+	uint64_t deadline;
+	enum sbt_then_end end = SBT_THEN_EXITED;
+	sigset_t chld;
+	int status = 0;
+	pid_t w;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	phase_record(c, SBT_THEN_PENDING, 0);
+	w = start_workload(c, spec->then_argv);
+	deadline = sbt_clock_ns(CLOCK_MONOTONIC) + (uint64_t)spec->then_ms * 1000000ull;
+	for (;;) {
+		uint64_t now = sbt_clock_ns(CLOCK_MONOTONIC);
+		struct timespec left = { 0, 0 };
+		pid_t p;
+
+		while ((p = waitpid(-1, &status, __WALL | WNOHANG)) > 0 && p != w)
+			;
+		if (p == w)
+			break;
+		if (now >= deadline) {
+			if (end == SBT_THEN_EXITED) {
+				end = SBT_THEN_STOPPED;
+				kill(w, SIGTERM);
+				deadline = now + (uint64_t)spec->then_grace_ms * 1000000ull;
+			} else {
+				end = SBT_THEN_KILLED;
+				kill(-1, SIGKILL);
+				deadline = now + 1000000000ull; /* reaped soon */
+			}
+			continue;
+		}
+		left.tv_sec = (time_t)((deadline - now) / 1000000000ull);
+		left.tv_nsec = (long)((deadline - now) % 1000000000ull);
+		sigtimedwait(&chld, NULL, &left);
+	}
+	kill_rest();
+	phase_record(c, end, status);
 }
 
 static void ns_main(struct sbx_child *c) __attribute__((noreturn));
@@ -379,7 +466,8 @@ static void ns_main(struct sbx_child *c) __attribute__((noreturn));
 static void ns_main(struct sbx_child *c)
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
-	int keep[] = { 0, 1, 2, spec->stdout_fd, spec->stderr_fd, c->ready_w, c->go_r };
+	int keep[] = { 0, 1, 2, spec->stdout_fd, spec->stderr_fd, c->ready_w, c->go_r, c->phase_w };
+	int status;
 	struct stat st;
 	pid_t w;
 
@@ -400,15 +488,16 @@ static void ns_main(struct sbx_child *c)
 
 	sbx_ready_then_wait_go(c);
 
-	w = sbx_raw_clone(0, -1);
-	if (w == 0)
-		workload(c);
-	if (w < 0) {
-		dprintf(spec->stderr_fd >= 0 ? spec->stderr_fd : 2,
-			"sandbox %s: cannot start the workload: %s\n", spec->name, strerror(errno));
-		_exit(126);
+	w = start_workload(c, spec->argv);
+	status = reap_until(w);
+	if (spec->then_argv) {
+		kill_rest();
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			run_then(c);
+		else
+			phase_record(c, SBT_THEN_SKIPPED, status);
 	}
-	reap_until(w);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /* ---- the caller's side -------------------------------------------------- */

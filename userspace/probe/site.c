@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sites: which instruction, script or recipe line a shell came from (see site.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "probe.h"
+#include "shellagg.h"
+#include "site.h"
+
+#define SITE_ARGV_MAX 64
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* A copy with runs of blanks collapsed to one space and none at either end. */
+static char *collapse(const char *s, size_t len)
+{
+	char *out = malloc(len + 1), *o = out;
+	bool gap = false;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (blank(s[i])) {
+			gap = o != out;
+			continue;
+		}
+		if (gap)
+			*o++ = ' ';
+		gap = false;
+		*o++ = s[i];
+	}
+	*o = '\0';
+	return out;
+}
+
+/* True when `s` (len bytes) equals the collapsed `text`. */
+static bool same_text(const char *text, const char *s)
+{
+	char *c = collapse(s, strlen(s));
+	bool same = c && strcmp(c, text) == 0;
+
+	free(c);
+	return same;
+}
+
+void probe_sites_init(struct probe_sites *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->build_other = ss->boot_other = -1;
+}
+
+void probe_sites_free(struct probe_sites *ss)
+{
+	for (int i = 0; i < ss->nr; i++) {
+		struct probe_site *s = &ss->v[i];
+
+		free(s->text);
+		for (int j = 0; j < s->argc; j++)
+			free(s->argv[j]);
+		free(s->argv);
+		sbt_shellagg_free(s->agg);
+	}
+	free(ss->v);
+	free(ss->steps);
+	free(ss->ties);
+	probe_sites_init(ss);
+}
+
+/* Room for one more element of an array. 0 or -ENOMEM. */
+static int grow(void **v, int nr, int *cap, size_t size)
+{
+	void *n;
+	int c;
+
+	if (nr < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 16;
+	n = realloc(*v, (size_t)c * size);
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = c;
+	return 0;
+}
+
+int probe_site_add(struct probe_sites *ss, const struct probe_site *tmpl, const char *text,
+		   const char *const *argv, int argc)
+{
+	struct probe_site *s;
+
+	if (grow((void **)&ss->v, ss->nr, &ss->cap, sizeof(*ss->v)))
+		return -1;
+	s = &ss->v[ss->nr];
+	*s = *tmpl;
+	s->text = NULL;
+	s->argv = NULL;
+	s->argc = 0;
+	s->agg = NULL;
+	if (text && !(s->text = collapse(text, strlen(text))))
+		return -1;
+	if (argv && argc > 0) {
+		s->argv = calloc((size_t)argc, sizeof(char *));
+		if (!s->argv) {
+			free(s->text);
+			return -1;
+		}
+		for (int i = 0; i < argc; i++) {
+			s->argv[i] = strdup(argv[i]);
+			if (!s->argv[i]) {
+				for (int j = 0; j < i; j++)
+					free(s->argv[j]);
+				free(s->argv);
+				free(s->text);
+				return -1;
+			}
+		}
+		s->argc = argc;
+	}
+	return ss->nr++;
+}
+
+/* The catch-all of a phase: shells tied to nothing known. */
+static int add_other(struct probe_sites *ss, enum probe_phase ph, const char *instr,
+		     const char *file, const char *why)
+{
+	struct probe_site t = { .phase = ph,
+				.file = file,
+				.instruction = instr,
+				.why = why,
+				.affects_final = true };
+	int i = probe_site_add(ss, &t, NULL, NULL, 0);
+
+	if (i < 0)
+		return -ENOMEM;
+	if (ph == PROBE_BUILD)
+		ss->build_other = i;
+	else
+		ss->boot_other = i;
+	return 0;
+}
+
+/* ---- Dockerfile ---------------------------------------------------------- */
+
+static void stage_label(const struct sbt_dockerfile *df, int i, char *out, size_t len)
+{
+	if (df->stages[i].name[0])
+		snprintf(out, len, "%s", df->stages[i].name);
+	else
+		snprintf(out, len, "#%d", i);
+}
+
+/* The stages whose filesystem the target is built on: itself and its FROM-stage chain. */
+static void base_chain(const struct sbt_dockerfile *df, int target, bool *in_chain)
+{
+	for (int i = target, hops = 0; i >= 0 && hops <= df->nr_stages; hops++) {
+		in_chain[i] = true;
+		i = df->stages[i].base_kind == SBT_DF_BASE_STAGE ? df->stages[i].base_stage : -1;
+	}
+}
+
+/* The target's effective instruction `kw` (its own, else inherited from its FROM stages). */
+static const struct sbt_df_instr *effective(const struct sbt_dockerfile *df, int target,
+					    const char *kw)
+{
+	for (int i = target, hops = 0; i >= 0 && hops <= df->nr_stages; hops++) {
+		const struct sbt_df_stage *st = &df->stages[i];
+
+		for (int k = st->from + st->nr_instrs; k > st->from; k--)
+			if (strcmp(df->instrs[k].keyword, kw) == 0)
+				return &df->instrs[k];
+		i = st->base_kind == SBT_DF_BASE_STAGE ? st->base_stage : -1;
+	}
+	return NULL;
+}
+
+/* The keyword as a string of ours (the parse's memory goes before the sites do). */
+static const char *keyword(const char *kw)
+{
+	static const char *const known[] = { "RUN", "CMD", "ENTRYPOINT", "HEALTHCHECK" };
+
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(kw, known[i]) == 0)
+			return known[i];
+	return "RUN";
+}
+
+static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
+		     const struct sbt_df_instr *in, enum probe_phase ph, bool affects)
+{
+	struct probe_site t = { .phase = ph,
+				.file = "Dockerfile",
+				.line = in->line,
+				.instruction = keyword(in->keyword),
+				.matched = true,
+				.affects_final = affects,
+				.step = ph == PROBE_BUILD };
+
+	stage_label(df, in->stage, t.stage, sizeof(t.stage));
+	if (in->form == SBT_DF_FORM_EXEC)
+		return probe_site_add(ss, &t, NULL, in->argv, in->argc) < 0 ? -ENOMEM : 0;
+	return probe_site_add(ss, &t, in->form == SBT_DF_FORM_SHELL ? in->cmd : NULL, NULL, 0) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+/* The boot: ENTRYPOINT (else CMD) of the target, else the base image's; its HEALTHCHECK. */
+static int add_boot(struct probe_sites *ss, const struct sbt_dockerfile *df, int target)
+{
+	const struct sbt_df_instr *start = effective(df, target, "ENTRYPOINT"),
+				  *hc = effective(df, target, "HEALTHCHECK");
+	int ret;
+
+	if (!start)
+		start = effective(df, target, "CMD");
+	if (start) {
+		ret = add_instr(ss, df, start, PROBE_BOOT, true);
+		if (ret)
+			return ret;
+		ss->boot_other = ss->nr - 1; /* the container's processes are its */
+	} else {
+		ret = add_other(ss, PROBE_BOOT, "CMD", NULL,
+				"the final image's ENTRYPOINT and CMD come from its base image");
+		if (ret)
+			return ret;
+	}
+	if (hc && hc->form != SBT_DF_FORM_HEALTH_NONE && hc->form != SBT_DF_FORM_NONE)
+		return add_instr(ss, df, hc, PROBE_BOOT, true);
+	return 0;
+}
+
+int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *df, int target)
+{
+	bool need[SBT_DF_MAX_STAGES] = { false }, chain[SBT_DF_MAX_STAGES] = { false };
+	struct sbt_df_error err;
+	int ret;
+
+	ss->by_cgroup = true;
+	if (target < 0 || target >= df->nr_stages ||
+	    sbt_dockerfile_stages_needed(df, target, SBT_DF_UPTO, need, &err) < 0)
+		return add_other(ss, PROBE_BUILD, "RUN", "Dockerfile",
+				 "the Dockerfile's stages could not be worked out");
+	base_chain(df, target, chain);
+	for (int i = 0; i < df->nr_instrs; i++) {
+		const struct sbt_df_instr *in = &df->instrs[i];
+
+		if (in->stage < 0 || !need[in->stage] || strcmp(in->keyword, "RUN") != 0)
+			continue;
+		ret = add_instr(ss, df, in, PROBE_BUILD, chain[in->stage]);
+		if (ret)
+			return ret;
+	}
+	ret = add_other(ss, PROBE_BUILD, "RUN", "Dockerfile",
+			"not tied to a RUN instruction: the step's command is none of the "
+			"Dockerfile's as written");
+	return ret ? ret : add_boot(ss, df, target);
+}
+
+/* ---- npm, make, the rest ----------------------------------------------- */
+
+int probe_sites_other(struct probe_sites *ss, const char *build_instr, const char *build_file)
+{
+	return add_other(ss, PROBE_BUILD, build_instr, build_file,
+			 "not tied to a script or recipe line of the repo");
+}
+
+/* The 1-based line of `"name"` followed by ':' after `"scripts"` in text, 0 if not found. */
+static unsigned int json_key_line(const char *text, const char *name)
+{
+	const char *p = strstr(text, "\"scripts\""), *q;
+	size_t n = strlen(name);
+	unsigned int line = 1;
+
+	for (q = p; q && (q = strchr(q + 1, '"'));) {
+		const char *r = q + 1 + n;
+
+		if (strncmp(q + 1, name, n) == 0 && *r == '"') {
+			for (r++; blank(*r); r++)
+				;
+			if (*r == ':') {
+				for (const char *c = text; c < q; c++)
+					line += *c == '\n';
+				return line;
+			}
+		}
+	}
+	return 0;
+}
+
+int probe_sites_npm(struct probe_sites *ss, json_object *scripts, const char *text, bool boot_start)
+{
+	json_object_object_foreach(scripts, name, val)
+	{
+		bool start = boot_start && strcmp(name, "start") == 0;
+		struct probe_site t = { .phase = start ? PROBE_BOOT : PROBE_BUILD,
+					.file = "package.json",
+					.line = json_key_line(text, name),
+					.instruction = "script",
+					.matched = true,
+					.affects_final = true };
+
+		if (!json_object_is_type(val, json_type_string))
+			continue;
+		snprintf(t.script, sizeof(t.script), "%s", name);
+		if (probe_site_add(ss, &t, json_object_get_string(val), NULL, 0) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int probe_sites_make(struct probe_sites *ss, const char *name, const char *text, size_t len)
+{
+	unsigned int line = 1;
+
+	for (size_t i = 0; i < len; line++) {
+		size_t end = i;
+
+		while (end < len && text[end] != '\n')
+			end++;
+		if (text[i] == '\t') {
+			size_t b = i + 1, e = end;
+			struct probe_site t = { .phase = PROBE_BUILD,
+						.file = name,
+						.line = line,
+						.instruction = "recipe",
+						.matched = true,
+						.affects_final = true };
+			char *cmd;
+
+			while (b < e && (blank(text[b]) || text[b] == '@' || text[b] == '-' ||
+					 text[b] == '+'))
+				b++;
+			if (e > b && text[e - 1] == '\\') /* continued: its first line */
+				e--;
+			cmd = strndup(text + b, e - b);
+			if (!cmd)
+				return -ENOMEM;
+			if (cmd[0] && probe_site_add(ss, &t, cmd, NULL, 0) < 0) {
+				free(cmd);
+				return -ENOMEM;
+			}
+			free(cmd);
+		}
+		i = end + 1;
+	}
+	return 0;
+}
+
+/* ---- tying execs to sites ------------------------------------------------ */
+
+static bool argv_is(const struct probe_site *s, const struct sbt_exec *rec)
+{
+	if (!s->argv || (size_t)s->argc != rec->argc)
+		return false;
+	for (int i = 0; i < s->argc; i++)
+		if (strcmp(s->argv[i], rec->argv[i]) != 0)
+			return false;
+	return true;
+}
+
+/* A recipe site compares the command's first line (make passes continued lines on). */
+static bool text_is(const struct probe_site *s, const char *cmd)
+{
+	const char *nl;
+	char *first;
+	bool same;
+
+	if (!s->text || !cmd)
+		return false;
+	nl = strcmp(s->instruction, "recipe") == 0 ? strchr(cmd, '\n') : NULL;
+	if (!nl)
+		return same_text(s->text, cmd);
+	first = strndup(cmd, (size_t)(nl - cmd));
+	if (first && first[0] && first[strlen(first) - 1] == '\\')
+		first[strlen(first) - 1] = '\0';
+	same = first && same_text(s->text, first);
+	free(first);
+	return same;
+}
+
+/* A step's first process: the first RUN not taken whose command it runs. */
+static int match_step(struct probe_sites *ss, const struct sbt_exec *rec)
+{
+	const char *last = rec->argc >= 2 ? rec->argv[rec->argc - 1] : NULL;
+
+	for (int i = 0; i < ss->nr; i++) {
+		struct probe_site *s = &ss->v[i];
+
+		if (!s->step || s->taken)
+			continue;
+		if (argv_is(s, rec) || (s->text && last && same_text(s->text, last))) {
+			s->taken = true;
+			return i;
+		}
+	}
+	return ss->build_other;
+}
+
+/* A site of phase ph, not a step, whose -c text (or argv) this shell runs. */
+static int match_text(const struct probe_sites *ss, enum probe_phase ph, const struct sbt_exec *rec,
+		      const struct sbt_shell_class *cls)
+{
+	for (int i = 0; i < ss->nr; i++) {
+		const struct probe_site *s = &ss->v[i];
+
+		if (s->phase != ph || s->step || !s->matched)
+			continue;
+		if (text_is(s, cls->command) || argv_is(s, rec))
+			return i;
+	}
+	return -1;
+}
+
+static int step_of(const struct probe_sites *ss, uint64_t cgid)
+{
+	for (int i = ss->nr_steps - 1; i >= 0; i--)
+		if (ss->steps[i].cgroup_id == cgid)
+			return ss->steps[i].site;
+	return -2;
+}
+
+/* The runtime's own process entering a container before the command (`runc init`). */
+static bool runtime_helper(const struct sbt_exec *rec)
+{
+	const char *base = rec->argc ? strrchr(rec->argv[0], '/') : NULL;
+
+	base = base ? base + 1 : rec->argc ? rec->argv[0] : "";
+	return rec->argc >= 2 && strcmp(rec->argv[1], "init") == 0 &&
+	       (strcmp(base, "runc") == 0 || strcmp(base, "crun") == 0 ||
+		strcmp(base, "exe") == 0);
+}
+
+static int tie(struct probe_sites *ss, uint32_t pid, int site)
+{
+	if (grow((void **)&ss->ties, ss->nr_ties, &ss->cap_ties, sizeof(*ss->ties)))
+		return -1;
+	ss->ties[ss->nr_ties++] = (struct probe_tie){ .pid = pid, .site = site };
+	return site;
+}
+
+static int tied(const struct probe_sites *ss, uint32_t pid)
+{
+	for (int i = ss->nr_ties - 1; i >= 0; i--)
+		if (ss->ties[i].pid == pid)
+			return ss->ties[i].site;
+	return -1;
+}
+
+int probe_site_of(struct probe_sites *ss, enum probe_phase ph, const struct sbt_exec *rec,
+		  const struct sbt_shell_class *cls, const struct sbt_ancestor *anc, size_t nanc,
+		  uint64_t sandbox_cg)
+{
+	int other = ph == PROBE_BUILD ? ss->build_other : ss->boot_other, step = -2, site;
+
+	if (ss->by_cgroup && rec->cgroup_id != sandbox_cg) {
+		step = step_of(ss, rec->cgroup_id);
+		if (step == -2 && !runtime_helper(rec) &&
+		    !grow((void **)&ss->steps, ss->nr_steps, &ss->cap_steps, sizeof(*ss->steps))) {
+			step = ph == PROBE_BUILD ? match_step(ss, rec) : ss->boot_other;
+			ss->steps[ss->nr_steps++] =
+				(struct probe_step){ .cgroup_id = rec->cgroup_id, .site = step };
+		}
+	}
+	if (!cls)
+		return step >= 0 ? step : -1;
+	site = match_text(ss, ph, rec, cls);
+	for (size_t i = 0; site < 0 && i < nanc; i++) {
+		site = tied(ss, anc[i].pid);
+		if (site >= 0 && ss->v[site].phase != ph)
+			site = -1; /* a pid of the build reused at boot */
+	}
+	if (site < 0)
+		site = step >= 0 ? step : other;
+	return site >= 0 ? tie(ss, rec->pid, site) : -1;
+}
+
+int probe_site_count(struct probe_sites *ss, int site, const struct sbt_exec *rec,
+		     const struct sbt_shell_class *cls, const struct sbt_ancestor *anc, size_t nanc)
+{
+	struct probe_site *s;
+
+	if (site < 0 || site >= ss->nr)
+		return 0;
+	s = &ss->v[site];
+	if (!s->agg && !(s->agg = sbt_shellagg_new()))
+		return -ENOMEM;
+	return sbt_shellagg_add(s->agg, cls, rec->pid, rec->filename, rec->argv, rec->argc, anc,
+				nanc);
+}
+
+/* ---- the report ---------------------------------------------------------- */
+
+int probe_simple_command(const char *cmd, char **argv, int max)
+{
+	char err[96];
+	int n, skip = 0;
+
+	if (!cmd || strpbrk(cmd, "|&;<>()$`*?[]{}~#!\\\n\r%") || max < 2)
+		return -1;
+	n = sbt_split_words(cmd, argv, max - 1, err, sizeof(err));
+	if (n <= 0)
+		return -1;
+	if (strchr(argv[0], '=')) { /* VAR=value cmd: the environment, not a command */
+		for (int i = 0; i < n; i++)
+			free(argv[i]);
+		return -1;
+	}
+	if (strcmp(argv[0], "exec") == 0 && n > 1) {
+		free(argv[0]);
+		skip = 1;
+	}
+	memmove(argv, argv + skip, (size_t)(n - skip + 1) * sizeof(char *));
+	return n - skip;
+}
+
+/* `KW ["a", "b"]`: the exec form as a Dockerfile writes it (each word JSON-quoted). */
+static json_object *exec_form_text(const char *kw, json_object *arr)
+{
+	size_t len = strlen(kw) + 4, n = json_object_array_length(arr);
+	json_object *out;
+	char *text;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(json_object_to_json_string_ext(json_object_array_get_idx(arr, i),
+							     JSON_C_TO_STRING_NOSLASHESCAPE)) +
+		       2;
+	text = malloc(len);
+	if (!text)
+		return NULL;
+	snprintf(text, len, "%s [", kw);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(text, ", ");
+		strcat(text, json_object_to_json_string_ext(json_object_array_get_idx(arr, i),
+							    JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	strcat(text, "]");
+	out = json_object_new_string(text);
+	free(text);
+	return out;
+}
+
+/* `CMD ["node", "server.js"]`-style text for the site's instruction. */
+static json_object *remedy_json(const struct probe_site *s, json_object *loc)
+{
+	json_object *kind, *cmd, *o, *arr;
+	char *argv[SITE_ARGV_MAX + 1];
+	const char *kw;
+	int n;
+
+	if (!json_object_object_get_ex(loc, "kind", &kind) ||
+	    strcmp(json_object_get_string(kind) ? json_object_get_string(kind) : "", "command") !=
+		    0 ||
+	    !json_object_object_get_ex(loc, "command", &cmd))
+		return NULL;
+	if (strcmp(s->instruction, "RUN") == 0 || strcmp(s->instruction, "CMD") == 0 ||
+	    strcmp(s->instruction, "ENTRYPOINT") == 0)
+		kw = s->instruction;
+	else if (s->phase == PROBE_BOOT)
+		kw = "CMD"; /* --boot-cmd, npm start: what the image should start */
+	else
+		return NULL;
+	n = probe_simple_command(json_object_get_string(cmd), argv, SITE_ARGV_MAX + 1);
+	if (n <= 0)
+		return NULL;
+	arr = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		json_object_array_add(arr, sbt_json_string(argv[i]));
+	for (int i = 0; i < n; i++)
+		free(argv[i]);
+	o = json_object_new_object();
+	json_object_object_add(o, "text", exec_form_text(kw, arr));
+	json_object_object_add(o, "exec_form", arr);
+	return o;
+}
+
+static json_object *source_json(const struct probe_site *s)
+{
+	json_object *src = json_object_new_object();
+
+	json_object_object_add(src, "file", s->file ? json_object_new_string(s->file) : NULL);
+	json_object_object_add(src, "line", s->line ? json_object_new_int64(s->line) : NULL);
+	json_object_object_add(src, "instruction",
+			       s->instruction ? json_object_new_string(s->instruction) : NULL);
+	json_object_object_add(src, "script", s->script[0] ? sbt_json_string(s->script) : NULL);
+	json_object_object_add(src, "matched", json_object_new_boolean(s->matched));
+	json_object_object_add(src, "why", s->why ? json_object_new_string(s->why) : NULL);
+	return src;
+}
+
+static void count_of(json_object *o, const char *key, uint64_t *n)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v))
+		*n += (uint64_t)json_object_get_int64(v);
+}
+
+json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_totals *t)
+{
+	json_object *locs = json_object_new_array();
+
+	memset(t, 0, sizeof(*t));
+	for (int i = 0; locs && i < ss->nr; i++) {
+		const struct probe_site *s = &ss->v[i];
+		json_object *agg, *arr, *omitted;
+		uint64_t n = 0;
+
+		if (!s->agg || !(agg = sbt_shellagg_to_json(s->agg)))
+			continue;
+		count_of(agg, "count", &n);
+		t->count += n;
+		*(s->phase == PROBE_BUILD ? &t->build : &t->boot) += n;
+		if (s->affects_final)
+			t->affecting += n;
+		if (json_object_object_get_ex(agg, "omitted", &omitted)) {
+			count_of(omitted, "locations", &t->omitted_locations);
+			count_of(omitted, "count", &t->omitted_count);
+		}
+		json_object_object_get_ex(agg, "locations", &arr);
+		for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
+			json_object *loc = json_object_get(json_object_array_get_idx(arr, k));
+
+			json_object_object_add(loc, "phase",
+					       json_object_new_string(s->phase == PROBE_BUILD
+									      ? "build"
+									      : "boot"));
+			json_object_object_add(loc, "stage",
+					       s->stage[0] ? sbt_json_string(s->stage) : NULL);
+			json_object_object_add(loc, "affects_final_image",
+					       json_object_new_boolean(s->affects_final));
+			json_object_object_add(loc, "source", source_json(s));
+			json_object_object_add(loc, "remediation", remedy_json(s, loc));
+			json_object_array_add(locs, loc);
+		}
+		json_object_put(agg);
+	}
+	return locs;
+}
