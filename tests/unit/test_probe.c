@@ -327,7 +327,7 @@ static void test_plan_cmd_bad(void **state)
 	plan_fails(r, "   ", NULL, "bad --cmd: empty command");
 }
 
-static void test_plan_dockerfile_builder(void **state)
+static void test_plan_dockerfile_default_final(void **state)
 {
 	struct repo *r = *state;
 	struct sbt_build_plan plan;
@@ -339,7 +339,7 @@ static void test_plan_dockerfile_builder(void **state)
 	assert_int_equal(plan.kind, SBT_BUILD_DOCKERFILE);
 	assert_int_equal(plan.argc, 0);
 	assert_null(plan.argv[0]);
-	assert_string_equal(plan.target, "builder");
+	assert_string_equal(plan.target, ""); /* the final stage: the image a container runs */
 	assert_int_equal(plan.nr_inputs, 3);
 	sbt_build_plan_free(&plan);
 }
@@ -397,7 +397,7 @@ static void test_plan_dockerfile_syntax(void **state)
 	}
 }
 
-/* No builder stage: the final stage, and the plan says so. */
+/* The final stage, and the plan says so (a stage named builder is no default). */
 static void test_plan_dockerfile_final_stage(void **state)
 {
 	struct repo *r = *state;
@@ -409,7 +409,7 @@ static void test_plan_dockerfile_final_stage(void **state)
 	assert_int_equal(plan.kind, SBT_BUILD_DOCKERFILE);
 	assert_string_equal(plan.target, "");
 	assert_string_equal(plan.why,
-			    "Dockerfile: no 'builder' stage, so the final stage (line 2)");
+			    "Dockerfile: the final stage (line 2), the image a container runs");
 	assert_int_equal(plan.nr_inputs, 2);
 	assert_string_equal(plan.inputs[0].name, "Dockerfile");
 	assert_string_equal(plan.inputs[1].name, "package.json");
@@ -763,7 +763,7 @@ static void test_cache_key(void **state)
 
 	key_of(r, NULL, NULL, "0.1.1", k);
 	assert_string_not_equal(base, k);
-	key_of(r, NULL, "other", "0.1.0", k);
+	key_of(r, NULL, "builder", "0.1.0", k); /* not the final stage */
 	assert_string_not_equal(base, k);
 	key_of(r, "npm run build", NULL, "0.1.0", k);
 	assert_string_not_equal(base, k);
@@ -1054,7 +1054,7 @@ int main(void)
 		REPO_TEST(test_plan_cmd_wins),
 		REPO_TEST(test_plan_cmd_script_input),
 		REPO_TEST(test_plan_cmd_bad),
-		REPO_TEST(test_plan_dockerfile_builder),
+		REPO_TEST(test_plan_dockerfile_default_final),
 		REPO_TEST(test_plan_dockerfile_syntax),
 		REPO_TEST(test_plan_dockerfile_final_stage),
 		REPO_TEST(test_plan_target),

@@ -50,6 +50,9 @@ static int df_sites(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 		ret = probe_sites_dockerfile(&p->sites, &df, target);
 		if (!ret && p->sites.boot_other >= 0)
 			p->boot.line = p->sites.v[p->sites.boot_other].line;
+		for (int i = 0; !ret && i < p->sites.nr; i++)
+			if (strcmp(p->sites.v[i].instruction, "HEALTHCHECK") == 0)
+				p->boot.has_healthcheck = true;
 	} else {
 		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
 	}
@@ -147,6 +150,7 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 	int rc = 0;
 
 	probe_sites_init(&p->sites);
+	p->boot.healthcheck = -1;
 	if (o->boot_cmd) {
 		char why[128];
 		int n = sbt_split_words(o->boot_cmd, p->boot.argv, SBT_PROBE_MAX_ARGS, why,
@@ -265,10 +269,29 @@ static void kill_container(const struct probe_ctx *p)
 	}
 }
 
+/*
+ * The HEALTHCHECK, once, a second into the boot (or halfway when shorter):
+ * the engine runs its command inside the container, so the trace sees it.
+ * Nothing schedules it here (no systemd timer), so the probe does.
+ */
+static void healthcheck(struct probe_ctx *p, uint64_t now)
+{
+	uint64_t at = p->boot.start_ms + (p->o->boot_ms < 2000 ? p->o->boot_ms / 2 : 1000);
+
+	if (!p->boot.has_healthcheck || p->boot.healthcheck != -1 || now < at)
+		return;
+	p->boot.healthcheck = probe_engine_healthcheck(&p->build);
+	if (p->boot.healthcheck < 0)
+		p->boot.healthcheck = 255;
+	probe_progress(p, "ran the image's HEALTHCHECK once%s", "");
+}
+
 void probe_boot_tick(struct probe_ctx *p)
 {
 	uint64_t now = sbt_mono_ms();
 
+	if (p->boot.running && !p->boot.term_sent)
+		healthcheck(p, now);
 	if (!p->boot.running || now < p->boot.deadline_ms)
 		return;
 	if (!p->boot.term_sent) {
@@ -329,26 +352,31 @@ json_object *probe_boot_json(const struct probe_ctx *p)
 	char secs[32];
 
 	json_object_object_add(o, "ran", json_object_new_boolean(b->ran));
-	json_object_object_add(o, "skipped", b->skipped ? json_object_new_string(b->skipped) : NULL);
+	json_object_object_add(o, "skipped",
+			       b->skipped ? json_object_new_string(b->skipped) : NULL);
 	if (b->argv[0]) {
 		argv = json_object_new_array();
 		for (int i = 0; b->argv[i]; i++)
 			json_object_array_add(argv, sbt_json_string(b->argv[i]));
 	}
 	json_object_object_add(o, "argv", argv);
-	json_object_object_add(o, "source",
-			       source_name(b->source) ? json_object_new_string(source_name(b->source))
-						      : NULL);
+	json_object_object_add(
+		o, "source",
+		source_name(b->source) ? json_object_new_string(source_name(b->source)) : NULL);
 	json_object_object_add(o, "line", b->line ? json_object_new_int64(b->line) : NULL);
 	json_object_object_add(o, "image", b->image[0] ? json_object_new_string(b->image) : NULL);
 	snprintf(secs, sizeof(secs), "%.1f", (double)b->ms / 1000.0);
-	json_object_object_add(o, "seconds", json_object_new_double_s((double)b->ms / 1000.0, secs));
+	json_object_object_add(o, "seconds",
+			       json_object_new_double_s((double)b->ms / 1000.0, secs));
 	json_object_object_add(o, "ended", end ? json_object_new_string(end) : NULL);
-	json_object_object_add(o, "exit_code",
-			       end && WIFEXITED(b->status)
-				       ? json_object_new_int64(WEXITSTATUS(b->status))
-				       : end && WIFSIGNALED(b->status)
-						 ? json_object_new_int64(128 + WTERMSIG(b->status))
-						 : NULL);
+	json_object_object_add(o, "healthcheck_exit_code",
+			       b->has_healthcheck && b->healthcheck >= 0
+				       ? json_object_new_int64(b->healthcheck)
+				       : NULL);
+	json_object_object_add(
+		o, "exit_code",
+		end && WIFEXITED(b->status)	? json_object_new_int64(WEXITSTATUS(b->status))
+		: end && WIFSIGNALED(b->status) ? json_object_new_int64(128 + WTERMSIG(b->status))
+						: NULL);
 	return o;
 }

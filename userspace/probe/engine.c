@@ -102,8 +102,7 @@ static int rewrite_froms(const struct probe_opts *o, const struct sbt_dockerfile
 		if (local) { /* the image word after FROM (and its flags) */
 			const char *hit = NULL, *from = text + i;
 
-			for (const char *q = from; q + strlen(base) <= text + end;
-			     q = hit + 1) {
+			for (const char *q = from; q + strlen(base) <= text + end; q = hit + 1) {
 				hit = memmem(q, (size_t)(text + end - q), base, strlen(base));
 				if (!hit || hit == from || hit[-1] == ' ' || hit[-1] == '\t')
 					break;
@@ -131,8 +130,8 @@ static int rewrite_froms(const struct probe_opts *o, const struct sbt_dockerfile
  * buildah does): its base images (and their --image-map stand-ins, the
  * Dockerfile rewritten for them) and whether any RUN runs. 0, or -1 with msg.
  */
-static int df_scan(const struct probe_opts *o, const char *target, struct probe_build *b,
-		   char *msg, size_t msglen)
+static int df_scan(const struct probe_opts *o, const char *target, struct probe_build *b, char *msg,
+		   size_t msglen)
 {
 	const char *repo = o->repo;
 	struct probe_df *out = &b->df;
@@ -235,7 +234,9 @@ int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan
 	tool = b->eng == ENGINE_PODMAN ? "podman" : "docker";
 	for (int i = 0; i < df->nr_images; i++) {
 		char *local = df->mapped[i][0] ? df->mapped[i] : df->images[i];
-		char *inspect[] = { (char *)tool, "image", "inspect", "--format", fmt, local, NULL };
+		char *inspect[] = {
+			(char *)tool, "image", "inspect", "--format", fmt, local, NULL
+		};
 
 		rc = tool_code(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 		if ((rc != 0 || !parse_image_id(first_line(out), df->ids[i])) && o->pull &&
@@ -298,8 +299,12 @@ static int build_argv(struct sbt_build_plan *plan, const struct probe_build *b, 
 {
 	enum probe_engine eng = b->eng;
 	static const char *const podman[] = {
-		"podman",     "--runtime",	  "runc", "--cgroup-manager", "cgroupfs",
-		"--events-backend", "file", "build",  "--no-cache",	  "--layers=false",
+		"podman",     "--runtime",
+		"runc",	      "--cgroup-manager",
+		"cgroupfs",   "--events-backend",
+		"file",	      "build",
+		"--no-cache", "--layers=false",
+		"--format",   "docker", /* the OCI format drops HEALTHCHECK */
 		NULL
 	};
 	static const char *const docker[] = { "docker", "buildx", "build", "--no-cache", NULL };
@@ -374,6 +379,20 @@ int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const 
 	return build_argv(plan, b, repo, cgroup_parent);
 }
 
+int probe_engine_healthcheck(const struct probe_build *b)
+{
+	char *podman[] = { "podman",   "--runtime",	     "runc", "--cgroup-manager",
+			   "cgroupfs", "--events-backend",   "file", "healthcheck",
+			   "run",      (char *)b->container, NULL };
+	char *docker[] = { "docker", "healthcheck", "run", (char *)b->container, NULL };
+	char out[256], errout[512];
+
+	if (!b->container[0])
+		return -EINVAL;
+	return tool_code(b->eng == ENGINE_PODMAN ? podman : docker, out, sizeof(out), errout,
+			 sizeof(errout), 10000);
+}
+
 int probe_engine_image(const struct probe_build *b, char id[65])
 {
 	char buf[128];
@@ -390,18 +409,11 @@ int probe_engine_boot_argv(const struct probe_build *b, const char *image, const
 			   const char *cgroup_parent, char **argv, int max)
 {
 	static char name_opt[160], cg_opt[PATH_MAX], img[72];
-	static const char *const podman[] = { "podman",
-					      "--runtime",
-					      "runc",
-					      "--cgroup-manager",
-					      "cgroupfs",
-					      "--events-backend",
-					      "file",
-					      "run",
-					      "--rm",
-					      "--network=none",
-					      "--pull=never",
-					      NULL };
+	static const char *const podman[] = {
+		"podman",   "--runtime",	"runc",		"--cgroup-manager",
+		"cgroupfs", "--events-backend", "file",		"run",
+		"--rm",	    "--network=none",	"--pull=never", NULL
+	};
 	static const char *const docker[] = { "docker", "run", "--rm", "--network=none", NULL };
 	const char *const *fixed = b->eng == ENGINE_PODMAN ? podman : docker;
 	int n = 0;

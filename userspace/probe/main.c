@@ -30,8 +30,9 @@ static void boot_input(const struct probe_ctx *p, struct sbt_build_plan *plan)
 	char desc[4096], hex[65];
 	size_t n;
 
-	n = (size_t)snprintf(desc, sizeof(desc), "%s|%d|%llu", p->boot.skipped ? p->boot.skipped : "",
-			     (int)p->boot.source, (unsigned long long)p->o->boot_ms);
+	n = (size_t)snprintf(desc, sizeof(desc), "%s|%d|%llu",
+			     p->boot.skipped ? p->boot.skipped : "", (int)p->boot.source,
+			     (unsigned long long)p->o->boot_ms);
 	for (int i = 0; p->boot.argv[i] && n < sizeof(desc); i++)
 		n += (size_t)snprintf(desc + n, sizeof(desc) - n, "|%s", p->boot.argv[i]);
 	sbt_sha256_bytes(desc, strlen(desc), hex);

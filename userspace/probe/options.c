@@ -302,8 +302,8 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		} else if (strcmp(arg, "inconclusive") == 0) {
 			o->fail_on = FAIL_ON_INCONCLUSIVE;
 		} else {
-			fprintf(stderr, "sbtrace probe: --fail-on '%s': use unsafe or inconclusive\n",
-				arg);
+			fprintf(stderr,
+				"sbtrace probe: --fail-on '%s': use unsafe or inconclusive\n", arg);
 			return SBT_EXIT_USAGE;
 		}
 		return -1;

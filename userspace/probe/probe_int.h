@@ -134,7 +134,7 @@ struct probe_df {
 struct probe_build {
 	enum probe_engine eng;
 	struct probe_df df;
-	char iidfile[64]; /* the built image's id, "" when none was asked for */
+	char iidfile[64];    /* the built image's id, "" when none was asked for */
 	char dockerfile[64]; /* the Dockerfile with --image-map's FROMs, "" when the repo's */
 	char container[96];  /* the boot's container, "" when none was started */
 	bool pull;	     /* --pull: podman may pull what is missing */
@@ -151,6 +151,8 @@ int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const 
 		      const char *cgroup_parent);
 /* Remove the boot's container, the image the build produced (never a base image), the files. */
 void probe_engine_cleanup(struct probe_build *b);
+/* Run the boot's container's HEALTHCHECK once: its exit code, or -errno. */
+int probe_engine_healthcheck(const struct probe_build *b);
 /* The built image's id (hex) from the iid file. 0, or -1. */
 int probe_engine_image(const struct probe_build *b, char id[65]);
 /* The engine's argv starting the built image's container `name` below cgroup_parent. 0 or -E2BIG. */
@@ -173,7 +175,7 @@ struct probe_sink {
 	json_object *shell_json; /* its JSON: count, locations, omitted, grouped_by (owned) */
 	uint64_t first_exec_ts;	 /* from TraceStopped */
 	bool exec_below;	 /* an exec in a cgroup below the sandbox's (a RUN step) */
-	uint64_t execs;		 /* execs seen in the sandbox */
+	uint64_t execs;		 /* execs of the build seen in the sandbox */
 	uint64_t allowed, denied, observed;
 	json_object *denied_dests; /* owned; at most PROBE_MAX_DENIED */
 };
@@ -186,13 +188,15 @@ enum probe_boot_source { BOOT_NONE = 0, BOOT_DOCKERFILE, BOOT_CMD, BOOT_NPM_STAR
 
 struct probe_boot {
 	enum probe_boot_source source;
-	const char *skipped; /* NULL, or why it did not run (a report value) */
+	const char *skipped;		    /* NULL, or why it did not run (a report value) */
 	char *argv[SBT_PROBE_MAX_ARGS + 1]; /* ns: the start command (owned) */
 	unsigned int line;		    /* Dockerfile: the ENTRYPOINT/CMD line, 0 */
 	char image[72];			    /* Dockerfile: the built image */
 	bool ran, running;
-	uint64_t start_ms, deadline_ms;	  /* CLOCK_MONOTONIC */
+	uint64_t start_ms, deadline_ms; /* CLOCK_MONOTONIC */
 	bool term_sent, kill_sent;
+	bool has_healthcheck; /* the image has a HEALTHCHECK: run once during the boot */
+	int healthcheck;      /* its exit code; -1 not run */
 	enum sbt_then_end end;
 	int status;
 	uint64_t ms; /* how long it ran */

@@ -111,7 +111,7 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		snprintf(msg, sizeof(msg),
 			 "the boot phase did not run (%s): the verdict covers the build only, not "
 			 "what the container runs when it starts",
-			 strcmp(skipped, "no_boot") == 0	 ? "--no-boot"
+			 strcmp(skipped, "no_boot") == 0   ? "--no-boot"
 			 : strcmp(skipped, "backend") == 0 ? "not with --backend qemu"
 			 : strcmp(skipped, "no_start_command") == 0
 				 ? "no start command: give --boot-cmd, or a package.json start "

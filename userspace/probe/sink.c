@@ -62,19 +62,20 @@ static enum probe_phase phase_of(struct probe_sink *ps, const struct sbt_exec *r
 	if (!ps->boot_start_ns && ps->run && ps->run->phase_fd >= 0 &&
 	    sbt_sandbox_then_poll(ps->run) > 0 && ps->run->then.started)
 		ps->boot_start_ns = ps->run->then.start_ns;
-	return ps->boot_start_ns && rec->ts_boot_ns >= ps->boot_start_ns ? PROBE_BOOT
-									  : PROBE_BUILD;
+	return ps->boot_start_ns && rec->ts_boot_ns >= ps->boot_start_ns ? PROBE_BOOT : PROBE_BUILD;
 }
 
 /* Tie the exec to its site; a shell is counted there. */
 static void take_exec(struct probe_sink *ps, const struct sbt_ev_exec *ex)
 {
+	enum probe_phase ph = phase_of(ps, ex->rec);
 	int site;
 
+	if (ph == PROBE_BUILD)
+		ps->execs++;
 	if (!ps->sites)
 		return;
-	site = probe_site_of(ps->sites, phase_of(ps, ex->rec), ex->rec, ex->shell, ex->anc,
-			     ex->nanc, ps->cgroup_id);
+	site = probe_site_of(ps->sites, ph, ex->rec, ex->shell, ex->anc, ex->nanc, ps->cgroup_id);
 	if (ex->shell &&
 	    (site < 0 || probe_site_count(ps->sites, site, ex->rec, ex->shell, ex->anc, ex->nanc)))
 		ps->sites_failed = true;
@@ -86,7 +87,6 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 
 	switch (ev->kind) {
 	case SBT_EV_EXEC:
-		ps->execs++;
 		/* Every RUN step runs in a container below the sandbox cgroup. */
 		if (ev->exec.rec->cgroup_id != ps->cgroup_id)
 			ps->exec_below = true;

@@ -17,7 +17,10 @@ static bool blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* A copy with runs of blanks collapsed to one space and none at either end. */
+/*
+ * A copy with runs of blanks (and backslash-newlines: continued lines,
+ * joined or not) collapsed to one space and none at either end.
+ */
 static char *collapse(const char *s, size_t len)
 {
 	char *out = malloc(len + 1), *o = out;
@@ -26,6 +29,8 @@ static char *collapse(const char *s, size_t len)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\\' && i + 1 < len && s[i + 1] == '\n')
+			i++;
 		if (blank(s[i])) {
 			gap = o != out;
 			continue;
@@ -129,11 +134,9 @@ int probe_site_add(struct probe_sites *ss, const struct probe_site *tmpl, const 
 static int add_other(struct probe_sites *ss, enum probe_phase ph, const char *instr,
 		     const char *file, const char *why)
 {
-	struct probe_site t = { .phase = ph,
-				.file = file,
-				.instruction = instr,
-				.why = why,
-				.affects_final = true };
+	struct probe_site t = {
+		.phase = ph, .file = file, .instruction = instr, .why = why, .affects_final = true
+	};
 	int i = probe_site_add(ss, &t, NULL, NULL, 0);
 
 	if (i < 0)
@@ -363,23 +366,111 @@ static bool argv_is(const struct probe_site *s, const struct sbt_exec *rec)
 	return true;
 }
 
+/* Where a make variable reference $(X), ${X} or $X ends (at `p`, which is a '$'). */
+static const char *var_end(const char *p)
+{
+	char close = p[1] == '(' ? ')' : p[1] == '{' ? '}' : '\0';
+	int depth = 0;
+
+	if (!close)
+		return p[1] ? p + 2 : p + 1;
+	for (const char *q = p + 1; *q; q++) {
+		if (*q == p[1])
+			depth++;
+		else if (*q == close && --depth == 0)
+			return q + 1;
+	}
+	return NULL;
+}
+
+/*
+ * A recipe line with variables matches a command when its literal pieces
+ * appear in it in order, the first at the start and the last at the end
+ * (each reference stands for any text, as make expanded it). `$$` is a '$'.
+ */
+static bool recipe_glob(const char *pat, const char *cmd)
+{
+	char lit[1024];
+	const char *c = cmd;
+	bool first = true;
+
+	for (const char *p = pat;;) {
+		size_t n = 0;
+
+		while (*p && (*p != '$' || p[1] == '$') && n < sizeof(lit) - 1) {
+			lit[n++] = *p;
+			p += *p == '$' ? 2 : 1;
+		}
+		lit[n] = '\0';
+		if (!*p) /* the last piece: at the end */
+			return strlen(c) >= n && strcmp(c + strlen(c) - n, lit) == 0 &&
+			       (!first || strlen(c) == n);
+		if (*p != '$')
+			return false; /* a piece too long to compare */
+		if (first ? strncmp(c, lit, n) != 0 : !(c = strstr(c, lit)))
+			return false;
+		c += n;
+		first = false;
+		if (!(p = var_end(p)))
+			return false;
+	}
+}
+
 /* A recipe site compares the command's first line (make passes continued lines on). */
 static bool text_is(const struct probe_site *s, const char *cmd)
 {
+	bool recipe = strcmp(s->instruction, "recipe") == 0, same;
 	const char *nl;
 	char *first;
-	bool same;
 
 	if (!s->text || !cmd)
 		return false;
-	nl = strcmp(s->instruction, "recipe") == 0 ? strchr(cmd, '\n') : NULL;
-	if (!nl)
-		return same_text(s->text, cmd);
-	first = strndup(cmd, (size_t)(nl - cmd));
-	if (first && first[0] && first[strlen(first) - 1] == '\\')
+	nl = recipe ? strchr(cmd, '\n') : NULL;
+	first = nl ? strndup(cmd, (size_t)(nl - cmd)) : strdup(cmd);
+	if (first && nl && first[0] && first[strlen(first) - 1] == '\\')
 		first[strlen(first) - 1] = '\0';
 	same = first && same_text(s->text, first);
+	if (!same && first && recipe && strchr(s->text, '$')) {
+		char *c = collapse(first, strlen(first));
+
+		same = c && recipe_glob(s->text, c);
+		free(c);
+	}
 	free(first);
+	return same;
+}
+
+/*
+ * A program make ran itself (no shell needed): its words are the recipe
+ * line's. A `#!` script's words start at the script (the kernel put the
+ * interpreter and its option before it).
+ */
+static bool words_are(const struct probe_site *s, const struct sbt_exec *rec,
+		      const struct sbt_shell_class *cls)
+{
+	size_t len = 1, from = 0;
+	char *joined;
+	bool same;
+
+	if (!s->text || !rec->argc)
+		return false;
+	if (cls->kind == SBT_SHELL_SHEBANG)
+		for (size_t i = 1; i < rec->argc && i < 3; i++)
+			if (strcmp(rec->argv[i], rec->filename) == 0)
+				from = i;
+	for (size_t i = from; i < rec->argc; i++)
+		len += strlen(rec->argv[i]) + 1;
+	joined = malloc(len);
+	if (!joined)
+		return false;
+	joined[0] = '\0';
+	for (size_t i = from; i < rec->argc; i++) {
+		if (i > from)
+			strcat(joined, " ");
+		strcat(joined, rec->argv[i]);
+	}
+	same = text_is(s, joined);
+	free(joined);
 	return same;
 }
 
@@ -410,7 +501,8 @@ static int match_text(const struct probe_sites *ss, enum probe_phase ph, const s
 
 		if (s->phase != ph || s->step || !s->matched)
 			continue;
-		if (text_is(s, cls->command) || argv_is(s, rec))
+		if (text_is(s, cls->command) || argv_is(s, rec) ||
+		    (!cls->command && words_are(s, rec, cls)))
 			return i;
 	}
 	return -1;
@@ -431,8 +523,7 @@ static bool runtime_helper(const struct sbt_exec *rec)
 
 	base = base ? base + 1 : rec->argc ? rec->argv[0] : "";
 	return rec->argc >= 2 && strcmp(rec->argv[1], "init") == 0 &&
-	       (strcmp(base, "runc") == 0 || strcmp(base, "crun") == 0 ||
-		strcmp(base, "exe") == 0);
+	       (strcmp(base, "runc") == 0 || strcmp(base, "crun") == 0 || strcmp(base, "exe") == 0);
 }
 
 static int tie(struct probe_sites *ss, uint32_t pid, int site)
@@ -626,10 +717,9 @@ json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_to
 		for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
 			json_object *loc = json_object_get(json_object_array_get_idx(arr, k));
 
-			json_object_object_add(loc, "phase",
-					       json_object_new_string(s->phase == PROBE_BUILD
-									      ? "build"
-									      : "boot"));
+			json_object_object_add(
+				loc, "phase",
+				json_object_new_string(s->phase == PROBE_BUILD ? "build" : "boot"));
 			json_object_object_add(loc, "stage",
 					       s->stage[0] ? sbt_json_string(s->stage) : NULL);
 			json_object_object_add(loc, "affects_final_image",

@@ -98,7 +98,8 @@ int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *
 /* The build's catch-all when it is not a Dockerfile's. 0 or -ENOMEM. */
 int probe_sites_other(struct probe_sites *ss, const char *build_instr, const char *build_file);
 /* package.json's scripts (text: the file, for line numbers). 0 or -ENOMEM. */
-int probe_sites_npm(struct probe_sites *ss, json_object *scripts, const char *text, bool boot_start);
+int probe_sites_npm(struct probe_sites *ss, json_object *scripts, const char *text,
+		    bool boot_start);
 /* A Makefile's recipe lines. 0 or -ENOMEM. */
 int probe_sites_make(struct probe_sites *ss, const char *name, const char *text, size_t len);
 
@@ -112,7 +113,8 @@ int probe_site_of(struct probe_sites *ss, enum probe_phase ph, const struct sbt_
 
 /* Count a shell at its site. 0 or -ENOMEM. */
 int probe_site_count(struct probe_sites *ss, int site, const struct sbt_exec *rec,
-		     const struct sbt_shell_class *cls, const struct sbt_ancestor *anc, size_t nanc);
+		     const struct sbt_shell_class *cls, const struct sbt_ancestor *anc,
+		     size_t nanc);
 
 /* What the report says of the sites' shells. */
 struct probe_site_totals {

@@ -28,8 +28,8 @@
 
 /* One record on the phase pipe (spec->then_argv), written by init in one write(). */
 struct sbx_phase_rec {
-	uint32_t end;	 /* SBT_THEN_PENDING: started; else how it ended */
-	int32_t status;	 /* the ended workload's wait status (SKIPPED: argv's) */
+	uint32_t end;	  /* SBT_THEN_PENDING: started; else how it ended */
+	int32_t status;	  /* the ended workload's wait status (SKIPPED: argv's) */
 	uint64_t boot_ns; /* CLOCK_BOOTTIME when written */
 };
 
