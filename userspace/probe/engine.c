@@ -433,17 +433,31 @@ int probe_engine_boot_argv(const struct probe_build *b, const char *image, const
 	return n;
 }
 
+void probe_engine_remove_container(struct probe_build *b)
+{
+	char *podman[] = { "podman", "rm", "-f", "-t", "0", b->container, NULL };
+	char *docker[] = { "docker", "rm", "-f", b->container, NULL };
+	char out[256], errout[512];
+	int rc = -1;
+
+	if (!b->container[0])
+		return;
+	/* a container whose conmon was killed is "stopping" a moment: try again */
+	for (int i = 0; i < 5 && rc; i++) {
+		if (i)
+			usleep(200 * 1000);
+		rc = tool_code(b->eng == ENGINE_PODMAN ? podman : docker, out, sizeof(out), errout,
+			       sizeof(errout), TOOL_TIMEOUT_MS);
+	}
+	if (rc)
+		fprintf(stderr, "sbtrace probe: could not remove container %s (%d): %s\n",
+			b->container, rc, first_line(errout));
+	b->container[0] = '\0';
+}
+
 void probe_engine_cleanup(struct probe_build *b)
 {
-	if (b->container[0]) {
-		char *podman[] = { "podman", "rm", "-f", "-t", "0", b->container, NULL };
-		char *docker[] = { "docker", "rm", "-f", b->container, NULL };
-		char **rm = b->eng == ENGINE_PODMAN ? podman : docker;
-		char out[256], errout[256];
-
-		tool_code(rm, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
-		b->container[0] = '\0';
-	}
+	probe_engine_remove_container(b);
 	if (b->dockerfile[0]) {
 		unlink(b->dockerfile);
 		b->dockerfile[0] = '\0';

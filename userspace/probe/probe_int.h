@@ -151,6 +151,8 @@ int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const 
 		      const char *cgroup_parent);
 /* Remove the boot's container, the image the build produced (never a base image), the files. */
 void probe_engine_cleanup(struct probe_build *b);
+/* Remove the boot's container, if one was started (podman's own kill and clean-up). */
+void probe_engine_remove_container(struct probe_build *b);
 /* Run the boot's container's HEALTHCHECK once: its exit code, or -errno. */
 int probe_engine_healthcheck(const struct probe_build *b);
 /* The built image's id (hex) from the iid file. 0, or -1. */

@@ -149,6 +149,13 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 				    p->timed_out
 					    ? "the build did not finish within --timeout"
 					    : "the build in the VM did not exit with status 0");
+	} else if ((p->boot.ran && p->boot.end == SBT_THEN_PENDING) ||
+		   (!p->exited && p->run.then.started)) {
+		because(v, "boot_interrupted",
+			p->timed_out ? "the boot was stopped at --timeout before its end: what the "
+				       "container runs later was not seen"
+				     : "the probe was stopped during the boot: what the container "
+				       "runs later was not seen");
 	} else if (p->timed_out || !build_ok) {
 		build_failure(p, msg, sizeof(msg));
 		because(v, "build_failed", msg);

@@ -370,8 +370,9 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 		fclose(out);
 	if (rc == SBT_EXIT_KERNEL)
 		return rc;
-	if (!p->exited && p->started) {
+	if ((!p->exited || p->boot.running) && p->started) {
 		/* stopped early (signal, timeout, boot failure): end the workload */
+		probe_engine_remove_container(&p->build);
 		sbt_sandbox_destroy(&p->run);
 		p->started = false;
 	}
@@ -382,6 +383,7 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 
 void probe_cleanup(struct probe_ctx *p)
 {
+	probe_engine_remove_container(&p->build); /* podman's kill first, then the cgroup's */
 	if (p->started)
 		sbt_sandbox_destroy(&p->run);
 	p->started = false;
