@@ -191,10 +191,13 @@ unit-asan: $(UNIT_ASAN_BINS)
 integration: all
 	$(Q)tests/integration/run.sh
 
-# The probe report's schema against its samples (tests/fixtures/reports/): the valid ones
-# pass, broken copies are refused (Debian's /usr/bin/jsonschema; a few seconds).
-check-schemas:
-	$(Q)scripts/check-schemas.sh
+# The probe report's schema against its samples (tests/fixtures/reports/), and the SARIF
+# logs test_sarif makes of them against the OASIS SARIF 2.1.0 schema (tests/schema/): the
+# valid ones pass, broken copies are refused (Debian's /usr/bin/jsonschema; a few seconds).
+check-schemas: $(TESTBIN)/test_sarif
+	$(Q)rm -rf $(BUILD)/sarif && mkdir -p $(BUILD)/sarif
+	$(Q)$(TESTBIN)/test_sarif $(BUILD)/sarif > /dev/null
+	$(Q)scripts/check-schemas.sh $(BUILD)/sarif
 
 test: deps check-structure
 	$(Q)$(MAKE) --no-print-directory all
