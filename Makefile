@@ -71,13 +71,14 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
-	vmlinux help fuzz check-format check-structure
+	vmlinux help fuzz check-format check-structure check-schemas
 
 all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS)
 
 help:
-	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan integration bench fuzz'
-	@echo '         format check-format lint clean install (PREFIX, DESTDIR) vmlinux'
+	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan check-schemas'
+	@echo '         integration bench fuzz format check-format lint clean install (PREFIX, DESTDIR)'
+	@echo '         vmlinux'
 
 deps:
 	$(Q)scripts/deps.sh
@@ -190,10 +191,19 @@ unit-asan: $(UNIT_ASAN_BINS)
 integration: all
 	$(Q)tests/integration/run.sh
 
+# The probe report's schema against its samples (tests/fixtures/reports/), and the SARIF
+# logs test_sarif makes of them against the OASIS SARIF 2.1.0 schema (tests/schema/): the
+# valid ones pass, broken copies are refused (Debian's /usr/bin/jsonschema; a few seconds).
+check-schemas: $(TESTBIN)/test_sarif
+	$(Q)rm -rf $(BUILD)/sarif && mkdir -p $(BUILD)/sarif
+	$(Q)$(TESTBIN)/test_sarif $(BUILD)/sarif > /dev/null
+	$(Q)scripts/check-schemas.sh $(BUILD)/sarif
+
 test: deps check-structure
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-asan
+	$(Q)$(MAKE) --no-print-directory check-schemas
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory integration
 

@@ -148,6 +148,28 @@ validate_schema() {
 	fi
 }
 
+REPORT_SCHEMA="$TOP/userspace/schema/probe-report.schema.json"
+SARIF_SCHEMA="$TOP/tests/schema/sarif-schema-2.1.0.json"
+# One line per error: where and what (not the whole instance, as the default prints).
+SCHEMA_ERRFMT='{error.json_path}: {error.message}
+'
+
+# validate_json SCHEMA WHAT FILE: FILE (one JSON document) is valid against SCHEMA.
+validate_json() {
+	T_CHECKS=$((T_CHECKS + 1))
+	if "$JSONSCHEMA" -F "$SCHEMA_ERRFMT" -i "$3" "$1" > "$WORK/schema.err" 2>&1; then
+		log "ok: $(basename "$3") valid against the $2 schema"
+	else
+		fail "schema: $(basename "$3"): $(head -c 600 "$WORK/schema.err")"
+	fi
+}
+
+# validate_report FILE: FILE is a valid probe report (userspace/schema/probe-report.schema.json).
+validate_report() { validate_json "$REPORT_SCHEMA" "probe report" "$1"; }
+
+# validate_sarif FILE: FILE is a valid SARIF 2.1.0 log (the OASIS schema, tests/schema/).
+validate_sarif() { validate_json "$SARIF_SCHEMA" "SARIF 2.1.0" "$1"; }
+
 # Count events of a type (optionally for a sandbox): nevents FILE EVENT [SANDBOX]
 nevents() {
 	if [ $# -ge 3 ]; then
