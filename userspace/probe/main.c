@@ -15,13 +15,22 @@
 
 #include "clock.h"
 #include "probe_int.h"
+#include "sarif.h"
 #include "sha256.h"
 
-static void print_report(json_object *report)
+/* The report on stdout, as JSON or (--format sarif) as a SARIF log. */
+static void print_report(const struct probe_opts *o, json_object *report)
 {
+	json_object *out = o->sarif ? probe_sarif(report) : json_object_get(report);
+
+	if (!out) {
+		fprintf(stderr, "sbtrace probe: out of memory writing the report\n");
+		return;
+	}
 	printf("%s\n", json_object_to_json_string_ext(
-			       report, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+			       out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
+	json_object_put(out);
 }
 
 /* The boot is part of the question: what runs, for how long (an input of the key). */
@@ -112,7 +121,7 @@ static bool cache_answer(const struct probe_ctx *p, int *code)
 	timings = json_object_new_object();
 	json_object_object_add(timings, "total", json_object_new_uint64(sbt_mono_ms() - p->t0_ms));
 	json_object_object_add(cached, "timings_ms", timings);
-	print_report(cached);
+	print_report(o, cached);
 	*code = verdict_exit(o, cached);
 	json_object_put(cached);
 	probe_progress(p, "answered from the cache (%s)", o->cache_dir);
@@ -142,7 +151,7 @@ static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 
 	probe_decide(p, plan, &v);
 	r = probe_report(p, plan, &v);
-	print_report(r);
+	print_report(o, r);
 	summary(p, &v);
 	if (!o->no_cache && o->cache_dir && !v.reason && p->tree.cacheable && !p->timed_out &&
 	    !p->uncacheable && sbt_cache_write(o->cache_dir, p->key, r) < 0)
