@@ -71,13 +71,13 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
-	vmlinux help fuzz check-format check-structure
+	vmlinux help fuzz check-format check-structure base-images
 
 all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS)
 
 help:
 	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan integration bench fuzz'
-	@echo '         format check-format lint clean install (PREFIX, DESTDIR) vmlinux'
+	@echo '         base-images format check-format lint clean install (PREFIX, DESTDIR) vmlinux'
 
 deps:
 	$(Q)scripts/deps.sh
@@ -96,6 +96,13 @@ probe:
 
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
+
+# Offline stand-ins for debian:bookworm and node:*-slim (scripts/image-map), from
+# Debian packages (mmdebstrap comes with deps); the script's stdout (an export line)
+# is not make's business.
+base-images:
+	$(Q)scripts/deps.sh >&2
+	$(Q)scripts/base-images.sh > /dev/null
 
 # --- BPF ---------------------------------------------------------------
 # -MMD: every header a part includes (policy.bpf.h ...) is a dependency.
