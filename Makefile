@@ -71,14 +71,14 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
-	vmlinux help fuzz check-format check-structure check-schemas
+	vmlinux help fuzz check-format check-structure check-schemas base-images
 
 all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS)
 
 help:
 	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan check-schemas'
-	@echo '         integration bench fuzz format check-format lint clean install (PREFIX, DESTDIR)'
-	@echo '         vmlinux'
+	@echo '         integration bench fuzz base-images format check-format lint clean install'
+	@echo '         (PREFIX, DESTDIR) vmlinux'
 
 deps:
 	$(Q)scripts/deps.sh
@@ -97,6 +97,13 @@ probe:
 
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
+
+# Offline stand-ins for debian:bookworm and node:*-slim (scripts/image-map), from
+# Debian packages (mmdebstrap comes with deps); the script's stdout (an export line)
+# is not make's business.
+base-images:
+	$(Q)scripts/deps.sh >&2
+	$(Q)scripts/base-images.sh > /dev/null
 
 # --- BPF ---------------------------------------------------------------
 # -MMD: every header a part includes (policy.bpf.h ...) is a dependency.
