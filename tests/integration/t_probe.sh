@@ -23,6 +23,7 @@ probe() {
 	"$SBTRACE" probe -q --cache-dir "$CACHE" "$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err"
 	PROBE_RC=$?
 	log "$_n: rc $PROBE_RC, $(jq -c '{verdict, confidence, reason, count: .shell_invocation.count, hit: .cache.hit, t: .timings_ms}' "$WORK/$_n.json" 2> /dev/null)"
+	validate_report "$WORK/$_n.json"
 }
 field() { jq -r "$2" "$WORK/$1.json"; }
 

@@ -16,6 +16,7 @@ probe() {
 	"$SBTRACE" probe --cache-dir "$CACHE" "$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err"
 	PROBE_RC=$?
 	log "$_n: rc $PROBE_RC, $(jq -c '{verdict, confidence, reason, count: .shell_invocation.count, hit: .cache.hit}' "$WORK/$_n.json" 2> /dev/null)"
+	validate_report "$WORK/$_n.json"
 }
 field() { jq -r "$2" "$WORK/$1.json"; }
 verdict() { field "$1" '"\(.verdict) \(.confidence) \(.reason) \(.shell_invocation.count) \(.cache.hit)"'; }

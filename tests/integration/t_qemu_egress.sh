@@ -82,6 +82,7 @@ FIX="$TOP/tests/fixtures/make-noshell"
 "$SBTRACE" probe --backend qemu --guest "$GUEST" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
 	--no-cache -q --timeout 90 --cmd "true" "$FIX" > "$WORK/report.json" 2> "$WORK/probe.err"
 check "probe --backend qemu: exit 0" 0 $?
+validate_report "$WORK/report.json"
 check "probe --backend qemu: inconclusive, low, exec_not_visible" "inconclusive low exec_not_visible" \
 	"$(jq -r '"\(.verdict) \(.confidence) \(.reason)"' "$WORK/report.json")"
 check "probe --backend qemu: visibility exec none, network tap" "none tap" \

@@ -348,12 +348,14 @@ json_object *probe_boot_json(const struct probe_ctx *p)
 {
 	const struct probe_boot *b = &p->boot;
 	json_object *o = json_object_new_object(), *argv = NULL;
-	const char *end = b->ran ? end_name(b->end) : NULL;
+	const char *end = b->ran ? end_name(b->end) : NULL, *skipped = b->skipped;
+	bool build_ok = p->exited && WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0;
 	char secs[32];
 
+	if (!b->ran && !skipped) /* it was to run: the build did not get there */
+		skipped = build_ok ? "interrupted" : "build_failed";
 	json_object_object_add(o, "ran", json_object_new_boolean(b->ran));
-	json_object_object_add(o, "skipped",
-			       b->skipped ? json_object_new_string(b->skipped) : NULL);
+	json_object_object_add(o, "skipped", skipped ? json_object_new_string(skipped) : NULL);
 	if (b->argv[0]) {
 		argv = json_object_new_array();
 		for (int i = 0; b->argv[i]; i++)
