@@ -85,15 +85,20 @@ deps:
 
 # The main job: make probe REPO=path [PROBE_ARGS=...]. Stdout is the report alone:
 # the set-up's output goes to stderr, and make's own variables (MAKEFLAGS, REPO=...)
-# stay out of the probe and of the build it runs.
+# stay out of the probe and of the build it runs. A repo with a Dockerfile gets
+# podman set up and the Debian-built stand-in base images (scripts/image-map; an
+# --image-map in PROBE_ARGS wins over it; --no-image-map: none).
 probe:
 	$(Q)scripts/deps.sh >&2
 	$(Q)scripts/mounts.sh >&2
 	$(Q)$(MAKE) --no-print-directory all >&2
 	$(Q)test -n "$(REPO)" || { echo 'make probe: give REPO=path/to/repo' >&2; exit 2; }
 	$(Q)$(if $(findstring qemu,$(PROBE_ARGS)),scripts/guest-build.sh > /dev/null,true)
+	$(Q)if [ -f "$(REPO)/Dockerfile" ]; then scripts/base-images.sh > /dev/null; fi
 	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u MAKE_TERMOUT \
-		-u MAKE_TERMERR $(BIN)/sbtrace probe $(PROBE_ARGS) "$(REPO)"
+		-u MAKE_TERMERR $(BIN)/sbtrace probe \
+		$(if $(findstring --no-image-map,$(PROBE_ARGS)),,--image-map scripts/image-map) \
+		$(filter-out --no-image-map,$(PROBE_ARGS)) "$(REPO)"
 
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)

@@ -33,6 +33,10 @@ seed() {
 		printf '\014\000\000\000\016\000\000\000/bin/busyboxsh\000build.sh\000\000\000' \
 			>"$2/seed-busybox"
 		;;
+	fuzz_sites)
+		printf 'all:\n\tcd sub && $(MAKE) x\n\t@echo hi > f\n\000FROM a AS b\nRUN echo x\nFROM b\nCMD node s.js\n\000cd sub && make x\necho hi > f\nnode s.js\n' \
+			>"$2/seed-make-docker"
+		;;
 	fuzz_cgroupfs)
 		printf '%s\n' \
 			'31 22 0:26 / /sys/fs/cgroup ro,nosuid shared:9 - tmpfs tmpfs ro' \

@@ -197,4 +197,18 @@ int sbt_dockerfile_stages_needed(const struct sbt_dockerfile *df, int target,
 int sbt_dockerfile_images(const struct sbt_dockerfile *df, int target, enum sbt_df_scope scope,
 			  const char **images, int max, struct sbt_df_error *err);
 
+/*
+ * What a container of stage `stage` runs when it starts: its ENTRYPOINT,
+ * else its CMD (its own, else inherited from the stages it is built FROM);
+ * NULL when both come from the base image.
+ */
+const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df, int stage);
+/* Its HEALTHCHECK (own or inherited); NULL for none or HEALTHCHECK NONE. */
+const struct sbt_df_instr *sbt_dockerfile_healthcheck(const struct sbt_dockerfile *df, int stage);
+/* A command instruction's keyword as a static string ("RUN" ...; "" for others). */
+const char *sbt_df_keyword(const struct sbt_df_instr *in);
+bool sbt_df_is_run(const struct sbt_df_instr *in);
+/* How a command instruction's exec form starts (RUN, CMD, ENTRYPOINT, HEALTHCHECK CMD); else NULL. */
+const char *sbt_df_exec_form_prefix(const char *keyword);
+
 #endif

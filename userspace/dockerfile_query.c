@@ -210,3 +210,63 @@ int sbt_dockerfile_load(int dirfd, const char *path, const char *const *build_ar
 	free(buf);
 	return rc;
 }
+
+/* ---- what a stage's container runs --------------------------------------- */
+
+static const char *const command_keywords[] = { "RUN", "CMD", "ENTRYPOINT", "HEALTHCHECK" };
+
+const char *sbt_df_keyword(const struct sbt_df_instr *in)
+{
+	for (size_t i = 0; i < sizeof(command_keywords) / sizeof(command_keywords[0]); i++)
+		if (strcmp(in->keyword, command_keywords[i]) == 0)
+			return command_keywords[i];
+	return "";
+}
+
+bool sbt_df_is_run(const struct sbt_df_instr *in)
+{
+	return sbt_df_keyword(in) == command_keywords[0];
+}
+
+const char *sbt_df_exec_form_prefix(const char *keyword)
+{
+	if (!keyword)
+		return NULL;
+	if (strcmp(keyword, command_keywords[3]) == 0)
+		return "HEALTHCHECK CMD";
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(keyword, command_keywords[i]) == 0)
+			return command_keywords[i];
+	return NULL;
+}
+
+/* The stage's last `keyword` instruction, else its FROM stages' (what it inherits). */
+static const struct sbt_df_instr *inherited(const struct sbt_dockerfile *df, int stage,
+					    const char *keyword)
+{
+	for (int i = stage, hops = 0; i >= 0 && i < df->nr_stages && hops <= df->nr_stages;
+	     hops++) {
+		const struct sbt_df_stage *st = &df->stages[i];
+
+		for (int k = st->from + st->nr_instrs; k > st->from; k--)
+			if (strcmp(df->instrs[k].keyword, keyword) == 0)
+				return &df->instrs[k];
+		i = st->base_kind == SBT_DF_BASE_STAGE ? st->base_stage : -1;
+	}
+	return NULL;
+}
+
+const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df, int stage)
+{
+	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[2]);
+
+	return in ? in : inherited(df, stage, command_keywords[1]);
+}
+
+const struct sbt_df_instr *sbt_dockerfile_healthcheck(const struct sbt_dockerfile *df, int stage)
+{
+	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[3]);
+
+	return in && in->form != SBT_DF_FORM_HEALTH_NONE && in->form != SBT_DF_FORM_NONE ? in
+											 : NULL;
+}

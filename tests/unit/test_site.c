@@ -52,16 +52,16 @@ static void parse(const char *text, struct sbt_dockerfile *df)
 	assert_int_equal(sbt_dockerfile_parse(text, strlen(text), NULL, df, &err), 0);
 }
 
-static const char multistage[] = "FROM base AS builder\n"		     /* 1 */
-				 "RUN make   all \\\n  && echo done\n"	     /* 2-3 */
-				 "RUN [\"/bin/cp\", \"a\", \"b\"]\n"	     /* 4 */
-				 "FROM base AS unused\n"		     /* 5 */
-				 "RUN echo same\n"			     /* 6 */
-				 "FROM base\n"				     /* 7 */
-				 "COPY --from=builder /b /b\n"		     /* 8 */
-				 "RUN echo same\n"			     /* 9 */
+static const char multistage[] = "FROM base AS builder\n"			 /* 1 */
+				 "RUN make   all \\\n  && echo done\n"		 /* 2-3 */
+				 "RUN [\"/bin/cp\", \"a\", \"b\"]\n"		 /* 4 */
+				 "FROM base AS unused\n"			 /* 5 */
+				 "RUN echo same\n"				 /* 6 */
+				 "FROM base\n"					 /* 7 */
+				 "COPY --from=builder /b /b\n"			 /* 8 */
+				 "RUN echo same\n"				 /* 9 */
 				 "HEALTHCHECK CMD wget -q localhost || exit 1\n" /* 10 */
-				 "CMD node server.js\n";		     /* 11 */
+				 "CMD node server.js\n";			 /* 11 */
 
 /* The RUN steps: matched by command in order, a step's shells are its, stages known. */
 static void test_dockerfile_steps(void **state)
@@ -103,8 +103,7 @@ static void test_dockerfile_steps(void **state)
 	assert_int_equal(ss.v[s].line, 9);
 	assert_true(ss.v[s].affects_final);
 	/* a step nobody wrote: tied to nothing, counted as affecting */
-	s = feed(&ss, PROBE_BUILD, 16, 205, (const char *[]){ "sh", "-c", "other", NULL }, NULL,
-		 0);
+	s = feed(&ss, PROBE_BUILD, 16, 205, (const char *[]){ "sh", "-c", "other", NULL }, NULL, 0);
 	assert_false(ss.v[s].matched);
 	assert_true(ss.v[s].affects_final);
 
@@ -189,9 +188,9 @@ static void test_make(void **state)
 {
 	static const char mk[] = "CC=cc\n"
 				 "all:\n"
-				 "\t@cp a b && echo done\n"	      /* 3 */
-				 "\tcd sub && $(MAKE) -C x \\\n"     /* 4 */
-				 "\t  --no-print-directory\n"	      /* 5 */
+				 "\t@cp a b && echo done\n"	       /* 3 */
+				 "\tcd sub && $(MAKE) -C x \\\n"       /* 4 */
+				 "\t  --no-print-directory\n"	       /* 5 */
 				 "\t./configure --prefix=$(PREFIX)\n"; /* 6 */
 	const char *a[] = { "/bin/sh", "-c", "cp a b && echo done", NULL };
 	const char *b[] = { "/bin/sh", "-c", "cd sub && make -C x \\\n--no-print-directory", NULL };
@@ -221,9 +220,10 @@ static void test_make(void **state)
 /* npm: a script's sh -c is the script; its line in package.json. */
 static void test_npm(void **state)
 {
-	static const char pkg[] = "{\n  \"name\": \"x\",\n  \"scripts\": {\n"
-				  "    \"build\": \"tsc -p .\",\n    \"start\": \"node server.js\"\n"
-				  "  }\n}\n";
+	static const char pkg[] =
+		"{\n  \"name\": \"x\",\n  \"scripts\": {\n"
+		"    \"build\": \"tsc -p .\",\n    \"start\": \"node server.js\"\n"
+		"  }\n}\n";
 	const char *build[] = { "sh", "-c", "tsc -p .", NULL };
 	const char *start[] = { "sh", "-c", "node server.js", NULL };
 	json_object *doc = json_tokener_parse(pkg), *scripts;
@@ -269,6 +269,7 @@ static void test_simple_command(void **state)
 		{ "a\nb", -1, NULL, NULL },
 		{ "", -1, NULL, NULL },
 		{ "'unterminated", -1, NULL, NULL },
+		{ "node ''", -1, NULL, NULL }, /* an empty word: fuzz_sites found it */
 	};
 	char *argv[8];
 
@@ -290,9 +291,12 @@ static void test_simple_command(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dockerfile_steps),    cmocka_unit_test(test_dockerfile_boot),
-		cmocka_unit_test(test_dockerfile_from_stage), cmocka_unit_test(test_make),
-		cmocka_unit_test(test_npm),		    cmocka_unit_test(test_simple_command),
+		cmocka_unit_test(test_dockerfile_steps),
+		cmocka_unit_test(test_dockerfile_boot),
+		cmocka_unit_test(test_dockerfile_from_stage),
+		cmocka_unit_test(test_make),
+		cmocka_unit_test(test_npm),
+		cmocka_unit_test(test_simple_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,7 +30,6 @@
 #include "clock.h"
 #include "dockerfile.h"
 #include "events.h"
-#include "jsondoc.h"
 #include "probe_int.h"
 
 static int df_sites(struct probe_ctx *p, const struct sbt_build_plan *plan, char *err,
@@ -50,39 +49,13 @@ static int df_sites(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 		ret = probe_sites_dockerfile(&p->sites, &df, target);
 		if (!ret && p->sites.boot_other >= 0)
 			p->boot.line = p->sites.v[p->sites.boot_other].line;
-		for (int i = 0; !ret && i < p->sites.nr; i++)
-			if (strcmp(p->sites.v[i].instruction, "HEALTHCHECK") == 0)
-				p->boot.has_healthcheck = true;
+		p->boot.has_healthcheck = !ret && sbt_dockerfile_healthcheck(&df, target);
 	} else {
 		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
 	}
 	sbt_dockerfile_free(&df);
 	free(buf);
 	return ret ? -1 : 0;
-}
-
-/* package.json's scripts as sites; *has_start when it has a start script. */
-static int npm_sites(struct probe_ctx *p, bool boot_start, bool *has_start)
-{
-	json_object *obj, *scripts, *start;
-	const char *why;
-	char *buf, err[256];
-	size_t len;
-	int ret = 0;
-
-	*has_start = false;
-	if (probe_read_repo_text(p->o->repo, "package.json", &buf, &len, err, sizeof(err)) <= 0)
-		return 0;
-	obj = sbt_json_parse_doc(buf, len, &why);
-	if (obj && json_object_object_get_ex(obj, "scripts", &scripts) &&
-	    json_object_is_type(scripts, json_type_object)) {
-		*has_start = json_object_object_get_ex(scripts, "start", &start) &&
-			     json_object_is_type(start, json_type_string);
-		ret = probe_sites_npm(&p->sites, scripts, buf, boot_start && *has_start);
-	}
-	json_object_put(obj);
-	free(buf);
-	return ret;
 }
 
 static int make_sites(struct probe_ctx *p)
@@ -165,7 +138,7 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 		if (df_sites(p, plan, err, errlen) < 0)
 			return -1;
 	} else {
-		rc = npm_sites(p, want && !o->boot_cmd, &has_start);
+		rc = probe_npm_sites(o->repo, &p->sites, want && !o->boot_cmd, &has_start);
 		if (!rc && plan->kind == SBT_BUILD_MAKE)
 			rc = make_sites(p);
 		if (!rc)

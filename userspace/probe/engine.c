@@ -55,10 +55,10 @@ static const char *first_line(char *s)
 	return s;
 }
 
-/* --image-map's stand-in for `ref`, or NULL. */
+/* --image-map's stand-in for `ref` (the last mapping given wins), or NULL. */
 static const char *mapped_to(const struct probe_opts *o, const char *ref)
 {
-	for (int i = 0; i < o->nr_image_map; i++)
+	for (int i = o->nr_image_map - 1; i >= 0; i--)
 		if (strcmp(o->image_map[i].ref, ref) == 0)
 			return o->image_map[i].local;
 	return NULL;

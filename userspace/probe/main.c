@@ -27,8 +27,8 @@ static void print_report(const struct probe_opts *o, json_object *report)
 		fprintf(stderr, "sbtrace probe: out of memory writing the report\n");
 		return;
 	}
-	printf("%s\n", json_object_to_json_string_ext(
-			       out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 	json_object_put(out);
 }

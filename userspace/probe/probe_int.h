@@ -31,6 +31,12 @@ int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n,
 
 /* package_json.c: 1 plan set (npm run build), 0 no package.json or no scripts.build, -1 error. */
 int probe_plan_npm(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen);
+struct probe_sites;
+/*
+ * package.json's scripts as sites (site.h), the start script the boot's
+ * when boot_start; *has_start when there is one. 0, or -ENOMEM.
+ */
+int probe_npm_sites(const char *root, struct probe_sites *ss, bool boot_start, bool *has_start);
 
 /* tree.c: the repo as one digest (the cache key's view of it). */
 struct probe_tree {

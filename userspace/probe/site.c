@@ -167,39 +167,13 @@ static void base_chain(const struct sbt_dockerfile *df, int target, bool *in_cha
 	}
 }
 
-/* The target's effective instruction `kw` (its own, else inherited from its FROM stages). */
-static const struct sbt_df_instr *effective(const struct sbt_dockerfile *df, int target,
-					    const char *kw)
-{
-	for (int i = target, hops = 0; i >= 0 && hops <= df->nr_stages; hops++) {
-		const struct sbt_df_stage *st = &df->stages[i];
-
-		for (int k = st->from + st->nr_instrs; k > st->from; k--)
-			if (strcmp(df->instrs[k].keyword, kw) == 0)
-				return &df->instrs[k];
-		i = st->base_kind == SBT_DF_BASE_STAGE ? st->base_stage : -1;
-	}
-	return NULL;
-}
-
-/* The keyword as a string of ours (the parse's memory goes before the sites do). */
-static const char *keyword(const char *kw)
-{
-	static const char *const known[] = { "RUN", "CMD", "ENTRYPOINT", "HEALTHCHECK" };
-
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (strcmp(kw, known[i]) == 0)
-			return known[i];
-	return "RUN";
-}
-
 static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
 		     const struct sbt_df_instr *in, enum probe_phase ph, bool affects)
 {
 	struct probe_site t = { .phase = ph,
 				.file = "Dockerfile",
 				.line = in->line,
-				.instruction = keyword(in->keyword),
+				.instruction = sbt_df_keyword(in),
 				.matched = true,
 				.affects_final = affects,
 				.step = ph == PROBE_BUILD };
@@ -215,12 +189,10 @@ static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
 /* The boot: ENTRYPOINT (else CMD) of the target, else the base image's; its HEALTHCHECK. */
 static int add_boot(struct probe_sites *ss, const struct sbt_dockerfile *df, int target)
 {
-	const struct sbt_df_instr *start = effective(df, target, "ENTRYPOINT"),
-				  *hc = effective(df, target, "HEALTHCHECK");
+	const struct sbt_df_instr *start = sbt_dockerfile_start(df, target),
+				  *hc = sbt_dockerfile_healthcheck(df, target);
 	int ret;
 
-	if (!start)
-		start = effective(df, target, "CMD");
 	if (start) {
 		ret = add_instr(ss, df, start, PROBE_BOOT, true);
 		if (ret)
@@ -232,7 +204,7 @@ static int add_boot(struct probe_sites *ss, const struct sbt_dockerfile *df, int
 		if (ret)
 			return ret;
 	}
-	if (hc && hc->form != SBT_DF_FORM_HEALTH_NONE && hc->form != SBT_DF_FORM_NONE)
+	if (hc)
 		return add_instr(ss, df, hc, PROBE_BOOT, true);
 	return 0;
 }
@@ -252,7 +224,7 @@ int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *
 	for (int i = 0; i < df->nr_instrs; i++) {
 		const struct sbt_df_instr *in = &df->instrs[i];
 
-		if (in->stage < 0 || !need[in->stage] || strcmp(in->keyword, "RUN") != 0)
+		if (in->stage < 0 || !need[in->stage] || !sbt_df_is_run(in))
 			continue;
 		ret = add_instr(ss, df, in, PROBE_BUILD, chain[in->stage]);
 		if (ret)
@@ -596,11 +568,13 @@ int probe_simple_command(const char *cmd, char **argv, int max)
 	n = sbt_split_words(cmd, argv, max - 1, err, sizeof(err));
 	if (n <= 0)
 		return -1;
-	if (strchr(argv[0], '=')) { /* VAR=value cmd: the environment, not a command */
-		for (int i = 0; i < n; i++)
-			free(argv[i]);
-		return -1;
-	}
+	for (int i = 0; i < n; i++)
+		/* VAR=value cmd: the environment, not a command; '' an empty word */
+		if ((i == 0 && strchr(argv[0], '=')) || !argv[i][0]) {
+			for (int k = 0; k < n; k++)
+				free(argv[k]);
+			return -1;
+		}
 	if (strcmp(argv[0], "exec") == 0 && n > 1) {
 		free(argv[0]);
 		skip = 1;
@@ -649,12 +623,14 @@ static json_object *remedy_json(const struct probe_site *s, json_object *loc)
 		    0 ||
 	    !json_object_object_get_ex(loc, "command", &cmd))
 		return NULL;
-	if (strcmp(s->instruction, "RUN") == 0 || strcmp(s->instruction, "CMD") == 0 ||
-	    strcmp(s->instruction, "ENTRYPOINT") == 0)
-		kw = s->instruction;
+	if (s->file && strcmp(s->file, "Dockerfile") == 0 && s->matched)
+		kw = sbt_df_exec_form_prefix(
+			s->instruction); /* RUN, CMD, ENTRYPOINT, HEALTHCHECK CMD */
 	else if (s->phase == PROBE_BOOT)
 		kw = "CMD"; /* --boot-cmd, npm start: what the image should start */
 	else
+		kw = NULL;
+	if (!kw)
 		return NULL;
 	n = probe_simple_command(json_object_get_string(cmd), argv, SITE_ARGV_MAX + 1);
 	if (n <= 0)

@@ -431,7 +431,8 @@ int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec 
 	int cgfd, ret;
 
 	if (spec->backend != SBT_BACKEND_PODMAN || run->backend != SBT_BACKEND_PODMAN ||
-	    run->pid > 0 || !run->cgroup_path[0] || !spec->name || strcmp(spec->name, run->name))
+	    run->pid > 0 || !run->cgroup_path[0] || !spec->name ||
+	    strcmp(spec->name, run->name) != 0)
 		return sbx_seterr(err, errlen, -EINVAL,
 				  "sandbox %s: a next tool needs a host-tool sandbox whose tool "
 				  "was reaped",
