@@ -276,16 +276,34 @@ out:
 	return ret;
 }
 
-int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
-		      size_t errlen)
+/*
+ * The backend's preparation, the clone into the cgroup (cgfd) and the
+ * release of what was prepared: one child of spec. 0 or -errno with err.
+ */
+static int start_child(const struct sbt_backend_ops *ops, const struct sbt_sandbox_spec *spec,
+		       struct sbt_sandbox_run *run, const char *sdir, int cgfd, char *err,
+		       size_t errlen)
 {
 	struct sbx_child c = { .spec = spec,
+			       .cwd = spec->cwd ? spec->cwd : "/",
 			       .ready_w = -1,
 			       .go_r = -1,
 			       .phase_w = -1,
 			       .ws_fd = -1,
 			       .sync_r = -1,
 			       .sync_w = -1 };
+	int ret = ops->prepare ? ops->prepare(&c, run, sdir, err, errlen) : 0;
+
+	if (!ret)
+		ret = spawn(ops, &c, run, cgfd, err, errlen);
+	if (ops->release)
+		ops->release(&c, run, ret != 0);
+	return ret;
+}
+
+int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		      size_t errlen)
+{
 	const struct sbt_backend_ops *ops;
 	const char *sdir;
 	int cgfd = -1, ret;
@@ -295,17 +313,12 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	if (ret)
 		return ret;
 	ops = sbx_backend(spec->backend);
-	c.cwd = spec->cwd ? spec->cwd : "/";
 	sdir = spec->state_dir ? spec->state_dir : SBT_STATE_DIR_DEFAULT;
 	ret = claim_name(spec, sdir, run, err, errlen);
 	if (!ret)
 		ret = make_cgroup(spec, run, &cgfd, err, errlen);
-	if (!ret && ops->prepare)
-		ret = ops->prepare(&c, run, sdir, err, errlen);
 	if (!ret)
-		ret = spawn(ops, &c, run, cgfd, err, errlen);
-	if (ops->release)
-		ops->release(&c, run, ret != 0);
+		ret = start_child(ops, spec, run, sdir, cgfd, err, errlen);
 	if (cgfd >= 0) {
 		close(cgfd);
 		if (ret)
@@ -419,13 +432,6 @@ int sbt_sandbox_then_poll(struct sbt_sandbox_run *run)
 int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec *spec, char *err,
 		     size_t errlen)
 {
-	struct sbx_child c = { .spec = spec,
-			       .ready_w = -1,
-			       .go_r = -1,
-			       .phase_w = -1,
-			       .ws_fd = -1,
-			       .sync_r = -1,
-			       .sync_w = -1 };
 	const struct sbt_backend_ops *ops = sbx_backend(SBT_BACKEND_PODMAN);
 	uint64_t start_ns = run->start_ns;
 	int cgfd, ret;
@@ -444,12 +450,7 @@ int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec 
 	if (cgfd < 0)
 		return sbx_seterr(err, errlen, -errno, "open cgroup %s: %s", run->cgroup_path,
 				  strerror(errno));
-	c.cwd = spec->cwd ? spec->cwd : "/";
-	ret = ops->prepare ? ops->prepare(&c, run, NULL, err, errlen) : 0;
-	if (!ret)
-		ret = spawn(ops, &c, run, cgfd, err, errlen);
-	if (ops->release)
-		ops->release(&c, run, ret != 0);
+	ret = start_child(ops, spec, run, NULL, cgfd, err, errlen);
 	close(cgfd);
 	run->start_ns = start_ns;
 	if (!ret)
