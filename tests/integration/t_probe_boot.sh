@@ -78,6 +78,11 @@ check "SIGTERM ignored: killed after the grace, exit 137" "killed 137 safe" \
 	"$(field sigterm '"\(.boot.ended) \(.boot.exit_code) \(.verdict)"')"
 check_true "SIGTERM ignored: 2 s boot + 2 s grace, not the 60 s it asks for" [ $((t1 - t0)) -lt 30 ]
 
+# ... and one that exits on SIGTERM is stopped, not killed (podman run passes it on).
+probe stops "$FIX/boot-stops"
+check "SIGTERM handled: stopped, its own exit code" "stopped 0" \
+	"$(field stops '"\(.boot.ended) \(.boot.exit_code)"')"
+
 # 7. npm start (package.json's start script) after a shell-free make build:
 #    unsafe at boot, the script's line, and the exec form that needs no shell.
 probe npmstart "$FIX/npm-start"
