@@ -2,7 +2,11 @@
 # Probe benchmark (run by `make bench`, as root):
 #   start-up   `sbtrace probe` start -> the workload's first exec (the kernel's
 #              timestamp of it, timings_ms.to_first_exec), median of N cold
-#              runs (--no-cache, --cmd /bin/true); target <= 60 ms
+#              runs (--no-cache, --cmd /bin/true); target <= 60 ms; and by
+#              stage (timings_ms.start): plan, sandbox clone, BPF load and
+#              attach (the sandbox sets itself up meanwhile: namespaces, user
+#              namespace, overlay), the wait for that set-up, the release to
+#              the first exec (go pipe, seccomp, exec)
 #   warm       a cached probe, the whole process, wall clock, median of N runs;
 #              target <= 10 ms on a fixture, <= 50 ms on a repo of 10,000 files
 #              (the key digests every file: the stat cache keeps it to a stat each)
@@ -20,12 +24,15 @@ die() { echo "bench-probe: $*" >&2; exit 1; }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (!NR) { print "nan"; exit } if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
+STAGES="plan sandbox_clone bpf_load_attach sandbox_setup_wait release_to_first_exec"
 cold=()
+: > "$CACHE/stages"
 for _ in $(seq "$N"); do
 	out=$("$SBTRACE" probe -q --no-cache --cmd /bin/true "$REPO") || die "probe failed"
 	v=$(jq -r '.timings_ms.to_first_exec' <<< "$out")
 	[ "$v" != null ] || die "no first exec in the report: $out"
 	cold+=("$v")
+	jq -r '.timings_ms.start | [.plan, .sandbox_clone, .bpf_load_attach, .sandbox_setup_wait, .release_to_first_exec] | @tsv' <<< "$out" >> "$CACHE/stages"
 done
 # warm_runs REPO WHAT: prime the cache, then N cached probes of REPO, wall clock in ms, into $times.
 warm_runs() {
@@ -59,5 +66,12 @@ echo "cold start -> first exec (ms): ${cold[*]}"
 echo "warm probe (ms): ${warm[*]}"
 echo "warm probe, 10,000 files (ms): ${big[*]}"
 printf 'bench: probe start-up         start -> first exec median %s ms  (target <= 60 ms: %s)\n' "$C" "$(v "$C" 60)"
+i=0
+for st in $STAGES; do
+	i=$((i + 1))
+	col=$(cut -f"$i" "$CACHE/stages")
+	printf 'bench: probe start-up stage   %-22s median %s ms  (range %s-%s)\n' "$st" \
+		"$(median <<< "$col")" "$(sort -g <<< "$col" | head -1)" "$(sort -g <<< "$col" | tail -1)"
+done
 printf 'bench: probe warm (cached)    whole process median %s ms  (target <= 10 ms: %s)\n' "$W" "$(v "$W" 10)"
 printf 'bench: probe warm, 10k files  whole process median %s ms  (target <= 50 ms: %s)\n' "$B" "$(v "$B" 50)"

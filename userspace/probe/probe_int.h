@@ -182,6 +182,7 @@ struct probe_sink {
 	struct sbt_completeness complete; /* and its completeness (exec, egress, all) */
 	json_object *shell_json; /* its JSON: count, locations, omitted, grouped_by (owned) */
 	uint64_t first_exec_ts;	 /* from TraceStopped */
+	uint64_t attach_ms;	 /* the tracer's own load and attach, from TraceStarted */
 	bool exec_below;	 /* an exec in a cgroup below the sandbox's (a RUN step) */
 	uint64_t execs;		 /* execs of the build seen in the sandbox */
 	uint64_t allowed, denied, observed;
@@ -233,6 +234,9 @@ struct probe_ctx {
 	bool started, released, exited, boot_failed, timed_out;
 	int status;
 	uint64_t t0_ms, go_ms, last_progress_ms, build_ms;
+	/* start-up stages (CLOCK_MONOTONIC ns): run entered, sandbox cloned, trace called,
+	 * attached, sandbox ready; the release in CLOCK_REALTIME (the first exec's clock) */
+	uint64_t ts_run, ts_cloned, ts_trace, ts_attached, ts_ready, go_epoch_ns;
 	uint64_t t0_epoch_ns;
 	char boot_err[512];
 	int console_out; /* the qemu backend: where the guest's console goes */

@@ -280,6 +280,39 @@ static json_object *visibility_json(const struct probe_opts *o)
 	return vis;
 }
 
+static json_object *ms_json(uint64_t from_ns, uint64_t to_ns)
+{
+	char buf[32];
+	double ms;
+
+	if (!from_ns || to_ns < from_ns)
+		return NULL;
+	ms = (double)(to_ns - from_ns) / 1e6;
+	snprintf(buf, sizeof(buf), "%.1f", ms);
+	return json_object_new_double_s(ms, buf);
+}
+
+/*
+ * Start-up, stage by stage: the plan (options, repo digest, base images),
+ * the sandbox's clone, the trace's BPF load and attach (while the sandbox
+ * sets itself up: namespaces, user namespace, overlay, mounts), the wait
+ * for that set-up once attached (0 when it was done first), and the
+ * release to the first exec (the go pipe, seccomp, the exec).
+ */
+static json_object *start_json(const struct probe_ctx *p)
+{
+	uint64_t t0 = p->t0_ms * 1000000ull;
+	json_object *s = json_object_new_object();
+
+	json_object_object_add(s, "plan", ms_json(t0, p->ts_run));
+	json_object_object_add(s, "sandbox_clone", ms_json(p->ts_run, p->ts_cloned));
+	json_object_object_add(s, "bpf_load_attach", ms_json(p->ts_trace, p->ts_attached));
+	json_object_object_add(s, "sandbox_setup_wait", ms_json(p->ts_attached, p->ts_ready));
+	json_object_object_add(s, "release_to_first_exec",
+			       ms_json(p->go_epoch_ns, p->sink.first_exec_ts));
+	return s;
+}
+
 static json_object *timings_json(const struct probe_ctx *p)
 {
 	json_object *t = json_object_new_object();
@@ -297,7 +330,9 @@ static json_object *timings_json(const struct probe_ctx *p)
 	} else {
 		json_object_object_add(t, "to_first_exec", NULL);
 	}
+	json_object_object_add(t, "start", start_json(p));
 	json_object_object_add(t, "build", json_object_new_uint64(p->build_ms));
+	json_object_object_add(t, "boot", json_object_new_uint64(p->boot.ms));
 	/* the VM: go to the guest's SBT-GUEST-READY (kernel boot and init) */
 	if (probe_vm(p->o) && run->con.ready_ns && run->go_ns && run->con.ready_ns > run->go_ns)
 		json_object_object_add(

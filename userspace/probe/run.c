@@ -34,9 +34,13 @@ void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg)
 static void on_attached(void *arg)
 {
 	struct probe_ctx *p = arg;
+	int ready;
 
-	if (sbt_sandbox_ready(&p->run, p->boot_err, sizeof(p->boot_err)) < 0 ||
-	    sbt_sandbox_go(&p->run) < 0) {
+	p->ts_attached = sbt_clock_ns(CLOCK_MONOTONIC);
+	ready = sbt_sandbox_ready(&p->run, p->boot_err, sizeof(p->boot_err));
+	p->ts_ready = sbt_clock_ns(CLOCK_MONOTONIC);
+	p->go_epoch_ns = sbt_now_epoch_ns();
+	if (ready < 0 || sbt_sandbox_go(&p->run) < 0) {
 		p->boot_failed = true;
 		if (!p->boot_err[0])
 			snprintf(p->boot_err, sizeof(p->boot_err), "cannot release the workload");
@@ -348,6 +352,7 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 	FILE *out = NULL;
 	int rc;
 
+	p->ts_run = sbt_clock_ns(CLOCK_MONOTONIC);
 	snprintf(p->name, sizeof(p->name), "probe-%.12s-%d", p->key, (int)getpid());
 	if (plan->kind == SBT_BUILD_DOCKERFILE)
 		rc = start_podman(p, plan);
@@ -359,12 +364,14 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 		p->boot_failed = true;
 		return -1;
 	}
+	p->ts_cloned = sbt_clock_ns(CLOCK_MONOTONIC);
 	probe_progress(p, "sandbox %s starting", p->name);
 	rc = trace_request(p, &opts, &js, &out);
 	if (rc) {
 		p->boot_failed = rc < 0;
 		return rc < 0 ? -1 : rc;
 	}
+	p->ts_trace = sbt_clock_ns(CLOCK_MONOTONIC);
 	rc = trace(&opts);
 	if (out)
 		fclose(out);

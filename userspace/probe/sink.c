@@ -103,6 +103,8 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 			ps->first_exec_ts = ev->stopped.totals[0].first_exec_ts;
 		break;
 	case SBT_EV_STARTED:
+		ps->attach_ms = ev->started.attach_ms;
+		break;
 	case SBT_EV_LOST:
 	case SBT_EV__MAX:
 		break;
