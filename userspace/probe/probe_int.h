@@ -180,11 +180,10 @@ struct probe_sink {
 	bool summary_seen;		  /* ShellInvocationObserved arrived */
 	uint64_t shells;		  /* its count */
 	struct sbt_completeness complete; /* and its completeness (exec, egress, all) */
-	json_object *shell_json; /* its JSON: count, locations, omitted, grouped_by (owned) */
-	uint64_t first_exec_ts;	 /* from TraceStopped */
-	uint64_t attach_ms;	 /* the tracer's own load and attach, from TraceStarted */
-	bool exec_below;	 /* an exec in a cgroup below the sandbox's (a RUN step) */
-	uint64_t execs;		 /* execs of the build seen in the sandbox */
+	uint64_t first_exec_ts;		  /* from TraceStopped */
+	uint64_t attach_ms;		  /* the tracer's own load and attach, from TraceStarted */
+	bool exec_below;		  /* an exec in a cgroup below the sandbox's (a RUN step) */
+	uint64_t execs;			  /* execs of the build seen in the sandbox */
 	uint64_t allowed, denied, observed;
 	json_object *denied_dests; /* owned; at most PROBE_MAX_DENIED */
 };

@@ -52,8 +52,6 @@ static void take_summary(struct probe_sink *ps, const struct sbt_ev_summary *s)
 	ps->summary_seen = true;
 	ps->shells = sbt_shellagg_count(s->agg);
 	ps->complete = s->complete;
-	json_object_put(ps->shell_json);
-	ps->shell_json = sbt_shellagg_to_json(s->agg); /* count, locations, omitted, grouped_by */
 }
 
 /* The phase of an exec: boot from the boot's start on (its time is known before its first exec). */
@@ -126,7 +124,6 @@ void probe_sink_init(struct probe_sink *ps, uint64_t cgroup_id)
 
 void probe_sink_free(struct probe_sink *ps)
 {
-	json_object_put(ps->shell_json);
 	json_object_put(ps->denied_dests);
-	ps->shell_json = ps->denied_dests = NULL;
+	ps->denied_dests = NULL;
 }
