@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The probe's sink: what the report needs from the trace, taken from the
- * typed events as they pass (nothing is written out and read back): the
- * shell invocations and their completeness, egress verdicts and denied
- * destinations, whether a RUN step's container was seen, the first exec.
+ * typed events as they pass (nothing is written out and read back): each
+ * exec's phase (build, or boot from the boot's start on) and site (site.h:
+ * where each shell came from), the shell count and its completeness, egress
+ * verdicts and denied destinations, whether a RUN step's container was
+ * seen, the first exec and the tracer's attach time.
  */
 #include <string.h>
 
