@@ -33,10 +33,17 @@
 #include "trace.h"
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t reopen_requested;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reopen_requested = 1;
 }
 
 struct sandbox_state {
@@ -680,6 +687,10 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 		report_drops(ctx);
 		sbt_egress_tick(ctx->egress);
 		err = sbt_sinks_flush(opts);
+		if (!err && reopen_requested) {
+			reopen_requested = 0;
+			err = sbt_sinks_reopen(opts);
+		}
 		if (err) {
 			fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(-err));
 			*reason = "output_error";
@@ -713,6 +724,8 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	ret = trace_attach(ctx);

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "policy.h"
 
@@ -68,14 +72,50 @@ json_object *sbt_json_string(const char *str)
 	return o;
 }
 
+const char *sbt_rfc3339_ns(uint64_t ts_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(ts_ns / 1000000000u);
+	struct tm tm;
+	char day[32];
+
+	if (!gmtime_r(&secs, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(day, sizeof(day), "1970-01-01T00:00:00");
+	snprintf(buf, len, "%s.%09uZ", day, (unsigned int)(ts_ns % 1000000000u));
+	return buf;
+}
+
+static char run_id[33];
+
+const char *sbt_run_id(void)
+{
+	unsigned char b[16];
+
+	if (run_id[0])
+		return run_id;
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+		uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+		memcpy(b, &t, 8);
+		memcpy(b + 8, &t, 8);
+	}
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(run_id + 2 * i, 3, "%02x", b[i]);
+	return run_id;
+}
+
 json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox)
 {
 	json_object *o = json_object_new_object();
+	char t[48];
 
 	if (!o)
 		return NULL;
 	json_object_object_add(o, "event", json_object_new_string(name));
 	json_object_object_add(o, "ts", json_object_new_uint64(ts_ns));
+	/* ts is above 2^53: jq and JavaScript round it; time is exact text */
+	json_object_object_add(o, "time",
+			       json_object_new_string(sbt_rfc3339_ns(ts_ns, t, sizeof(t))));
+	json_object_object_add(o, "run_id", json_object_new_string(sbt_run_id()));
 	json_object_object_add(o, "sandbox", sandbox ? sbt_json_string(sandbox) : NULL);
 	return o;
 }

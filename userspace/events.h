@@ -25,7 +25,15 @@ enum sbt_format {
 /* A JSON string of `s`; bytes that are not valid UTF-8 become U+FFFD. */
 json_object *sbt_json_string(const char *s);
 
-/* New event object with "event", "ts" and "sandbox" (NULL -> JSON null). */
+/* `ts_ns` as RFC 3339 UTC with nanoseconds (2026-11-30T22:09:21.000000001Z), in buf. */
+const char *sbt_rfc3339_ns(uint64_t ts_ns, char *buf, size_t len);
+/* This process's run id: 32 hex digits, random, the same in every event of the run. */
+const char *sbt_run_id(void);
+
+/*
+ * New event object with "event", "ts", "time" (ts in RFC 3339), "run_id" and
+ * "sandbox" (NULL -> JSON null).
+ */
 json_object *sbt_event_new(const char *name, uint64_t ts_ns, const char *sandbox);
 
 /* The ProcessExec event of a decoded exec; `shell` may be NULL. */
@@ -70,9 +78,15 @@ struct sbt_json_sink {
 	bool text_header_done;
 	uint64_t written; /* events written */
 	int error;	  /* first errno of a failed write, 0 if none */
+	const char *path; /* --out: reopened on SIGHUP; NULL: a stream given (stdout) */
+	uint64_t reopened;
 };
 
 void sbt_json_sink_init(struct sbt_json_sink *js, FILE *out, enum sbt_format format);
+/* A sink writing to `path`, opened for appending (kept: reopened on SIGHUP). 0 or -errno. */
+int sbt_json_sink_open(struct sbt_json_sink *js, const char *path, enum sbt_format format);
+/* Close a sink's own file (from sbt_json_sink_open). 0 or -errno. */
+int sbt_json_sink_close(struct sbt_json_sink *js);
 
 /*
  * Write one event and drop the reference. JSON: one line. Text: ProcessExec

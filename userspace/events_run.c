@@ -285,11 +285,65 @@ static json_object *stopped_json(const struct sbt_event *ev, const struct sbt_sa
 	json_object *sbs = json_object_new_array();
 
 	for (uint32_t i = 0; i < st->nr; i++)
-		json_object_array_add(sbs, totals_json(sandboxes[i].name, &st->totals[i]));
+		json_object_array_add(sbs, totals_json(st->names ? st->names[i] : sandboxes[i].name,
+						       &st->totals[i]));
 	json_object_object_add(o, "reason", json_object_new_string(st->reason));
 	json_object_object_add(o, "duration_ms", json_object_new_uint64(st->duration_ms));
 	json_object_object_add(o, "sandboxes", sbs);
 	json_object_object_add(o, "decode_errors", json_object_new_uint64(st->decode_errors));
+	return o;
+}
+
+static json_object *sandbox_change_json(const struct sbt_event *ev)
+{
+	const struct sbt_ev_sandbox *c = &ev->sandbox_change;
+	bool added = ev->kind == SBT_EV_SANDBOX_ADDED;
+	json_object *o = sbt_event_new(added ? "SandboxAdded" : "SandboxRemoved", ev->ts,
+				       ev->sandbox->name);
+
+	json_object_object_add(o, "source", json_object_new_string(c->source));
+	json_object_object_add(o, "cgroup", json_object_new_string(ev->sandbox->path));
+	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->sandbox->cgroup_id));
+	json_object_object_add(o, "slot", json_object_new_int64(ev->sandbox->slot));
+	if (added) {
+		json_object_object_add(o, "registered_by",
+				       json_object_new_string(c->registered_by));
+		json_object_object_add(o, "released", json_object_new_boolean(c->released));
+	} else {
+		json_object_object_add(o, "totals", totals_json(ev->sandbox->name, c->totals));
+	}
+	return o;
+}
+
+static json_object *stats_json(const struct sbt_event *ev)
+{
+	const struct sbt_ev_stats *st = &ev->stats;
+	json_object *o = sbt_event_new("TraceStats", ev->ts, NULL);
+	json_object *sbs = json_object_new_array(), *rb = json_object_new_object();
+
+	json_object_object_add(o, "uptime_ms", json_object_new_uint64(st->uptime_ms));
+	json_object_object_add(rb, "pending_bytes",
+			       json_object_new_uint64(st->ringbuf_pending_bytes));
+	json_object_object_add(rb, "size_bytes", json_object_new_uint64(st->ringbuf_size_bytes));
+	json_object_object_add(o, "ringbuf", rb);
+	json_object_object_add(o, "decode_errors", json_object_new_uint64(st->decode_errors));
+	json_object_object_add(o, "sandboxes_added", json_object_new_uint64(st->sandboxes_added));
+	json_object_object_add(o, "sandboxes_removed",
+			       json_object_new_uint64(st->sandboxes_removed));
+	json_object_object_add(o, "sandboxes_unregistered",
+			       json_object_new_uint64(st->sandboxes_unregistered));
+	for (uint32_t i = 0; i < st->nr; i++) {
+		const struct sbt_stats_sandbox *s = &st->sandboxes[i];
+		json_object *so = json_object_new_object();
+
+		json_object_object_add(so, "name", json_object_new_string(s->name));
+		json_object_object_add(so, "execs", json_object_new_uint64(s->execs));
+		json_object_object_add(so, "received", json_object_new_uint64(s->received));
+		json_object_object_add(so, "lost", json_object_new_uint64(s->lost));
+		json_object_object_add(so, "shells", json_object_new_uint64(s->shells));
+		json_object_array_add(sbs, so);
+	}
+	json_object_object_add(o, "sandboxes", sbs);
 	return o;
 }
 
@@ -311,6 +365,11 @@ json_object *sbt_event_json(const struct sbt_event *ev)
 		return summary_json(ev);
 	case SBT_EV_STOPPED:
 		return stopped_json(ev, ev->stopped.sandboxes);
+	case SBT_EV_SANDBOX_ADDED:
+	case SBT_EV_SANDBOX_REMOVED:
+		return sandbox_change_json(ev);
+	case SBT_EV_STATS:
+		return stats_json(ev);
 	case SBT_EV__MAX:
 		break;
 	}

@@ -24,6 +24,20 @@ int sbt_sinks_flush(const struct sbt_trace_opts *opts)
 	return first;
 }
 
+int sbt_sinks_reopen(const struct sbt_trace_opts *opts)
+{
+	int first = 0;
+
+	for (uint32_t i = 0; i < opts->nr_sinks; i++) {
+		int err = opts->sinks[i]->ops->reopen ? opts->sinks[i]->ops->reopen(opts->sinks[i])
+						      : 0;
+
+		if (err && !first)
+			first = err;
+	}
+	return first;
+}
+
 int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink)
 {
 	if (opts->nr_sinks >= SBT_MAX_SINKS)

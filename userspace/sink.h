@@ -26,6 +26,9 @@ enum sbt_event_kind {
 	SBT_EV_LOST,	    /* EventsLost */
 	SBT_EV_SUMMARY,	    /* ShellInvocationObserved, per sandbox at stop */
 	SBT_EV_STOPPED,	    /* TraceStopped, last */
+	SBT_EV_SANDBOX_ADDED,   /* SandboxAdded: the agent registered a sandbox */
+	SBT_EV_SANDBOX_REMOVED, /* SandboxRemoved: it ended; its totals */
+	SBT_EV_STATS,		/* TraceStats: periodic (--stats-interval) */
 	SBT_EV__MAX,
 };
 
@@ -96,7 +99,32 @@ struct sbt_ev_stopped {
 	uint64_t duration_ms;
 	uint64_t decode_errors;
 	const struct sbt_sandbox *sandboxes;	 /* nr entries, by slot */
+	const char *const *names;		 /* instead of sandboxes: nr names (the agent) */
 	const struct sbt_sandbox_totals *totals; /* per sandbox, by slot */
+	uint32_t nr;
+};
+
+/* SandboxAdded / SandboxRemoved (the agent). */
+struct sbt_ev_sandbox {
+	const char *source;	   /* "shim" (a state file) or "cgroup_parent" */
+	const char *registered_by; /* "cgroup_mkdir" (BPF, at mkdir) or "agent" (userspace) */
+	bool released;		   /* a shim's workload was waiting and was told "attached" */
+	const struct sbt_sandbox_totals *totals; /* SandboxRemoved only */
+};
+
+/* One sandbox in TraceStats. */
+struct sbt_stats_sandbox {
+	const char *name;
+	uint64_t execs, received, lost, shells;
+};
+
+/* TraceStats: the run so far. */
+struct sbt_ev_stats {
+	uint64_t uptime_ms;
+	uint64_t ringbuf_pending_bytes, ringbuf_size_bytes;
+	uint64_t decode_errors;
+	uint64_t sandboxes_added, sandboxes_removed, sandboxes_unregistered;
+	const struct sbt_stats_sandbox *sandboxes;
 	uint32_t nr;
 };
 
@@ -111,6 +139,8 @@ struct sbt_event {
 		struct sbt_ev_lost lost;
 		struct sbt_ev_summary summary;
 		struct sbt_ev_stopped stopped;
+		struct sbt_ev_sandbox sandbox_change;
+		struct sbt_ev_stats stats;
 	};
 };
 
@@ -121,6 +151,8 @@ struct sbt_sink_ops {
 	void (*emit)(struct sbt_sink *sink, const struct sbt_event *ev);
 	/* After each batch and at stop. 0, or -errno: the sink cannot write (the trace stops). */
 	int (*flush)(struct sbt_sink *sink);
+	/* SIGHUP: reopen the output (log rotation). NULL: nothing to reopen. 0 or -errno. */
+	int (*reopen)(struct sbt_sink *sink);
 };
 
 struct sbt_sink {
@@ -131,6 +163,8 @@ struct sbt_sink {
 void sbt_sinks_emit(const struct sbt_trace_opts *opts, const struct sbt_event *ev);
 /* Flush every sink; the first error (-errno), 0 if none. */
 int sbt_sinks_flush(const struct sbt_trace_opts *opts);
+/* Reopen every sink that has an output (SIGHUP); the first error, 0 if none. */
+int sbt_sinks_reopen(const struct sbt_trace_opts *opts);
 /* Add a sink to the request. 0, or -E2BIG. */
 int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink);
 

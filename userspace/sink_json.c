@@ -148,11 +148,59 @@ static int json_flush(struct sbt_sink *s)
 	return err ? err : -js->error;
 }
 
+/*
+ * Log rotation: the file was renamed (or removed); what was written before
+ * is complete in it (flushed), and every later line goes to a new file of
+ * the same name: nothing lost, nothing twice. Appending, never truncating.
+ */
+static int json_reopen(struct sbt_sink *s)
+{
+	struct sbt_json_sink *js = (struct sbt_json_sink *)s;
+	FILE *f;
+	int err;
+
+	if (!js->path)
+		return 0;
+	err = sbt_json_sink_flush(js);
+	if (err)
+		return err;
+	f = fopen(js->path, "ae");
+	if (!f)
+		return -errno;
+	if (fclose(js->out) != 0 && !js->error)
+		js->error = errno ? errno : EIO;
+	js->out = f;
+	js->reopened++;
+	return -js->error;
+}
+
 static const struct sbt_sink_ops json_ops = {
 	.name = "json",
 	.emit = json_emit,
 	.flush = json_flush,
+	.reopen = json_reopen,
 };
+
+int sbt_json_sink_open(struct sbt_json_sink *js, const char *path, enum sbt_format format)
+{
+	FILE *f = fopen(path, "ae");
+
+	if (!f)
+		return -errno;
+	sbt_json_sink_init(js, f, format);
+	js->path = path;
+	return 0;
+}
+
+int sbt_json_sink_close(struct sbt_json_sink *js)
+{
+	int err = 0;
+
+	if (js->path && js->out && fclose(js->out) != 0)
+		err = -(errno ? errno : EIO);
+	js->out = NULL;
+	return err;
+}
 
 void sbt_json_sink_init(struct sbt_json_sink *js, FILE *out, enum sbt_format format)
 {

@@ -58,7 +58,8 @@ void sbt_trace_usage(FILE *f)
 		"\n"
 		"Output:\n"
 		"  -o, --output FORMAT    json (JSON Lines, default) or text (aligned columns)\n"
-		"  -O, --out FILE         write events to FILE instead of stdout\n"
+		"  -O, --out FILE         append events to FILE instead of stdout; SIGHUP\n"
+		"                         reopens it (after logrotate renamed it)\n"
 		"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
 		"  -v, --verbose          libbpf debug output on stderr\n"
 		"\n"
@@ -494,27 +495,28 @@ int sbt_trace_main(int argc, char **argv, sbt_trace_fn run)
 {
 	static struct sbt_trace_args a; /* ~64 sandboxes of PATH_MAX names: not on the stack */
 	struct sbt_json_sink sink;
-	FILE *out = stdout;
-	int ret = sbt_trace_args_parse(argc, argv, &a);
+	int ret = sbt_trace_args_parse(argc, argv, &a), err;
 
 	if (ret < 0)
 		ret = check_taps(&a.opts);
 	if (ret >= 0)
 		goto out;
 	if (a.out_path) {
-		out = fopen(a.out_path, "we");
-		if (!out) {
+		err = sbt_json_sink_open(&sink, a.out_path, a.format);
+		if (err) {
 			fprintf(stderr, "sbtrace trace: --out '%s': %s\n", a.out_path,
-				strerror(errno));
+				strerror(-err));
 			ret = SBT_EXIT_USAGE;
 			goto out;
 		}
+	} else {
+		sbt_json_sink_init(&sink, stdout, a.format);
 	}
-	sbt_json_sink_init(&sink, out, a.format);
 	sbt_sinks_add(&a.opts, &sink.base);
 	ret = run(&a.opts);
-	if (a.out_path && fclose(out) != 0 && ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace trace: closing '%s': %s\n", a.out_path, strerror(errno));
+	err = sbt_json_sink_close(&sink);
+	if (err && ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace trace: closing '%s': %s\n", a.out_path, strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 out:

@@ -89,7 +89,7 @@ static void assert_u64_member(json_object *o, const char *key, uint64_t want)
 }
 
 static const char *const exec_keys[] = {
-	"event", "ts",		"sandbox",   "pid", "tid",	"ppid",	  "uid",  "gid",
+	"event", "ts",		"time",	     "run_id", "sandbox", "pid", "tid", "ppid", "uid", "gid",
 	"comm",	 "parent_comm", "cgroup_id", "seq", "filename", "interp", "argv", "argv_truncated",
 	"shell",
 };
@@ -108,7 +108,7 @@ static json_object *round_trip(json_object *o)
 
 static void test_event_new(void **state)
 {
-	static const char *const keys[] = { "event", "ts", "sandbox" };
+	static const char *const keys[] = { "event", "ts", "time", "run_id", "sandbox" };
 	json_object *o = sbt_event_new("SandboxAdded", UINT64_MAX, "sb-1");
 
 	(void)state;

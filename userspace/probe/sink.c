@@ -106,6 +106,9 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 		ps->attach_ms = ev->started.attach_ms;
 		break;
 	case SBT_EV_LOST:
+	case SBT_EV_SANDBOX_ADDED:
+	case SBT_EV_SANDBOX_REMOVED:
+	case SBT_EV_STATS:
 	case SBT_EV__MAX:
 		break;
 	}
