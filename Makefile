@@ -34,6 +34,8 @@ LDLIBS_BPF := -lbpf -lelf -lz
 LDLIBS_JSON := -ljson-c
 # The sandbox's seccomp filter (userspace/sandbox/seccomp.c): whatever links the library.
 LDLIBS_SECCOMP := -lseccomp
+# The agent's /metrics endpoint (loader/agent_obs.c): Debian's libmicrohttpd.
+LDLIBS_HTTP := -lmicrohttpd
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror \
@@ -41,7 +43,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -mcpu=v3 -Wall -Werror 
 
 # The loader's BPF parts, one word each: bpf/<part>.bpf.c, linked into one
 # object (one load, one parse of the kernel BTF) -> skel/sbtrace.skel.h.
-BPF_PARTS := exec egress tap
+BPF_PARTS := exec egress tap agent
 # Standalone BPF programs (benchmark helpers): bpf/<name>.bpf.c -> skel/<name>.skel.h
 BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
@@ -151,7 +153,7 @@ $(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
 
 $(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) $(LDLIBS_SECCOMP) $(LDLIBS_HTTP)
 
 # The companion that launches sandboxes: userspace/shim/*.c + the library.
 SHIM_SRCS := $(wildcard userspace/shim/*.c)

@@ -5,6 +5,8 @@
  */
 #include <stdio.h>
 
+#include "agent.h"
+#include "agent_cmd.h"
 #include "cli.h"
 #include "probe.h"
 #include "trace.h"
@@ -22,6 +24,8 @@ static void usage_main(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  trace      attach to running sandboxes (cgroups) and stream their execs\n"
+		"  agent      one long-running tracer for every sandbox of the host (shim\n"
+		"             sandboxes, child cgroups of --cgroup-parent), with metrics\n"
 		"  features   probe the kernel and print the attach plan as JSON\n"
 		"  probe      run a repo's build in a fresh sandbox: does it invoke a shell?\n"
 		"  version    print the version\n"
@@ -33,6 +37,11 @@ static void usage_main(FILE *f)
 static int cmd_trace(int argc, char **argv)
 {
 	return sbt_trace_main(argc, argv, sbt_trace_run);
+}
+
+static int cmd_agent(int argc, char **argv)
+{
+	return sbt_agent_main(argc, argv, sbt_agent_run);
 }
 
 static int cmd_features(int argc, char **argv)
@@ -47,6 +56,7 @@ static int cmd_probe(int argc, char **argv)
 
 static const struct sbt_command commands[] = {
 	{ "trace", cmd_trace, sbt_trace_usage },
+	{ "agent", cmd_agent, sbt_agent_usage },
 	{ "features", cmd_features, sbt_features_usage },
 	{ "probe", cmd_probe, sbt_probe_usage },
 };

@@ -153,6 +153,7 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 	for (size_t i = 0; i < neg; i++)
 		bpf_program__set_autoload(eg[i], opts->policy);
 	bpf_program__set_autoload(skel->progs.tap_ingress, opts->tap);
+	bpf_program__set_autoload(skel->progs.agent_cgroup_mkdir, opts->agent);
 	skel->rodata->argv_max = opts->argv_max;
 	skel->rodata->wakeup_each = opts->poll_ms == 0;
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
@@ -162,6 +163,13 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 		skel->rodata->fold_window_ns =
 			strtoull(getenv("SBTRACE_FOLD_WINDOW_MS"), NULL, 10) * 1000000ull;
 	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
+	/* the agent: slots beyond the trace's fixed table (membership by hash map only) */
+	if (!err && opts->max_sandboxes)
+		err = bpf_map__set_max_entries(skel->maps.sandbox_cgroups, opts->max_sandboxes);
+	if (!err && opts->max_sandboxes)
+		err = bpf_map__set_max_entries(skel->maps.sandbox_stats, opts->max_sandboxes);
+	if (!err && opts->max_sandboxes)
+		err = bpf_map__set_max_entries(skel->maps.agent_free_slots, opts->max_sandboxes);
 	if (!err)
 		err = sbtrace_bpf__load(skel);
 	if (err) {

@@ -173,6 +173,8 @@ struct sbt_exec_opts {
 	bool policy;		    /* load the egress policy programs */
 	bool tap;		    /* load the tap program (tc) */
 	bool no_exec_attach;	    /* taps only: load the exec hook, attach it nowhere */
+	bool agent;		    /* load the agent's cgroup_mkdir program (attached by it) */
+	uint32_t max_sandboxes;	    /* the agent: slots in the maps; 0: SBT_MAX_SANDBOXES */
 	uint64_t host_netns_cookie; /* the loader's network namespace */
 	bool verbose;		    /* libbpf's own messages on stderr */
 };

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What `sbtrace agent` serves about itself: each BPF program's run time and
+ * count (BPF_ENABLE_STATS: on while this process holds the fd, never the
+ * global kernel.bpf_stats_enabled sysctl), the ring buffer's pending bytes,
+ * and /metrics over HTTP with libmicrohttpd in its external-epoll mode, so
+ * a scrape is answered by the agent's own poll loop (no thread, no lock:
+ * the counters it reads are the ones the events were written from).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <microhttpd.h>
+
+#include "agent.h"
+
+void sbt_agent_obs_init(struct sbt_agent_obs *ob, int ringbuf_fd, uint64_t ringbuf_size)
+{
+	memset(ob, 0, sizeof(*ob));
+	ob->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	ob->page = sysconf(_SC_PAGESIZE);
+	ob->rb_size = ringbuf_size;
+	/* the consumer page, then the producer page: read-only second views */
+	ob->rb_consumer = mmap(NULL, (size_t)ob->page, PROT_READ, MAP_SHARED, ringbuf_fd, 0);
+	ob->rb_producer =
+		mmap(NULL, (size_t)ob->page, PROT_READ, MAP_SHARED, ringbuf_fd, (off_t)ob->page);
+	if (ob->rb_consumer == MAP_FAILED)
+		ob->rb_consumer = NULL;
+	if (ob->rb_producer == MAP_FAILED)
+		ob->rb_producer = NULL;
+}
+
+void sbt_agent_obs_add_prog(struct sbt_agent_obs *ob, const struct bpf_program *prog)
+{
+	if (prog && bpf_program__fd(prog) >= 0 && ob->nr_progs < 4)
+		ob->progs[ob->nr_progs++] = prog;
+}
+
+uint64_t sbt_agent_obs_pending(const struct sbt_agent_obs *ob)
+{
+	uint64_t cons, prod;
+
+	if (!ob->rb_consumer || !ob->rb_producer)
+		return 0;
+	cons = __atomic_load_n((const uint64_t *)ob->rb_consumer, __ATOMIC_ACQUIRE);
+	prod = __atomic_load_n((const uint64_t *)ob->rb_producer, __ATOMIC_ACQUIRE);
+	return prod > cons ? prod - cons : 0;
+}
+
+void sbt_agent_obs_fill(struct sbt_agent_obs *ob, struct sbt_metrics_runtime *rt)
+{
+	for (size_t i = 0; i < ob->nr_progs; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		ob->prog_stats[i].name = bpf_program__name(ob->progs[i]);
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(ob->progs[i]), &info, &len) == 0) {
+			ob->prog_stats[i].run_time_ns = info.run_time_ns;
+			ob->prog_stats[i].run_cnt = info.run_cnt;
+		}
+	}
+	rt->progs = ob->prog_stats;
+	rt->nr_progs = ob->nr_progs;
+	rt->stats_enabled = ob->stats_fd >= 0;
+	rt->ringbuf_pending_bytes = sbt_agent_obs_pending(ob);
+	rt->ringbuf_size_bytes = ob->rb_size;
+}
+
+void sbt_agent_obs_free(struct sbt_agent_obs *ob)
+{
+	if (ob->stats_fd >= 0)
+		close(ob->stats_fd);
+	if (ob->rb_consumer)
+		munmap(ob->rb_consumer, (size_t)ob->page);
+	if (ob->rb_producer)
+		munmap(ob->rb_producer, (size_t)ob->page);
+	ob->stats_fd = -1;
+	ob->rb_consumer = ob->rb_producer = NULL;
+}
+
+/* ---- HTTP ---------------------------------------------------------------------- */
+
+struct sbt_http {
+	struct MHD_Daemon *d;
+	sbt_http_render_fn render;
+	void *arg;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *body,
+			     size_t len, const char *type)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_size, void **state)
+{
+	struct sbt_http *h = cls;
+	char *body;
+	size_t len = 0;
+
+	(void)version;
+	(void)upload_data;
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET /metrics\n"), 13,
+			     "text/plain");
+	if (!*state) { /* the headers: answer on the next call */
+		*state = h;
+		return MHD_YES;
+	}
+	if (*upload_size)
+		return MHD_NO;
+	if (strcmp(url, "/metrics") != 0)
+		return reply(c, MHD_HTTP_NOT_FOUND, strdup("not found: try /metrics\n"), 24,
+			     "text/plain");
+	body = h->render(h->arg, &len);
+	if (!body)
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, strdup("out of memory\n"), 14,
+			     "text/plain");
+	return reply(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render, void *arg)
+{
+	struct sockaddr_storage ss;
+	unsigned int sslen;
+	struct sbt_http *h;
+	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+
+	if (sbt_parse_hostport(hostport, &ss, &sslen)) {
+		fprintf(stderr, "sbtrace agent: --metrics-addr '%s': not HOST:PORT\n", hostport);
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->render = render;
+	h->arg = arg;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &ss,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_END);
+	if (!h->d) {
+		fprintf(stderr,
+			"sbtrace agent: --metrics-addr %s: cannot listen (%s); is the port in "
+			"use?\n",
+			hostport, strerror(errno ? errno : EADDRINUSE));
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int sbt_http_fd(const struct sbt_http *h)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
+
+	return i ? i->epoll_fd : -1;
+}
+
+void sbt_http_run(struct sbt_http *h)
+{
+	MHD_run(h->d);
+}
+
+void sbt_http_stop(struct sbt_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
+}
