@@ -142,9 +142,9 @@ int sbt_parse_hostport(const char *s, struct sockaddr_storage *ss, unsigned int 
 		hl = (size_t)(colon - h);
 		colon++;
 	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return -EINVAL;
+		colon = strchr(s, ':');
+		if (!colon || strchr(colon + 1, ':'))
+			return -EINVAL; /* an IPv6 address goes in brackets */
 		hl = (size_t)(colon - s);
 	}
 	if (hl == 0 || hl >= sizeof(host))
