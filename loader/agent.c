@@ -202,8 +202,7 @@ static bool release_shim(struct agent *a, const char *name)
  * Register the sandbox of cgroup `path` (a shim's when shim_name is set).
  * 0 (also when already known), or -errno after a message.
  */
-static int add_sandbox(struct agent *a, const char *path, const char *source,
-		       const char *shim_name)
+static int add_sandbox(struct agent *a, const char *path, const char *source, const char *shim_name)
 {
 	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_ADDED };
 	struct agent_sb *s = calloc(1, sizeof(*s));
@@ -220,7 +219,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	if (slot < 0) {
 		fprintf(stderr, "sbtrace agent: cannot register sandbox %s: %s%s\n", s->sb.name,
 			strerror(-slot),
-			slot == -ENOSPC ? "; raise --max-sandboxes"
+			slot == -ENOSPC	 ? "; raise --max-sandboxes"
 			: slot == -E2BIG ? "; sandboxes sit at too many cgroup levels"
 					 : "");
 		sbt_shellagg_free(s->agg);
@@ -270,18 +269,18 @@ static void report_drops(struct agent *a, struct agent_sb *s)
 static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox_totals *t)
 {
 	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
-	uint64_t missing = s->kernel_execs > s->received ? s->kernel_execs - s->received : 0;
+	uint64_t missing;
 
 	report_drops(a, s);
 	missing = s->kernel_execs > s->received ? s->kernel_execs - s->received : 0;
 	if (missing > s->lost_reported)
 		emit_lost(a, &s->sb,
-			  &(struct sbt_ev_lost){
-				  .lost = missing - s->lost_reported,
-				  .lost_total = missing,
-				  .has_total = true,
-				  .reason = a->decode_errors ? "decode_error" : "not_received",
-				  .kind = "exec" });
+			  &(struct sbt_ev_lost){ .lost = missing - s->lost_reported,
+						 .lost_total = missing,
+						 .has_total = true,
+						 .reason = a->decode_errors ? "decode_error"
+									    : "not_received",
+						 .kind = "exec" });
 	memset(t, 0, sizeof(*t));
 	t->execs = s->kernel_execs;
 	t->received = s->received;
@@ -408,8 +407,7 @@ static void handle_inotify(struct agent *a)
 
 				if (e->wd != a->wd_parent[i] || !(e->mask & IN_ISDIR))
 					continue;
-				if ((size_t)snprintf(path, sizeof(path), "%s/%s",
-						     a->parent[i].path,
+				if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->parent[i].path,
 						     e->name) < sizeof(path))
 					add_sandbox(a, path, "cgroup_parent", NULL);
 			}
@@ -560,7 +558,7 @@ static struct agent *agent_new(struct sbt_agent_opts *o)
 	a->obs.stats_fd = -1;
 	for (int i = 0; i < SBT_AGENT_MAX_PARENTS; i++)
 		a->wd_parent[i] = -1;
-	a->slots = calloc(a->max, sizeof(*a->slots));
+	a->slots = calloc(a->max, sizeof(struct agent_sb *));
 	a->names = calloc(a->max, sizeof(*a->names));
 	a->argv_store = calloc(SBT_ARGV_MAX_ARGS, sizeof(*a->argv_store));
 	a->tail = malloc(SBT_ARGV_CAP + 1);
@@ -605,8 +603,9 @@ static int register_parents(struct agent *a)
 		if (sbt_sandbox_from_cgroup(a->o->parents[i], p) < 0)
 			return SBT_EXIT_USAGE;
 		if (ensure_level(a, p->level + 1)) {
-			fprintf(stderr, "sbtrace agent: --cgroup-parent %s: too many distinct "
-					"cgroup levels\n",
+			fprintf(stderr,
+				"sbtrace agent: --cgroup-parent %s: too many distinct "
+				"cgroup levels\n",
 				p->name);
 			return SBT_EXIT_USAGE;
 		}
@@ -732,8 +731,7 @@ static int agent_attach(struct agent *a)
 	if (err)
 		return err;
 	attach_mkdir(a);
-	sbt_agent_obs_init(&a->obs, bpf_map__fd(skel->maps.events),
-			   a->o->trace.exec.ringbuf_bytes);
+	sbt_agent_obs_init(&a->obs, bpf_map__fd(skel->maps.events), a->o->trace.exec.ringbuf_bytes);
 	bpf_object__for_each_program(prog, skel->obj)
 	{
 		if (strncmp(bpf_program__name(prog), "exec_", 5) == 0 ||
@@ -741,8 +739,9 @@ static int agent_attach(struct agent *a)
 			sbt_agent_obs_add_prog(&a->obs, prog);
 	}
 	if (a->obs.stats_fd < 0)
-		fprintf(stderr, "sbtrace agent: BPF_ENABLE_STATS refused (%s): program run "
-				"times read 0\n",
+		fprintf(stderr,
+			"sbtrace agent: BPF_ENABLE_STATS refused (%s): program run "
+			"times read 0\n",
 			strerror(errno));
 	return watch_dirs(a);
 }
@@ -916,9 +915,7 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	emit_started(a);
 	rescan(a); /* what is already there (watched since before this scan) */
 	reason = agent_loop(a);
-	if (strcmp(reason, "error") == 0)
-		ret = SBT_EXIT_RUNTIME;
-	else if (strcmp(reason, "output_error") == 0)
+	if (strcmp(reason, "error") == 0 || strcmp(reason, "output_error") == 0)
 		ret = SBT_EXIT_RUNTIME;
 	bpf_link__destroy(a->mkdir_link);
 	a->mkdir_link = NULL;

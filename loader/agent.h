@@ -17,7 +17,7 @@ struct bpf_program;
 
 /* What the agent observes of itself for a scrape: BPF program costs, the ring buffer. */
 struct sbt_agent_obs {
-	int stats_fd;		      /* BPF_ENABLE_STATS, -1 if refused */
+	int stats_fd; /* BPF_ENABLE_STATS, -1 if refused */
 	const struct bpf_program *progs[4];
 	struct sbt_prog_stats prog_stats[4];
 	size_t nr_progs;

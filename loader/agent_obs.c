@@ -94,11 +94,10 @@ struct sbt_http {
 	void *arg;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *body,
-			     size_t len, const char *type)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *body, size_t len,
+			     const char *type)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
 
 	if (!r) {
@@ -112,8 +111,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_size, void **state)
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_size, void **state)
 {
 	struct sbt_http *h = cls;
 	char *body;

@@ -298,9 +298,11 @@ static json_object *sandbox_change_json(const struct sbt_event *ev)
 {
 	const struct sbt_ev_sandbox *c = &ev->sandbox_change;
 	bool added = ev->kind == SBT_EV_SANDBOX_ADDED;
-	json_object *o = sbt_event_new(added ? "SandboxAdded" : "SandboxRemoved", ev->ts,
-				       ev->sandbox->name);
+	json_object *o;
 
+	if (!ev->sandbox) /* always one: a sandbox's own event */
+		return NULL;
+	o = sbt_event_new(added ? "SandboxAdded" : "SandboxRemoved", ev->ts, ev->sandbox->name);
 	json_object_object_add(o, "source", json_object_new_string(c->source));
 	json_object_object_add(o, "cgroup", json_object_new_string(ev->sandbox->path));
 	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->sandbox->cgroup_id));

@@ -20,13 +20,13 @@
 struct sbt_shellagg;
 
 enum sbt_event_kind {
-	SBT_EV_STARTED = 0, /* TraceStarted: attached, sandboxes registered */
-	SBT_EV_EXEC,	    /* ProcessExec */
-	SBT_EV_EGRESS,	    /* EgressAllowed / EgressDenied / EgressObserved */
-	SBT_EV_LOST,	    /* EventsLost */
-	SBT_EV_SUMMARY,	    /* ShellInvocationObserved, per sandbox at stop */
-	SBT_EV_STOPPED,	    /* TraceStopped, last */
-	SBT_EV_SANDBOX_ADDED,   /* SandboxAdded: the agent registered a sandbox */
+	SBT_EV_STARTED = 0,	/* TraceStarted: attached, sandboxes registered */
+	SBT_EV_EXEC,		/* ProcessExec */
+	SBT_EV_EGRESS,		/* EgressAllowed / EgressDenied / EgressObserved */
+	SBT_EV_LOST,		/* EventsLost */
+	SBT_EV_SUMMARY,		/* ShellInvocationObserved, per sandbox at stop */
+	SBT_EV_STOPPED,		/* TraceStopped, last */
+	SBT_EV_SANDBOX_ADDED,	/* SandboxAdded: the agent registered a sandbox */
 	SBT_EV_SANDBOX_REMOVED, /* SandboxRemoved: it ended; its totals */
 	SBT_EV_STATS,		/* TraceStats: periodic (--stats-interval) */
 	SBT_EV__MAX,

@@ -89,9 +89,9 @@ static void assert_u64_member(json_object *o, const char *key, uint64_t want)
 }
 
 static const char *const exec_keys[] = {
-	"event", "ts",		"time",	     "run_id", "sandbox", "pid", "tid", "ppid", "uid", "gid",
-	"comm",	 "parent_comm", "cgroup_id", "seq", "filename", "interp", "argv", "argv_truncated",
-	"shell",
+	"event",    "ts",     "time", "run_id",		"sandbox",     "pid",	    "tid",
+	"ppid",	    "uid",    "gid",  "comm",		"parent_comm", "cgroup_id", "seq",
+	"filename", "interp", "argv", "argv_truncated", "shell",
 };
 
 /* Serialize and parse back: what a consumer of the output sees. */
