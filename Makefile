@@ -55,6 +55,9 @@ LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))
 
 LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LOADER_SRCS))
+# `sbtrace top` (ncurses): linked into sbtrace only, so the library and its tests need no ncurses.
+TOP_SRCS := $(wildcard userspace/top/*.c)
+TOP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(TOP_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/%,$(UNIT_SRCS))
@@ -151,9 +154,10 @@ $(ASANOBJ)/libsbtrace.a: $(LIB_ASAN_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcsP $@ $^
 
-$(BIN)/sbtrace: $(LOADER_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
+$(BIN)/sbtrace: $(LOADER_OBJS) $(TOP_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) $(LDLIBS_SECCOMP) $(LDLIBS_HTTP)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON) $(LDLIBS_SECCOMP) $(LDLIBS_HTTP) \
+		-lncurses
 
 # The companion that launches sandboxes: userspace/shim/*.c + the library.
 SHIM_SRCS := $(wildcard userspace/shim/*.c)
@@ -275,12 +279,22 @@ lint: $(SKELS)
 	@# bpftool 7.1's generated skeletons leak on calloc failure (unix.Malloc
 	@# reports it through our calls); the loader is checked without that one.
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc $(LOADER_SRCS) -- $(CFLAGS)
-	$(Q)clang-tidy --quiet $(SHIM_SRCS) -- $(CFLAGS)
+	$(Q)clang-tidy --quiet $(SHIM_SRCS) $(TOP_SRCS) -- $(CFLAGS)
 
+# The binaries, the agent's systemd unit, man pages and bash completion (scripts/dist/).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0755 $(BIN)/sbtrace $(DESTDIR)$(PREFIX)/bin/sbtrace
 	install -m 0755 $(BIN)/sbtrace-shim $(DESTDIR)$(PREFIX)/bin/sbtrace-shim
+	install -m 0644 scripts/dist/sbtrace.1 scripts/dist/sbtrace-shim.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/
+	sed 's|@BINDIR@|$(PREFIX)/bin|' scripts/dist/sbtrace-agent.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/sbtrace-agent.service
+	install -m 0644 scripts/dist/sbtrace.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sbtrace
+	ln -sf sbtrace $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sbtrace-shim
 
 clean:
 	rm -rf $(BUILD) skel/*.skel.h

@@ -8,7 +8,9 @@
 #include "agent.h"
 #include "agent_cmd.h"
 #include "cli.h"
+#include "events_cmd.h"
 #include "probe.h"
+#include "top/top.h"
 #include "trace.h"
 #include "trace_cmd.h"
 
@@ -26,6 +28,8 @@ static void usage_main(FILE *f)
 		"  trace      attach to running sandboxes (cgroups) and stream their execs\n"
 		"  agent      one long-running tracer for every sandbox of the host (shim\n"
 		"             sandboxes, child cgroups of --cgroup-parent), with metrics\n"
+		"  events     print a running agent's events (its subscriber socket)\n"
+		"  top        a live view of a running agent (ncurses; --once: text)\n"
 		"  features   probe the kernel and print the attach plan as JSON\n"
 		"  probe      run a repo's build in a fresh sandbox: does it invoke a shell?\n"
 		"  version    print the version\n"
@@ -44,6 +48,16 @@ static int cmd_agent(int argc, char **argv)
 	return sbt_agent_main(argc, argv, sbt_agent_run);
 }
 
+static int cmd_events(int argc, char **argv)
+{
+	return sbt_events_main(argc, argv);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	return sbt_top_main(argc, argv);
+}
+
 static int cmd_features(int argc, char **argv)
 {
 	return sbt_features_main(argc, argv, sbt_features_run);
@@ -57,6 +71,8 @@ static int cmd_probe(int argc, char **argv)
 static const struct sbt_command commands[] = {
 	{ "trace", cmd_trace, sbt_trace_usage },
 	{ "agent", cmd_agent, sbt_agent_usage },
+	{ "events", cmd_events, sbt_events_usage },
+	{ "top", cmd_top, sbt_top_usage },
 	{ "features", cmd_features, sbt_features_usage },
 	{ "probe", cmd_probe, sbt_probe_usage },
 };

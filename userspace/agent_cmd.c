@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "sandbox.h"
 #include "sink.h"
+#include "sink_sub.h"
 #include "trace_cmd.h"
 
 void sbt_agent_usage(FILE *f)
@@ -53,6 +54,14 @@ void sbt_agent_usage(FILE *f)
 		"                         default 60); also when --metrics-file is written\n"
 		"  -d, --duration SEC     stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
 		"\n"
+		"Subscribers:\n"
+		"      --socket PATH      stream the events to local clients (sbtrace events,\n"
+		"                         sbtrace top) on a unix socket, root only (default\n"
+		"                         %s); a slow client loses lines, told to\n"
+		"                         it as EventsLost (subscriber_slow), never slowing\n"
+		"                         the agent\n"
+		"      --no-socket        no subscriber socket\n"
+		"\n"
 		"Metrics (Prometheus text format):\n"
 		"      --metrics-addr HOST:PORT  serve /metrics over HTTP (libmicrohttpd) on\n"
 		"                         an address literal, e.g. 127.0.0.1:9464, [::1]:9464\n"
@@ -67,7 +76,7 @@ void sbt_agent_usage(FILE *f)
 		"events, then TraceStopped).\n"
 		"\n%s",
 		SBT_AGENT_MAX_PARENTS, SBT_STATE_DIR_DEFAULT, SBT_AGENT_MAX_SANDBOXES,
-		SBT_AGENT_DEFAULT_SANDBOXES, sbt_exit_codes_help);
+		SBT_AGENT_DEFAULT_SANDBOXES, SBT_AGENT_SOCKET_DEFAULT, sbt_exit_codes_help);
 }
 
 enum agent_opt {
@@ -82,6 +91,8 @@ enum agent_opt {
 	OPT_RINGBUF_SIZE,
 	OPT_EXEC_HOOK,
 	OPT_POLL_MS,
+	OPT_SOCKET,
+	OPT_NO_SOCKET,
 };
 
 static const struct option agent_longopts[] = {
@@ -100,6 +111,8 @@ static const struct option agent_longopts[] = {
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 	{ "exec-hook", required_argument, NULL, OPT_EXEC_HOOK },
 	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "no-socket", no_argument, NULL, OPT_NO_SOCKET },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -245,6 +258,14 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 	case OPT_METRICS_FILE:
 		a->metrics_file = arg;
 		return -1;
+	case OPT_SOCKET:
+		if (strlen(arg) >= 108)
+			return usage_error("--socket '%s': path too long for a unix socket", arg);
+		a->socket_path = arg;
+		return -1;
+	case OPT_NO_SOCKET:
+		a->socket_path = NULL;
+		return -1;
 	case 'o':
 		if (strcmp(arg, "json") == 0)
 			a->format = SBT_FORMAT_JSON;
@@ -292,6 +313,7 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 	a->state_dir = SBT_STATE_DIR_DEFAULT;
 	a->max_sandboxes = SBT_AGENT_DEFAULT_SANDBOXES;
 	a->stats_interval_ms = 60000;
+	a->socket_path = SBT_AGENT_SOCKET_DEFAULT;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:O:d:vh", agent_longopts, NULL)) != -1) {
 		ret = agent_option(a, c, optarg);
@@ -309,6 +331,7 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 {
 	static struct sbt_agent_opts a; /* the trace request is large: not on the stack */
+	static struct sbt_sub_sink sub;
 	struct sbt_metrics_sink *ms = NULL;
 	struct sbt_json_sink sink;
 	int ret = sbt_agent_args_parse(argc, argv, &a), err;
@@ -336,7 +359,21 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 		a.metrics = ms;
 		sbt_sinks_add(&a.trace, sbt_metrics_sink_base(ms));
 	}
+	sub.listen_fd = -1;
+	if (a.socket_path) {
+		err = sbt_sub_sink_open(&sub, a.socket_path, SBT_SUB_BUF_BYTES);
+		if (err) {
+			fprintf(stderr, "sbtrace agent: --socket %s: %s\n", a.socket_path,
+				strerror(-err));
+			sbt_json_sink_close(&sink);
+			sbt_metrics_sink_free(ms);
+			return SBT_EXIT_USAGE;
+		}
+		sbt_sinks_add(&a.trace, &sub.base);
+	}
 	ret = run(&a);
+	if (a.socket_path)
+		sbt_sub_sink_close(&sub);
 	err = sbt_json_sink_close(&sink);
 	if (err && ret == SBT_EXIT_OK) {
 		fprintf(stderr, "sbtrace agent: closing '%s': %s\n", a.out_path, strerror(-err));

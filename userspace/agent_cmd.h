@@ -18,6 +18,7 @@
 #define SBT_AGENT_MAX_PARENTS	    16
 #define SBT_AGENT_DEFAULT_SANDBOXES 1024
 #define SBT_AGENT_MAX_SANDBOXES	    65536
+#define SBT_AGENT_SOCKET_DEFAULT    "/run/sbtrace-agent.sock"
 
 struct sbt_metrics_sink;
 
@@ -29,10 +30,11 @@ struct sbt_agent_opts {
 	const char *parents[SBT_AGENT_MAX_PARENTS]; /* --cgroup-parent, as given */
 	int nr_parents;
 	uint32_t max_sandboxes;
-	uint64_t stats_interval_ms; /* 0: no TraceStats */
-	const char *metrics_addr;   /* HOST:PORT, NULL: no HTTP */
-	const char *metrics_file;   /* node_exporter textfile, NULL: none */
+	uint64_t stats_interval_ms;	  /* 0: no TraceStats */
+	const char *metrics_addr;	  /* HOST:PORT, NULL: no HTTP */
+	const char *metrics_file;	  /* node_exporter textfile, NULL: none */
 	struct sbt_metrics_sink *metrics; /* set by sbt_agent_main when metrics are asked for */
+	const char *socket_path;	  /* the subscriber socket, NULL: none */
 };
 
 typedef int (*sbt_agent_fn)(struct sbt_agent_opts *opts);

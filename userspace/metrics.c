@@ -149,15 +149,17 @@ struct sbt_metrics_sink {
 	struct sbt_counters egress; /* sandbox, verdict, source, reason */
 	struct sbt_counters lost;   /* kind, reason */
 	struct sbt_counters events; /* event */
+	struct sbt_counters info;   /* sandbox, source: the live sandboxes (1 each) */
+	struct sbt_counters sb_lost; /* sandbox */
 };
 
 static const char *verdict_name(unsigned int v)
 {
 	const char *n = sbt_egress_event_name(v);
 
-	return strcmp(n, "EgressAllowed") == 0	 ? "allowed"
+	return strcmp(n, "EgressAllowed") == 0	? "allowed"
 	       : strcmp(n, "EgressDenied") == 0 ? "denied"
-						 : "observed";
+						: "observed";
 }
 
 static const char *event_name(const struct sbt_event *ev)
@@ -203,7 +205,8 @@ static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
 		break;
 	case SBT_EV_EGRESS:
 		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
-		sbt_metrics_label(l, sizeof(l), &o, "verdict", verdict_name(ev->egress.rec->verdict));
+		sbt_metrics_label(l, sizeof(l), &o, "verdict",
+				  verdict_name(ev->egress.rec->verdict));
 		sbt_metrics_label(l, sizeof(l), &o, "source",
 				  ev->egress.rec->hook == SBT_HOOK_TAP ? "tap" : "cgroup");
 		sbt_metrics_label(l, sizeof(l), &o, "reason",
@@ -214,6 +217,16 @@ static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
 		sbt_metrics_label(l, sizeof(l), &o, "kind", ev->lost.kind ? ev->lost.kind : "any");
 		sbt_metrics_label(l, sizeof(l), &o, "reason", ev->lost.reason);
 		sbt_counters_add(&ms->lost, l, ev->lost.lost);
+		if (!ev->sandbox)
+			break;
+		o = 0;
+		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+		sbt_counters_add(&ms->sb_lost, l, ev->lost.lost);
+		break;
+	case SBT_EV_SANDBOX_ADDED:
+		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+		sbt_metrics_label(l, sizeof(l), &o, "source", ev->sandbox_change.source);
+		sbt_counters_add(&ms->info, l, 1);
 		break;
 	case SBT_EV_SANDBOX_REMOVED:
 		/* its series end with it: a long-running agent's memory stays bounded */
@@ -221,6 +234,8 @@ static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
 		sbt_counters_drop_prefix(&ms->execs, l);
 		sbt_counters_drop_prefix(&ms->shells, l);
 		sbt_counters_drop_prefix(&ms->egress, l);
+		sbt_counters_drop_prefix(&ms->info, l);
+		sbt_counters_drop_prefix(&ms->sb_lost, l);
 		break;
 	default:
 		break;
@@ -250,6 +265,8 @@ void sbt_metrics_sink_free(struct sbt_metrics_sink *ms)
 	sbt_counters_free(&ms->egress);
 	sbt_counters_free(&ms->lost);
 	sbt_counters_free(&ms->events);
+	sbt_counters_free(&ms->info);
+	sbt_counters_free(&ms->sb_lost);
 	free(ms);
 }
 
@@ -265,13 +282,19 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void counters(FILE *f, const char *name, const char *help, const struct sbt_counters *cs)
+static void series(FILE *f, const char *name, const char *type, const char *help,
+		   const struct sbt_counters *cs)
 {
-	family(f, name, "counter", help);
+	family(f, name, type, help);
 	for (size_t i = 0; i < cs->cap; i++)
 		if (cs->c[i].labels)
 			fprintf(f, "%s{%s} %llu\n", name, cs->c[i].labels,
 				(unsigned long long)cs->c[i].value);
+}
+
+static void counters(FILE *f, const char *name, const char *help, const struct sbt_counters *cs)
+{
+	series(f, name, "counter", help, cs);
 }
 
 static void gauge(FILE *f, const char *name, const char *help, double v)
@@ -324,6 +347,9 @@ int sbt_metrics_render(const struct sbt_metrics_sink *ms, const struct sbt_metri
 {
 	if (rt)
 		runtime_metrics(f, rt);
+	series(f, "sbtrace_sandbox_info", "gauge", "A sandbox traced now (1), with its source",
+	       &ms->info);
+	counters(f, "sbtrace_sandbox_events_lost_total", "Events lost, by sandbox", &ms->sb_lost);
 	counters(f, "sbtrace_sandbox_execs_total", "Execs seen in each sandbox (ProcessExec)",
 		 &ms->execs);
 	counters(f, "sbtrace_shell_invocations_total", "Shell execs by sandbox, shell and kind",

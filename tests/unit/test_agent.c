@@ -22,6 +22,7 @@
 #include "events.h"
 #include "metrics.h"
 #include "sink.h"
+#include "sink_sub.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -38,9 +39,15 @@ static int parse(struct sbt_agent_opts *o, const char **args, int n)
 static void test_agent_args(void **state)
 {
 	static struct sbt_agent_opts o;
-	const char *ok[] = { "agent",	       "--cgroup-parent",  "/machine.slice",
-			     "--metrics-addr", "127.0.0.1:9464",   "--stats-interval",
-			     "2.5",	       "--max-sandboxes", "4096" };
+	const char *ok[] = { "agent",
+			     "--cgroup-parent",
+			     "/machine.slice",
+			     "--metrics-addr",
+			     "127.0.0.1:9464",
+			     "--stats-interval",
+			     "2.5",
+			     "--max-sandboxes",
+			     "4096" };
 	const char *noshim[] = { "agent", "--no-shim" };
 	const char *badaddr[] = { "agent", "--metrics-addr", "localhost:9464" };
 	const char *badmax[] = { "agent", "--max-sandboxes", "0" };
@@ -151,13 +158,17 @@ static void test_metrics_sink(void **state)
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
 	assert_non_null(strstr(text, "# TYPE sbtrace_sandbox_execs_total counter\n"));
-	assert_non_null(strstr(text, "sbtrace_sandbox_execs_total{sandbox=\"/machine.slice/a\"} 2\n"));
+	assert_non_null(
+		strstr(text, "sbtrace_sandbox_execs_total{sandbox=\"/machine.slice/a\"} 2\n"));
 	assert_non_null(strstr(text, "sbtrace_shell_invocations_total{sandbox=\"/machine.slice/a\","
 				     "shell=\"busybox sh\",kind=\"command\"} 1\n"));
-	assert_non_null(strstr(text, "sbtrace_events_lost_total{kind=\"exec\",reason=\"ringbuf_full\"} 3\n"));
-	assert_non_null(strstr(text, "sbtrace_bpf_program_run_seconds_total{program=\"exec_tp_btf\"} "
-				     "2.500000000\n"));
-	assert_non_null(strstr(text, "sbtrace_build_info{version=\"0.1.0\",abi=\"2\",exec_hook=\"tp_btf\"} 1\n"));
+	assert_non_null(strstr(
+		text, "sbtrace_events_lost_total{kind=\"exec\",reason=\"ringbuf_full\"} 3\n"));
+	assert_non_null(strstr(text,
+			       "sbtrace_bpf_program_run_seconds_total{program=\"exec_tp_btf\"} "
+			       "2.500000000\n"));
+	assert_non_null(strstr(
+		text, "sbtrace_build_info{version=\"0.1.0\",abi=\"2\",exec_hook=\"tp_btf\"} 1\n"));
 	free(text);
 	/* a removed sandbox's series end */
 	ev = (struct sbt_event){ .kind = SBT_EV_SANDBOX_REMOVED, .sandbox = &sb };
@@ -226,13 +237,58 @@ static void test_sink_reopen(void **state)
 	rmdir(dir);
 }
 
+/* A client that does not read loses lines, is told how many, and never blocks the writer. */
+static void test_sub_slow_client(void **state)
+{
+	struct sbt_sub_sink s;
+	int sp[2];
+	char line[64], got[4096];
+	ssize_t n;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.listen_fd = -1;
+	s.buf_bytes = 300;
+	for (int i = 0; i < SBT_SUB_MAX_CLIENTS; i++)
+		s.clients[i].fd = -1;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
+	s.clients[0].fd = sp[0];
+	s.clients[0].buf = malloc(s.buf_bytes);
+	for (int i = 0; i < 12; i++) { /* 12 x 30 bytes into a 300-byte buffer: 10 fit */
+		snprintf(line, sizeof(line), "{\"n\":%02d,\"pad\":\"xxxxxxxxxxxx\"}\n", i);
+		assert_int_equal(strlen(line), 30);
+		sbt_sub_sink_line(&s, line, strlen(line));
+	}
+	assert_int_equal(s.clients[0].lost, 2);
+	assert_int_equal(s.clients[0].len, 300);
+	s.listen_fd = sp[1]; /* pump needs a listener; accept on a connected socket fails */
+	sbt_sub_sink_pump(&s);
+	assert_int_equal(s.clients[0].len, 0);
+	sbt_sub_sink_line(&s, "{\"n\":5}\n", 8); /* first the EventsLost, then the line */
+	assert_int_equal(s.clients[0].lost, 0);
+	assert_int_equal(s.clients[0].lost_total, 2);
+	sbt_sub_sink_pump(&s);
+	n = read(sp[1], got, sizeof(got) - 1);
+	assert_true(n > 0);
+	got[n] = '\0';
+	assert_non_null(strstr(got, "{\"n\":09,"));
+	assert_null(strstr(got, "{\"n\":10,"));
+	assert_non_null(strstr(got, "\"event\":\"EventsLost\""));
+	assert_non_null(strstr(got, "\"lost\":2,"));
+	assert_non_null(strstr(got, "\"reason\":\"subscriber_slow\""));
+	assert_true(strstr(got, "EventsLost") < strstr(got, "{\"n\":5}"));
+	s.listen_fd = -1;
+	close(sp[1]);
+	sbt_sub_sink_close(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_args),   cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_rfc3339),	     cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_metrics_sink), cmocka_unit_test(test_metrics_file),
-		cmocka_unit_test(test_sink_reopen),
+		cmocka_unit_test(test_sink_reopen),   cmocka_unit_test(test_sub_slow_client),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
