@@ -16,6 +16,8 @@ OUT="$WORK/agent.jsonl"
 PROM="$WORK/agent.prom"
 SHIM_PIDS=""
 CTRS=""
+SUB_PID=""
+TMUX_S="sbt-agent-$$"
 
 command -v promtool > /dev/null || fail "promtool missing (make deps: prometheus)"
 command -v curl > /dev/null || fail "curl missing (make deps: curl)"
@@ -28,6 +30,8 @@ fi
 PODMAN="podman --runtime runc --cgroup-manager cgroupfs --events-backend file"
 
 agent_cleanup() {
+	tmux kill-session -t "$TMUX_S" 2> /dev/null
+	[ -n "$SUB_PID" ] && kill "$SUB_PID" 2> /dev/null
 	for c in $CTRS; do $PODMAN rm -f -t 0 "$c" > /dev/null 2>&1; done
 	for p in $SHIM_PIDS; do kill -TERM "$p" 2> /dev/null; done
 	for p in $SHIM_PIDS; do wait "$p" 2> /dev/null; done
@@ -41,7 +45,7 @@ PARENT_NAME=$(sb_name "$PARENT")
 
 "$SBTRACE" agent --cgroup-parent "$PARENT" --state-dir "$STATE" --out "$OUT" \
 	--metrics-addr "127.0.0.1:$PORT" --metrics-file "$PROM" --stats-interval 1 \
-	--poll-ms 20 2> "$WORK/agent.err" &
+	--socket "$WORK/agent.sock" --poll-ms 20 2> "$WORK/agent.err" &
 TRACE_PID=$!
 TRACE_OUT=$OUT
 has_started() { [ -s "$OUT" ] && head -n 1 "$OUT" | grep -q '"TraceStarted"'; }
@@ -134,6 +138,34 @@ wait_for 3 has_prom
 check_true "--metrics-file written, promtool passes" sh -c "promtool check metrics < '$PROM' > /dev/null 2>&1"
 check_true "TraceStats comes every interval" sh -c "[ \$(jq -s '[.[] | select(.event == \"TraceStats\")] | length' '$OUT') -ge 1 ]"
 
+# --- subscribers: sbtrace events, sbtrace top ----------------------------------
+check "the subscriber socket is root's alone" "srwx------" "$(stat -c %A "$WORK/agent.sock")"
+"$SBTRACE" events --socket "$WORK/agent.sock" --event ProcessExec > "$WORK/sub.jsonl" 2> "$WORK/sub.err" &
+SUB_PID=$!
+sleep 0.5
+C2=$P-c2
+SB2="$PARENT_NAME/libpod-$(cat "$WORK/$C2.id")"
+$PODMAN exec "$C2" /bin/true > /dev/null 2>&1
+sub_has() { jq -e --arg s "$SB2" 'select(.sandbox == $s and .filename == "/bin/true")' "$WORK/sub.jsonl" > /dev/null 2>&1; }
+wait_for 5 sub_has
+check_true "sbtrace events: a subscriber gets the stream live" sub_has
+check "sbtrace events --event ProcessExec: nothing else" "ProcessExec" \
+	"$(jq -r .event "$WORK/sub.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+"$SBTRACE" top --metrics-addr "127.0.0.1:$PORT" --once --interval 0.5 > "$WORK/top.txt" 2> "$WORK/top.err"
+check "sbtrace top --once: exit 0" 0 $?
+ALL5=$(jq -r 'select(.event == "SandboxAdded") | .sandbox' "$OUT")
+for sb in $ALL5; do
+	check "sbtrace top --once shows $sb" 1 "$(awk -v s="$sb" '$1 == s' "$WORK/top.txt" | wc -l)"
+done
+tmux new-session -d -s "$TMUX_S" -x 220 -y 40 "$SBTRACE top --metrics-addr 127.0.0.1:$PORT --interval 0.5"
+sleep 2
+tmux capture-pane -p -t "$TMUX_S" > "$WORK/tmux.txt" 2> /dev/null
+for sb in $ALL5; do
+	short=$(printf '%.48s' "$sb")
+	check "sbtrace top (ncurses, in tmux) shows $short" 1 "$(grep -cF "$short" "$WORK/tmux.txt")"
+done
+tmux send-keys -t "$TMUX_S" q 2> /dev/null
+
 # --- rotation: rename, SIGHUP, new execs go to a new file ----------------------
 mv "$OUT" "$OUT.1"
 kill -HUP "$TRACE_PID"
@@ -147,10 +179,13 @@ check_true "after SIGHUP: the exec is in the new file" sh -c "jq -e --arg s '$SB
 
 # --- stopping sandboxes: removed, with their final events ---------------------
 S1=$(echo $SHIM_PIDS | cut -d' ' -f1)
+T0=$(date +%s)
 kill -TERM "$S1"
 wait "$S1" 2> /dev/null
+T1=$(date +%s)
 removed() { jq -e --arg s "$1" 'select(.event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
-wait_for 10 removed "/sbtrace/$P-1"
+wait_for 30 removed "/sbtrace/$P-1"
+log "shim 1: exited $((T1 - T0)) s after SIGTERM, removed $(($(date +%s) - T1)) s later"
 check_true "shim 1 stopped: SandboxRemoved" removed "/sbtrace/$P-1"
 check "shim 1: ShellInvocationObserved, then SandboxRemoved" "ShellInvocationObserved SandboxRemoved" \
 	"$(jq -r --arg s "/sbtrace/$P-1" 'select(.sandbox == $s and (.event == "ShellInvocationObserved" or .event == "SandboxRemoved")) | .event' "$OUT" | tr '\n' ' ' | sed 's/ $//')"
@@ -158,7 +193,7 @@ check "shim 1: its totals count every exec, none lost" \
 	"$(cat "$OUT.1" "$OUT" | jq -s --arg s "/sbtrace/$P-1" '[.[] | select(.event == "ProcessExec" and .sandbox == $s)] | length') 0 true" \
 	"$(jq -r --arg s "/sbtrace/$P-1" 'select(.event == "SandboxRemoved" and .sandbox == $s) | "\(.totals.received) \(.totals.lost) \(.totals.complete)"' "$OUT")"
 $PODMAN rm -f -t 0 "$C1" > /dev/null 2>&1
-wait_for 10 removed "$SB1"
+wait_for 30 removed "$SB1"
 check_true "container 1 removed: SandboxRemoved" removed "$SB1"
 sleep 0.3
 curl -sf "http://127.0.0.1:$PORT/metrics" > "$WORK/scrape.txt"
@@ -166,6 +201,10 @@ check "/metrics: three sandboxes left" "sbtrace_sandboxes 3" "$(grep '^sbtrace_s
 
 stop_trace INT
 check "agent exit code" 0 "$TRACE_RC"
+wait "$SUB_PID"
+check "sbtrace events ends with the agent: exit 0" 0 $?
+SUB_PID=""
+check_true "the subscriber socket is removed at stop" test ! -e "$WORK/agent.sock"
 validate_schema "$OUT.1"
 cat "$OUT.1" "$OUT" > "$WORK/all.jsonl"
 check "one TraceStarted, one TraceStopped across both files" "1 1" \
