@@ -665,10 +665,35 @@ static int trace_attach(struct trace_ctx *ctx)
 	return SBT_EXIT_OK;
 }
 
+/* TraceStats: the run so far, per sandbox (--stats-interval). */
+static void emit_stats(struct trace_ctx *ctx, uint64_t start_ms)
+{
+	const struct sbt_trace_opts *opts = ctx->opts;
+	struct sbt_stats_sandbox sbs[SBT_MAX_SANDBOXES];
+	struct sbt_event ev = { .kind = SBT_EV_STATS, .ts = sbt_now_epoch_ns() };
+
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
+		sbs[i] = (struct sbt_stats_sandbox){
+			.name = opts->sandboxes[i].name,
+			.execs = ctx->st[i].kernel_execs,
+			.received = ctx->st[i].received,
+			.lost = ctx->st[i].kernel_lost,
+			.shells = sbt_shellagg_count(ctx->st[i].agg),
+		};
+	ev.stats.uptime_ms = sbt_mono_ms() - start_ms;
+	ev.stats.ringbuf_size_bytes = opts->exec.ringbuf_bytes;
+	ev.stats.decode_errors = ctx->decode_errors;
+	ev.stats.sandboxes_added = opts->nr_sandboxes;
+	ev.stats.sandboxes = sbs;
+	ev.stats.nr = opts->nr_sandboxes;
+	emit(ctx, &ev, NULL);
+}
+
 /* Drain until a signal, the duration, an error or the caller says stop. */
 static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **reason)
 {
 	const struct sbt_trace_opts *opts = ctx->opts;
+	uint64_t next_stats = start_ms + opts->stats_interval_ms;
 
 	while (!stop_signal) {
 		int err;
@@ -686,6 +711,10 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 		}
 		report_drops(ctx);
 		sbt_egress_tick(ctx->egress);
+		if (opts->stats_interval_ms && sbt_mono_ms() >= next_stats) {
+			emit_stats(ctx, start_ms);
+			next_stats += opts->stats_interval_ms;
+		}
 		err = sbt_sinks_flush(opts);
 		if (!err && reopen_requested) {
 			reopen_requested = 0;

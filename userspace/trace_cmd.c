@@ -61,6 +61,8 @@ void sbt_trace_usage(FILE *f)
 		"  -O, --out FILE         append events to FILE instead of stdout; SIGHUP\n"
 		"                         reopens it (after logrotate renamed it)\n"
 		"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
+		"      --stats-interval SEC  a TraceStats event every SEC seconds (default 0:\n"
+		"                         none)\n"
 		"  -v, --verbose          libbpf debug output on stderr\n"
 		"\n"
 		"Capture:\n"
@@ -178,6 +180,7 @@ enum trace_opt {
 	OPT_SANDBOX,
 	OPT_STATE_DIR,
 	OPT_TAP,
+	OPT_STATS_INTERVAL,
 };
 
 static const struct option trace_longopts[] = {
@@ -199,6 +202,7 @@ static const struct option trace_longopts[] = {
 	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "tap", required_argument, NULL, OPT_TAP },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -333,6 +337,18 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		return -1;
 	case 'd':
 		return parse_duration(&a->opts, arg);
+	case OPT_STATS_INTERVAL: {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || *end || end == arg || !(d >= 0) || d > 86400)
+			return usage_error("trace", "--stats-interval '%s': give seconds, 0..86400",
+					   arg);
+		a->opts.stats_interval_ms = (uint64_t)(d * 1000 + 0.5);
+		return -1;
+	}
 	case 'v':
 		a->opts.exec.verbose = true;
 		return -1;

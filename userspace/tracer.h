@@ -197,7 +197,8 @@ struct sbt_trace_opts {
 	struct sbt_sandbox sandboxes[SBT_MAX_SANDBOXES];
 	uint32_t nr_sandboxes;
 	struct sbt_exec_opts exec;
-	uint64_t duration_ms; /* 0: until SIGINT/SIGTERM */
+	uint64_t duration_ms;	    /* 0: until SIGINT/SIGTERM */
+	uint64_t stats_interval_ms; /* a TraceStats event every so often; 0: none */
 	struct sbt_egress_cfg egress;
 	/* Every event goes to each sink in order (sink.h); at least one. */
 	struct sbt_sink *sinks[SBT_MAX_SINKS];
