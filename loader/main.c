@@ -69,12 +69,9 @@ static int cmd_probe(int argc, char **argv)
 }
 
 static const struct sbt_command commands[] = {
-	{ "trace", cmd_trace, sbt_trace_usage },
-	{ "agent", cmd_agent, sbt_agent_usage },
-	{ "events", cmd_events, sbt_events_usage },
-	{ "top", cmd_top, sbt_top_usage },
-	{ "features", cmd_features, sbt_features_usage },
-	{ "probe", cmd_probe, sbt_probe_usage },
+	{ "trace", cmd_trace, sbt_trace_usage },	  { "agent", cmd_agent, sbt_agent_usage },
+	{ "events", cmd_events, sbt_events_usage },	  { "top", cmd_top, sbt_top_usage },
+	{ "features", cmd_features, sbt_features_usage }, { "probe", cmd_probe, sbt_probe_usage },
 };
 
 int main(int argc, char **argv)

@@ -65,8 +65,9 @@ int sbt_agent_connect(const char *path, const char *cmd)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		return fd;
 	err = -errno;
-	fprintf(stderr, "sbtrace %s: cannot connect to the agent at %s: %s; is 'sbtrace agent' "
-			"running (as root, with that --socket)?\n",
+	fprintf(stderr,
+		"sbtrace %s: cannot connect to the agent at %s: %s; is 'sbtrace agent' "
+		"running (as root, with that --socket)?\n",
 		cmd, path, strerror(-err));
 	close(fd);
 	return err;
@@ -143,8 +144,9 @@ int sbt_events_main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "sbtrace events: unexpected argument '%s'; see 'sbtrace events "
-				"--help'\n",
+		fprintf(stderr,
+			"sbtrace events: unexpected argument '%s'; see 'sbtrace events "
+			"--help'\n",
 			argv[optind]);
 		return SBT_EXIT_USAGE;
 	}

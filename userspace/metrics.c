@@ -144,12 +144,12 @@ void sbt_metrics_label(char *buf, size_t len, size_t *off, const char *name, con
 
 struct sbt_metrics_sink {
 	struct sbt_sink base;
-	struct sbt_counters execs;  /* sandbox */
-	struct sbt_counters shells; /* sandbox, shell, kind */
-	struct sbt_counters egress; /* sandbox, verdict, source, reason */
-	struct sbt_counters lost;   /* kind, reason */
-	struct sbt_counters events; /* event */
-	struct sbt_counters info;   /* sandbox, source: the live sandboxes (1 each) */
+	struct sbt_counters execs;   /* sandbox */
+	struct sbt_counters shells;  /* sandbox, shell, kind */
+	struct sbt_counters egress;  /* sandbox, verdict, source, reason */
+	struct sbt_counters lost;    /* kind, reason */
+	struct sbt_counters events;  /* event */
+	struct sbt_counters info;    /* sandbox, source: the live sandboxes (1 each) */
 	struct sbt_counters sb_lost; /* sandbox */
 };
 

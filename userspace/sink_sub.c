@@ -36,7 +36,7 @@ static void tell_lost(struct sbt_sub_sink *s, struct sbt_sub_client *c)
 	json_object_object_add(o, "reason", json_object_new_string("subscriber_slow"));
 	json_object_object_add(o, "kind", json_object_new_string("subscriber"));
 	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE);
+							JSON_C_TO_STRING_NOSLASHESCAPE);
 	n = strlen(txt);
 	if (c->len + n + 1 <= s->buf_bytes) {
 		memcpy(c->buf + c->len, txt, n);
@@ -149,7 +149,7 @@ static void sub_emit(struct sbt_sink *base, const struct sbt_event *ev)
 	if (!o)
 		return;
 	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							 JSON_C_TO_STRING_NOSLASHESCAPE);
+							JSON_C_TO_STRING_NOSLASHESCAPE);
 	n = strlen(txt);
 	line = malloc(n + 1);
 	if (line) {

@@ -288,7 +288,7 @@ int main(void)
 		cmocka_unit_test(test_agent_args),   cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_rfc3339),	     cmocka_unit_test(test_counters),
 		cmocka_unit_test(test_metrics_sink), cmocka_unit_test(test_metrics_file),
-		cmocka_unit_test(test_sink_reopen),   cmocka_unit_test(test_sub_slow_client),
+		cmocka_unit_test(test_sink_reopen),  cmocka_unit_test(test_sub_slow_client),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,8 +135,8 @@ static void parse_line(struct sample *s, char *line)
 			pr->seconds = x;
 		return;
 	}
-	if (strncmp(line, "sbtrace_sandbox_", 16) != 0 && strncmp(line, "sbtrace_shell_", 14) != 0 &&
-	    strncmp(line, "sbtrace_egress_", 15) != 0)
+	if (strncmp(line, "sbtrace_sandbox_", 16) != 0 &&
+	    strncmp(line, "sbtrace_shell_", 14) != 0 && strncmp(line, "sbtrace_egress_", 15) != 0)
 		return;
 	label(labels, "sandbox", name, sizeof(name));
 	r = name[0] ? sb_get(s, name) : NULL;
@@ -374,7 +374,7 @@ static int parse_top_args(int argc, char **argv, const char **addr, bool *once, 
 				goto bad;
 			break;
 		case 's':
-			for (k = 0; k < SORT__MAX && strcmp(sort_names[k], optarg); k++)
+			for (k = 0; k < SORT__MAX && strcmp(sort_names[k], optarg) != 0; k++)
 				;
 			if (k == SORT__MAX)
 				goto bad;
