@@ -125,10 +125,11 @@ struct load_set {
 	bool iter;
 };
 
-static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const struct load_set *ls,
-				     int *errp)
+static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
+					 const struct load_set *ls, const char *btf, int *errp)
 {
-	struct sbtrace_bpf *skel = sbtrace_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+	struct sbtrace_bpf *skel = sbtrace_bpf__open_opts(&oo);
 	struct bpf_program *prog;
 	struct bpf_program *const *eg;
 	size_t neg;
@@ -169,6 +170,23 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 		*errp = err;
 		return NULL;
 	}
+	return skel;
+}
+
+/*
+ * Open and load with the cut-down kernel BTF when there is one for this
+ * kernel (minbtf.c); should that fail, with the kernel's own: a stale or
+ * damaged copy costs start-up time, never the trace.
+ */
+static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const struct load_set *ls,
+				     int *errp)
+{
+	char path[PATH_MAX];
+	const char *btf = sbt_min_btf(path, sizeof(path));
+	struct sbtrace_bpf *skel = open_load_btf(opts, ls, btf, errp);
+
+	if (!skel && btf)
+		skel = open_load_btf(opts, ls, NULL, errp);
 	return skel;
 }
 
