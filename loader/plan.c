@@ -131,6 +131,7 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
 	struct sbtrace_bpf *skel = sbtrace_bpf__open_opts(&oo);
 	struct bpf_program *prog;
+	const char *fold;
 	struct bpf_program *const *eg;
 	size_t neg;
 	int err;
@@ -159,9 +160,9 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
 	skel->rodata->host_netns_cookie = opts->host_netns_cookie;
 	/* SBTRACE_FOLD_WINDOW_MS: a benchmark knob (0 sends every egress event) */
-	if (getenv("SBTRACE_FOLD_WINDOW_MS"))
-		skel->rodata->fold_window_ns =
-			strtoull(getenv("SBTRACE_FOLD_WINDOW_MS"), NULL, 10) * 1000000ull;
+	fold = getenv("SBTRACE_FOLD_WINDOW_MS");
+	if (fold)
+		skel->rodata->fold_window_ns = strtoull(fold, NULL, 10) * 1000000ull;
 	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
 	if (!err)
 		err = sbtrace_bpf__load(skel);
