@@ -76,9 +76,14 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
-	vmlinux help fuzz check-format check-structure check-schemas base-images
+	vmlinux help fuzz check-format check-structure check-schemas base-images min-btf
 
-all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS)
+all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS) min-btf
+
+# The running kernel's BTF cut down to what the object's CO-RE relocations need
+# (scripts/min-btf.sh; redone for another kernel or object, else nothing to do).
+min-btf: $(BPFOBJ)/sbtrace.bpf.o
+	$(Q)BPFTOOL=$(BPFTOOL) scripts/min-btf.sh $< $(BPFOBJ)/min_core.btf
 
 help:
 	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan check-schemas'

@@ -29,6 +29,12 @@ struct sbt_plan {
  * modes, or only the forced one) and, with opts->observe, the connect and
  * packet-socket observation. 0, or -errno when no exec mode works.
  */
+/*
+ * minbtf.c: the cut-down kernel BTF scripts/min-btf.sh made, into buf, when
+ * it is for the running kernel; else NULL (libbpf reads the kernel's own).
+ */
+const char *sbt_min_btf(char *buf, size_t len);
+
 int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan);
 void sbt_plan_detach(struct sbt_plan *plan);
 void sbt_plan_destroy(struct sbt_plan *plan);

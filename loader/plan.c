@@ -125,11 +125,13 @@ struct load_set {
 	bool iter;
 };
 
-static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const struct load_set *ls,
-				     int *errp)
+static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
+					 const struct load_set *ls, const char *btf, int *errp)
 {
-	struct sbtrace_bpf *skel = sbtrace_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+	struct sbtrace_bpf *skel = sbtrace_bpf__open_opts(&oo);
 	struct bpf_program *prog;
+	const char *fold;
 	struct bpf_program *const *eg;
 	size_t neg;
 	int err;
@@ -159,9 +161,9 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
 	skel->rodata->host_netns_cookie = opts->host_netns_cookie;
 	/* SBTRACE_FOLD_WINDOW_MS: a benchmark knob (0 sends every egress event) */
-	if (getenv("SBTRACE_FOLD_WINDOW_MS"))
-		skel->rodata->fold_window_ns =
-			strtoull(getenv("SBTRACE_FOLD_WINDOW_MS"), NULL, 10) * 1000000ull;
+	fold = getenv("SBTRACE_FOLD_WINDOW_MS");
+	if (fold)
+		skel->rodata->fold_window_ns = strtoull(fold, NULL, 10) * 1000000ull;
 	err = bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
 	/* the agent: slots beyond the trace's fixed table (membership by hash map only) */
 	if (!err && opts->max_sandboxes)
@@ -177,6 +179,23 @@ static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const str
 		*errp = err;
 		return NULL;
 	}
+	return skel;
+}
+
+/*
+ * Open and load with the cut-down kernel BTF when there is one for this
+ * kernel (minbtf.c); should that fail, with the kernel's own: a stale or
+ * damaged copy costs start-up time, never the trace.
+ */
+static struct sbtrace_bpf *open_load(const struct sbt_exec_opts *opts, const struct load_set *ls,
+				     int *errp)
+{
+	char path[PATH_MAX];
+	const char *btf = sbt_min_btf(path, sizeof(path));
+	struct sbtrace_bpf *skel = open_load_btf(opts, ls, btf, errp);
+
+	if (!skel && btf)
+		skel = open_load_btf(opts, ls, NULL, errp);
 	return skel;
 }
 

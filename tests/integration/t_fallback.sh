@@ -58,6 +58,16 @@ run_mode forced_raw_tp raw_tp /bin/sh --exec-hook raw_tp
 check "forced mode tries only itself" 1 \
 	"$(head -n 1 "$WORK/forced_raw_tp.jsonl" | jq -r '.hooks.exec.tried | length')"
 
+# The cut-down kernel BTF (scripts/min-btf.sh, loader/minbtf.c) is a speed-up only:
+# none, one for another kernel, or a damaged one for this kernel all trace the same.
+MINBTF="$TOP/build/bpf/min_core.btf"
+check_true "make made the cut-down kernel BTF for this kernel" [ -s "$MINBTF" ] && [ -s "$MINBTF.id" ]
+SBTRACE_MIN_BTF= run_mode no_min_btf tp_btf /bin/sh
+cp "$MINBTF" "$WORK/other.btf" && printf 'another kernel|1' > "$WORK/other.btf.id"
+SBTRACE_MIN_BTF="$WORK/other.btf" run_mode min_btf_other_kernel tp_btf /bin/sh
+head -c 200 /dev/urandom > "$WORK/bad.btf" && cp "$MINBTF.id" "$WORK/bad.btf.id"
+SBTRACE_MIN_BTF="$WORK/bad.btf" run_mode min_btf_damaged tp_btf /bin/sh
+
 # Every mode taken away: exit 3, one line naming the problem, nothing attached.
 SBTRACE_DISABLE_HOOKS=tp_btf,raw_tp,tracepoint "$SBTRACE" trace --cgroup "$A" --duration 1 \
 	> "$WORK/none.out" 2> "$WORK/none.err"

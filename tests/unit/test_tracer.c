@@ -377,9 +377,15 @@ static void test_probe_sink(void **state)
 	struct probe_sink ps;
 	json_object *d;
 
+	struct probe_sites sites;
+	struct probe_site_totals t;
+
 	(void)state;
 	memcpy(denied.daddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x33\x64\x07", 16);
 	probe_sink_init(&ps, 1000);
+	probe_sites_init(&sites);
+	assert_int_equal(probe_sites_other(&sites, "cmd", NULL), 0);
+	ps.sites = &sites;
 	ev.kind = SBT_EV_EXEC;
 	ev.exec.rec = &rec;
 	ps.base.ops->emit(&ps.base, &ev);
@@ -387,6 +393,20 @@ static void test_probe_sink(void **state)
 	rec.cgroup_id = 1001; /* a RUN step's container, below the sandbox */
 	ps.base.ops->emit(&ps.base, &ev);
 	assert_true(ps.exec_below);
+	assert_int_equal(ps.execs, 2); /* the build's: no boot started */
+	/* a shell: tied to its site (here the build's catch-all) and counted there */
+	rec.argv = argv;
+	rec.argc = 3;
+	rec.filename = "/bin/sh";
+	rec.pid = 7;
+	ev.exec.shell = &cls;
+	ps.base.ops->emit(&ps.base, &ev);
+	ev.exec.shell = NULL;
+	json_object_put(probe_sites_json(&sites, &t));
+	assert_int_equal(t.count, 1);
+	assert_int_equal(t.build, 1);
+	assert_int_equal(t.affecting, 1);
+	assert_false(ps.sites_failed);
 	ev.kind = SBT_EV_EGRESS;
 	ev.egress.rec = &denied;
 	ps.base.ops->emit(&ps.base, &ev);
@@ -413,6 +433,7 @@ static void test_probe_sink(void **state)
 	ps.base.ops->emit(&ps.base, &ev);
 	assert_int_equal(ps.first_exec_ts, 42);
 	probe_sink_free(&ps);
+	probe_sites_free(&sites);
 	sbt_shellagg_free(agg);
 }
 
