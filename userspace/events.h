@@ -80,7 +80,11 @@ struct sbt_json_sink {
 	int error;	  /* first errno of a failed write, 0 if none */
 	const char *path; /* --out: reopened on SIGHUP; NULL: a stream given (stdout) */
 	uint64_t reopened;
+	size_t bufsize, pending; /* --out's stdio buffer and what it holds (whole lines) */
+	char *buf;		 /* that buffer (ours: freed after its stream is closed) */
 };
+
+#define SBT_JSON_SINK_BUF (1u << 18)
 
 void sbt_json_sink_init(struct sbt_json_sink *js, FILE *out, enum sbt_format format);
 /* A sink writing to `path`, opened for appending (kept: reopened on SIGHUP). 0 or -errno. */

@@ -103,12 +103,21 @@ int sbt_json_sink_write(struct sbt_json_sink *sink, json_object *event)
 
 	if (!event)
 		return -ENOMEM;
-	if (sink->format == SBT_FORMAT_TEXT)
+	if (sink->format == SBT_FORMAT_TEXT) {
 		text_write(sink, event);
-	else
-		fprintf(sink->out, "%s\n",
-			json_object_to_json_string_ext(
-				event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else {
+		const char *line = json_object_to_json_string_ext(
+			event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		size_t n = strlen(line) + 1;
+
+		/* a file's writes end at line ends: a reader of it never sees half a line */
+		if (sink->bufsize && sink->pending + n > sink->bufsize) {
+			fflush(sink->out);
+			sink->pending = 0;
+		}
+		fprintf(sink->out, "%s\n", line);
+		sink->pending = n > sink->bufsize ? sink->bufsize : sink->pending + n;
+	}
 	json_object_put(event);
 	if (ferror(sink->out)) {
 		err = errno ? errno : EIO;
@@ -122,6 +131,7 @@ int sbt_json_sink_write(struct sbt_json_sink *sink, json_object *event)
 
 int sbt_json_sink_flush(struct sbt_json_sink *sink)
 {
+	sink->pending = 0;
 	if (fflush(sink->out) != 0) {
 		int err = errno ? errno : EIO;
 
@@ -156,6 +166,7 @@ static int json_flush(struct sbt_sink *s)
 static int json_reopen(struct sbt_sink *s)
 {
 	struct sbt_json_sink *js = (struct sbt_json_sink *)s;
+	char *buf;
 	FILE *f;
 	int err;
 
@@ -164,11 +175,18 @@ static int json_reopen(struct sbt_sink *s)
 	err = sbt_json_sink_flush(js);
 	if (err)
 		return err;
-	f = fopen(js->path, "ae");
-	if (!f)
-		return -errno;
+	buf = malloc(SBT_JSON_SINK_BUF);
+	f = buf ? fopen(js->path, "ae") : NULL;
+	if (!f) {
+		err = buf ? -errno : -ENOMEM;
+		free(buf);
+		return err;
+	}
+	setvbuf(f, buf, _IOFBF, SBT_JSON_SINK_BUF);
 	if (fclose(js->out) != 0 && !js->error)
 		js->error = errno ? errno : EIO;
+	free(js->buf);
+	js->buf = buf;
 	js->out = f;
 	js->reopened++;
 	return -js->error;
@@ -183,11 +201,20 @@ static const struct sbt_sink_ops json_ops = {
 
 int sbt_json_sink_open(struct sbt_json_sink *js, const char *path, enum sbt_format format)
 {
-	FILE *f = fopen(path, "ae");
+	char *buf = malloc(SBT_JSON_SINK_BUF);
+	FILE *f = buf ? fopen(path, "ae") : NULL;
 
-	if (!f)
-		return -errno;
+	if (!f) {
+		int err = buf ? -errno : -ENOMEM;
+
+		free(buf);
+		return err;
+	}
 	sbt_json_sink_init(js, f, format);
+	/* our own buffer: glibc would ignore the size without one */
+	setvbuf(f, buf, _IOFBF, SBT_JSON_SINK_BUF);
+	js->buf = buf;
+	js->bufsize = SBT_JSON_SINK_BUF;
 	js->path = path;
 	return 0;
 }
@@ -198,6 +225,8 @@ int sbt_json_sink_close(struct sbt_json_sink *js)
 
 	if (js->path && js->out && fclose(js->out) != 0)
 		err = -(errno ? errno : EIO);
+	free(js->buf); /* after fclose: the stream used it */
+	js->buf = NULL;
 	js->out = NULL;
 	return err;
 }

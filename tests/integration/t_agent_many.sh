@@ -48,7 +48,7 @@ gone() { jq -e --arg s "$PNAME/c0" 'select(.event == "SandboxRemoved" and .sandb
 wait_for 5 gone
 check_true "an ended sandbox is removed" gone
 mkdir "$PARENT/y0" && "$SPAWN" "$PARENT/y0" -- /bin/true > /dev/null
-y_seen() { jq -e --arg s "$PNAME/y0" 'select(.event == "ProcessExec" and .seq == 1)' "$OUT" > /dev/null 2>&1; }
+y_seen() { jq -e --arg s "$PNAME/y0" 'select(.event == "ProcessExec" and .sandbox == $s and .seq == 1)' "$OUT" > /dev/null 2>&1; }
 wait_for 5 y_seen
 check_true "its slot serves a new sandbox, from its first exec" y_seen
 

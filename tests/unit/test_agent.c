@@ -237,6 +237,45 @@ static void test_sink_reopen(void **state)
 	rmdir(dir);
 }
 
+/* A file's writes end at line ends, also past the stdio buffer: tailing readers see whole lines. */
+static void test_sink_whole_lines(void **state)
+{
+	char dir[] = "/tmp/sbt-test-lines.XXXXXX", path[128], pad[600];
+	struct sbt_json_sink js;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.jsonl", dir);
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	assert_int_equal(sbt_json_sink_open(&js, path, SBT_FORMAT_JSON), 0);
+	for (int i = 0; i < 4000; i++) { /* ~2.4 MB: the 256 KiB buffer fills nine times */
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "i", json_object_new_int(i));
+		json_object_object_add(o, "pad", json_object_new_string(pad));
+		assert_int_equal(sbt_json_sink_write(&js, o), 0);
+		if (i % 97 == 0) {
+			FILE *f = fopen(path, "r");
+			long size;
+			int last = '\n';
+
+			assert_non_null(f);
+			fseek(f, 0, SEEK_END);
+			size = ftell(f);
+			if (size > 0) {
+				fseek(f, size - 1, SEEK_SET);
+				last = fgetc(f);
+			}
+			fclose(f);
+			assert_int_equal(last, '\n');
+		}
+	}
+	assert_int_equal(sbt_json_sink_close(&js), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* A client that does not read loses lines, is told how many, and never blocks the writer. */
 static void test_sub_slow_client(void **state)
 {
@@ -285,10 +324,11 @@ static void test_sub_slow_client(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_args),   cmocka_unit_test(test_hostport),
-		cmocka_unit_test(test_rfc3339),	     cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_metrics_sink), cmocka_unit_test(test_metrics_file),
-		cmocka_unit_test(test_sink_reopen),  cmocka_unit_test(test_sub_slow_client),
+		cmocka_unit_test(test_agent_args),	 cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_rfc3339),		 cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_metrics_sink),	 cmocka_unit_test(test_metrics_file),
+		cmocka_unit_test(test_sink_reopen),	 cmocka_unit_test(test_sub_slow_client),
+		cmocka_unit_test(test_sink_whole_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
