@@ -10,6 +10,31 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * Benchmark builds only (scripts/bench-exec-parts.sh): -DSBT_STOP_AFTER=n
+ * returns after part n of the exec path, so that the cost of each part is the
+ * difference between two builds measured on the same execs. The parts, in
+ * the order the program runs them:
+ */
+enum exec_part {
+	PART_MEMBERSHIP = 1, /* is the task in a sandbox? */
+	PART_HEADER,	     /* counters, the scratch record, ids, time, cgroup */
+	PART_COMM,	     /* comm and the parent's comm */
+	PART_EXE,	     /* the file that runs: size, first bytes, name */
+	PART_FILENAME,
+	PART_INTERP,
+	PART_ARGV,
+	/* then the ring-buffer send: the whole program, built without SBT_STOP_AFTER */
+};
+#ifndef SBT_STOP_AFTER
+#define SBT_STOP_AFTER 0 /* the real program: runs every part */
+#endif
+#define PART_END(part)                                                                             \
+	do {                                                                                       \
+		if (SBT_STOP_AFTER == (part))                                                      \
+			return 0;                                                                  \
+	} while (0)
+
 /* Runtime knob: bytes of argv to copy, <= SBT_ARGV_CAP. Set before load. */
 const volatile __u32 argv_max = SBT_ARGV_DEFAULT;
 
@@ -107,10 +132,11 @@ static __always_inline void fill_exe(struct sbt_exec_record *rec, const struct e
 	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name), id->name);
 }
 
-/* interp NULL: the twin cannot see it; id NULL: nor the file (the classic tracepoint). */
+/* interp NULL: the twin cannot see it; bprm NULL: nor the file (the classic tracepoint). */
 static __noinline int handle_exec(__u32 slot, struct task_struct *task, const char *filename,
-				  const char *interp, const struct exe_id *id)
+				  const char *interp, struct linux_binprm *bprm)
 {
+	struct exe_id id;
 	struct sbt_sandbox_stats *st;
 	struct sbt_exec_record *rec;
 	struct scratch *s;
@@ -140,15 +166,19 @@ static __noinline int handle_exec(__u32 slot, struct task_struct *task, const ch
 	rec->uid = (__u32)uidgid;
 	rec->gid = (__u32)(uidgid >> 32);
 	rec->flags = 0;
+	PART_END(PART_HEADER);
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	BPF_CORE_READ_STR_INTO(&rec->parent_comm, task, real_parent, comm);
-	fill_exe(rec, id);
+	PART_END(PART_COMM);
+	fill_exe(rec, bprm && exe_id_core(&id, bprm) ? &id : NULL);
+	PART_END(PART_EXE);
 
 	off = read_kstr(rec->data, filename, &rec->flags, SBT_EXEC_FILENAME_TRUNCATED,
 			SBT_EXEC_FILENAME_FAULT);
 	rec->filename_len = off;
 	if (off > SBT_PATH_MAX)
 		return 0;
+	PART_END(PART_FILENAME);
 	if (interp) {
 		rec->interp_len = read_kstr(rec->data + off, interp, &rec->flags,
 					    SBT_EXEC_INTERP_TRUNCATED, SBT_EXEC_INTERP_FAULT);
@@ -160,8 +190,10 @@ static __noinline int handle_exec(__u32 slot, struct task_struct *task, const ch
 	if (rec->interp_len > SBT_PATH_MAX)
 		return 0;
 	off += rec->interp_len;
+	PART_END(PART_INTERP);
 
 	fill_argv(rec, off, task);
+	PART_END(PART_ARGV);
 
 	size = sizeof(*rec) + off + rec->argv_len;
 	if (size > SBT_EXEC_RECORD_MAX)
@@ -177,24 +209,23 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_tp_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	int slot = sandbox_of_current(p->cgroups->dfl_cgrp);
-	struct exe_id id;
 
 	if (slot < 0)
 		return 0;
-	return handle_exec(slot, p, bprm->filename, bprm->interp,
-			   exe_id_core(&id, bprm) ? &id : NULL);
+	PART_END(PART_MEMBERSHIP);
+	return handle_exec(slot, p, bprm->filename, bprm->interp, bprm);
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	int slot = sandbox_of_current(NULL);
-	struct exe_id id;
 
 	if (slot < 0)
 		return 0;
+	PART_END(PART_MEMBERSHIP);
 	return handle_exec(slot, p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp),
-			   exe_id_core(&id, bprm) ? &id : NULL);
+			   bprm);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -205,6 +236,7 @@ int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
 
 	if (slot < 0)
 		return 0;
+	PART_END(PART_MEMBERSHIP);
 	loc = ctx->__data_loc_filename & 0xffff;
 	return handle_exec(slot, (struct task_struct *)bpf_get_current_task(),
 			   (const char *)ctx + loc, NULL, NULL);
