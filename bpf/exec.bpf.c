@@ -65,14 +65,111 @@ static __always_inline __u32 read_kstr(void *dst, const char *src, __u32 *flags,
 	return (__u32)n;
 }
 
-static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
-				      struct task_struct *task)
+/*
+ * How a twin reads the kernel's structures: tp_btf has the task and bprm as
+ * BTF pointers and loads through them (a plain load each); raw_tp and the
+ * tracepoint probe-read them (a helper call each, CO-RE). Loads instead of
+ * reads took ~540 ns (of 1.9 us) off each traced exec here
+ * (scripts/bench-exec-parts.sh). handle_exec is verified once per twin with
+ * `btf` a constant there, so each twin keeps its own branch only.
+ */
+/*
+ * The same pointer, untrusted (Linux 6.2+; the verifier turns the call into a
+ * move), to load a pointer field through. The verifier checks every pointer
+ * loaded through a trusted pointer against the kernel's lists of trusted
+ * fields, each a search by name through the kernel's BTF: loading
+ * task->real_parent, task->mm and bprm->file through the tp_btf arguments
+ * took the program's verification from 7 to 15 ms (of every start). Loads
+ * through an untrusted pointer are guarded ones, so the scalar fields are
+ * still loaded through the arguments (all through untrusted pointers cost
+ * ~150 ns more per exec). Weak: a kernel without it predates those checks;
+ * the twin then loads through the arguments.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#define UNTRUSTED(ptr, type)                                                                       \
+	(bpf_rdonly_cast ? (type *)bpf_rdonly_cast(ptr, bpf_core_type_id_kernel(type)) : (ptr))
+
+static __always_inline void fill_ids(struct sbt_exec_record *rec, struct task_struct *task,
+				     bool btf)
 {
-	unsigned long start = BPF_CORE_READ(task, mm, arg_start);
-	unsigned long end = BPF_CORE_READ(task, mm, arg_end);
+	if (btf) {
+		rec->pid = task->tgid;
+		rec->tid = task->pid;
+		rec->ppid = UNTRUSTED(task, struct task_struct)->real_parent->tgid;
+	} else {
+		rec->pid = BPF_CORE_READ(task, tgid);
+		rec->tid = BPF_CORE_READ(task, pid);
+		rec->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	}
+}
+
+static __always_inline void fill_comms(struct sbt_exec_record *rec, struct task_struct *task,
+				       bool btf)
+{
+	if (btf) {
+		const __u64 *comm = (const __u64 *)task->comm;
+		const __u64 *parent =
+			(const __u64 *)UNTRUSTED(task, struct task_struct)->real_parent->comm;
+
+		/* both NUL-terminated within their 16 bytes (__set_task_comm) */
+		((__u64 *)rec->comm)[0] = comm[0];
+		((__u64 *)rec->comm)[1] = comm[1];
+		((__u64 *)rec->parent_comm)[0] = parent[0];
+		((__u64 *)rec->parent_comm)[1] = parent[1];
+	} else {
+		bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+		BPF_CORE_READ_STR_INTO(&rec->parent_comm, task, real_parent, comm);
+	}
+}
+
+/*
+ * What file runs (bprm->file: a #! script's interpreter), its size and the
+ * first bytes the kernel read of it: see struct sbt_exec_record. bprm NULL:
+ * the twin cannot see it (the classic tracepoint).
+ */
+static __always_inline void fill_exe(struct sbt_exec_record *rec, struct linux_binprm *bprm,
+				     bool btf)
+{
+	struct file *f = !bprm ? NULL
+			 : btf ? UNTRUSTED(bprm, struct linux_binprm)->file
+			       : BPF_CORE_READ(bprm, file);
+	const char *name;
+
+	rec->exe_name[0] = 0;
+	if (!f ||
+	    (!btf && bpf_probe_read_kernel(rec->exe_head, sizeof(rec->exe_head), &bprm->buf) < 0)) {
+		rec->exe_size = 0;
+		rec->flags |= SBT_EXEC_EXE_UNAVAILABLE;
+		return;
+	}
+	if (btf) {
+		for (int i = 0; i < SBT_EXE_HEAD_WORDS; i++)
+			rec->exe_head[i] = ((const __u64 *)bprm->buf)[i];
+		rec->exe_size = f->f_inode->i_size;
+		name = (const char *)f->f_path.dentry->d_name.name;
+	} else {
+		rec->exe_size = BPF_CORE_READ(f, f_inode, i_size);
+		name = (const char *)BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	}
+	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name), name);
+}
+
+static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
+				      struct task_struct *task, bool btf)
+{
+	unsigned long start, end;
 	__u64 len = 0;
 	__u32 cap = argv_max;
 
+	if (btf) {
+		struct mm_struct *mm = UNTRUSTED(task, struct task_struct)->mm;
+
+		start = mm->arg_start;
+		end = mm->arg_end;
+	} else {
+		start = BPF_CORE_READ(task, mm, arg_start);
+		end = BPF_CORE_READ(task, mm, arg_end);
+	}
 	if (end > start)
 		len = end - start;
 	rec->argv_full_len = len > 0xffffffffULL ? 0xffffffffu : (__u32)len;
@@ -95,48 +192,11 @@ static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
 	rec->argv_len = (__u32)len;
 }
 
-/* What file runs (bprm->file: a #! script's interpreter): see struct sbt_exec_record. */
-struct exe_id {
-	__u64 head[SBT_EXE_HEAD_WORDS];
-	__u64 size;
-	const char *name; /* its dentry's name (kernel memory) */
-};
-
-/*
- * The file, its size and the first bytes the kernel read of it, through
- * CO-RE reads in both twins: tp_btf's plain BTF loads cost the same per exec
- * here but ~10 ms more to verify at every start. False when bprm cannot be read.
- */
-static __always_inline bool exe_id_core(struct exe_id *id, struct linux_binprm *bprm)
-{
-	struct file *f = BPF_CORE_READ(bprm, file);
-
-	if (!f || bpf_probe_read_kernel(id->head, sizeof(id->head), &bprm->buf) < 0)
-		return false;
-	id->size = BPF_CORE_READ(f, f_inode, i_size);
-	id->name = (const char *)BPF_CORE_READ(f, f_path.dentry, d_name.name);
-	return true;
-}
-
-static __always_inline void fill_exe(struct sbt_exec_record *rec, const struct exe_id *id)
-{
-	rec->exe_name[0] = 0;
-	if (!id) {
-		rec->exe_size = 0;
-		rec->flags |= SBT_EXEC_EXE_UNAVAILABLE;
-		return;
-	}
-	for (int i = 0; i < SBT_EXE_HEAD_WORDS; i++)
-		rec->exe_head[i] = id->head[i];
-	rec->exe_size = id->size;
-	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name), id->name);
-}
-
-/* interp NULL: the twin cannot see it; bprm NULL: nor the file (the classic tracepoint). */
+/* bprm NULL: the twin sees neither interp nor the file (the classic tracepoint). */
 static __noinline int handle_exec(__u32 slot, struct task_struct *task, const char *filename,
-				  const char *interp, struct linux_binprm *bprm)
+				  struct linux_binprm *bprm, bool btf)
 {
-	struct exe_id id;
+	const char *interp = !bprm ? NULL : btf ? bprm->interp : BPF_CORE_READ(bprm, interp);
 	struct sbt_sandbox_stats *st;
 	struct sbt_exec_record *rec;
 	struct scratch *s;
@@ -159,18 +219,15 @@ static __noinline int handle_exec(__u32 slot, struct task_struct *task, const ch
 	rec->ts_boot_ns = bpf_ktime_get_boot_ns();
 	rec->cgroup_id = bpf_get_current_cgroup_id();
 	rec->slot = slot;
-	rec->pid = BPF_CORE_READ(task, tgid);
-	rec->tid = BPF_CORE_READ(task, pid);
-	rec->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	fill_ids(rec, task, btf);
 	uidgid = bpf_get_current_uid_gid();
 	rec->uid = (__u32)uidgid;
 	rec->gid = (__u32)(uidgid >> 32);
 	rec->flags = 0;
 	PART_END(PART_HEADER);
-	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
-	BPF_CORE_READ_STR_INTO(&rec->parent_comm, task, real_parent, comm);
+	fill_comms(rec, task, btf);
 	PART_END(PART_COMM);
-	fill_exe(rec, bprm && exe_id_core(&id, bprm) ? &id : NULL);
+	fill_exe(rec, bprm, btf);
 	PART_END(PART_EXE);
 
 	off = read_kstr(rec->data, filename, &rec->flags, SBT_EXEC_FILENAME_TRUNCATED,
@@ -192,7 +249,7 @@ static __noinline int handle_exec(__u32 slot, struct task_struct *task, const ch
 	off += rec->interp_len;
 	PART_END(PART_INTERP);
 
-	fill_argv(rec, off, task);
+	fill_argv(rec, off, task, btf);
 	PART_END(PART_ARGV);
 
 	size = sizeof(*rec) + off + rec->argv_len;
@@ -213,7 +270,7 @@ int BPF_PROG(exec_tp_btf, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (slot < 0)
 		return 0;
 	PART_END(PART_MEMBERSHIP);
-	return handle_exec(slot, p, bprm->filename, bprm->interp, bprm);
+	return handle_exec(slot, p, bprm->filename, bprm, true);
 }
 
 SEC("raw_tp/sched_process_exec")
@@ -224,8 +281,7 @@ int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (slot < 0)
 		return 0;
 	PART_END(PART_MEMBERSHIP);
-	return handle_exec(slot, p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, interp),
-			   bprm);
+	return handle_exec(slot, p, BPF_CORE_READ(bprm, filename), bprm, false);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -239,7 +295,7 @@ int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
 	PART_END(PART_MEMBERSHIP);
 	loc = ctx->__data_loc_filename & 0xffff;
 	return handle_exec(slot, (struct task_struct *)bpf_get_current_task(),
-			   (const char *)ctx + loc, NULL, NULL);
+			   (const char *)ctx + loc, NULL, false);
 }
 
 /*
