@@ -13,7 +13,8 @@
 # attaches them all at once instead (the same execs for all, with that bias).
 # Prints per part the median over the rounds of its cumulative cost and of
 # its increment over the part before (each round's difference), with the
-# range over the rounds. Exits 1 only on a harness failure.
+# range over the rounds. (The cost outside every sandbox is bench.sh's.)
+# Exits 1 only on a harness failure.
 #
 # Environment: BENCH_PARTS_EXECS (default 1000 per build and round),
 #              BENCH_PARTS_ROUNDS (default 5, at least 3), BENCH_PARTS_MODE.
@@ -73,7 +74,7 @@ awk -v parts="floor $PARTS send" '
 		for (i = 2; i <= n; i++) { if (v[i] < lo) lo = v[i]; if (v[i] > hi) hi = v[i] }
 		return sprintf("%6.0f (%.0f to %.0f)", median(v, n), lo, hi)
 	}
-	$1 == "round" { r = $2; if (r > nr) nr = r; in_ns[$6, r] = $8; out_ns[$6, r] = $10 }
+	$1 == "round" { r = $2; if (r > nr) nr = r; in_ns[$6, r] = $8 }
 	$1 == "records" { rec = $2; lost = $4 }
 	END {
 		np = split(parts, p, " ")
@@ -83,9 +84,6 @@ awk -v parts="floor $PARTS send" '
 			for (r = 1; r <= nr; r++) d[r] = in_ns[p[i], r] - in_ns[p[i - 1], r]
 			printf "%-12s %-26s %-26s\n", p[i] (i == 1 ? " (empty)" : ""), stats(c, nr), i == 1 ? "" : stats(d, nr)
 		}
-		for (r = 1; r <= nr; r++) { o[r] = out_ns["send", r]; f[r] = out_ns["floor", r]; od[r] = o[r] - f[r] }
-		printf "outside every sandbox: whole program %s ns/call, floor %s, difference %s\n",
-			stats(o, nr), stats(f, nr), stats(od, nr)
 		printf "records: %d sent by the whole program for %d execs, %d lost\n", rec, '"$N"' * nr, lost
 		if (rec != '"$N"' * nr || lost) exit 1
 	}' "$WORK/out" || die "the whole program did not send exactly one record per exec"
