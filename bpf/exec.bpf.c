@@ -69,7 +69,7 @@ static __always_inline __u32 read_kstr(void *dst, const char *src, __u32 *flags,
  * Where handle_exec reads: the task, its parent and mm, bprm and the file
  * that runs. tp_btf has them as BTF pointers and loads through them (a
  * plain load each); raw_tp and the tracepoint probe-read (a helper call
- * each, CO-RE). Loads instead of reads took ~450 ns (of 1.9 us) off each
+ * each, CO-RE). Loads instead of reads took ~500 ns (of 1.9 us) off each
  * traced exec here (scripts/bench-exec-parts.sh). handle_exec is verified
  * once per twin with `btf` a constant there, so each twin keeps its own
  * branch only.
@@ -112,9 +112,9 @@ static __always_inline void fill_comms(struct sbt_exec_record *rec, const struct
 		((__u64 *)rec->parent_comm)[0] = parent[0];
 		((__u64 *)rec->parent_comm)[1] = parent[1];
 	} else {
-		bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 		struct task_struct *parent = src->parent;
 
+		bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 		BPF_CORE_READ_STR_INTO(&rec->parent_comm, parent, comm);
 	}
 }
@@ -297,12 +297,14 @@ int BPF_PROG(exec_raw_tp, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (slot < 0)
 		return 0;
 	PART_END(PART_MEMBERSHIP);
-	src.task = p;
-	src.parent = BPF_CORE_READ(p, real_parent);
-	src.mm = BPF_CORE_READ(p, mm);
-	src.bprm = bprm;
-	src.file = BPF_CORE_READ(bprm, file);
-	src.filename = BPF_CORE_READ(bprm, filename);
+	src = (struct exec_src){
+		.task = p,
+		.parent = BPF_CORE_READ(p, real_parent),
+		.mm = BPF_CORE_READ(p, mm),
+		.bprm = bprm,
+		.file = BPF_CORE_READ(bprm, file),
+		.filename = BPF_CORE_READ(bprm, filename),
+	};
 	return handle_exec(slot, &src, false);
 }
 
@@ -319,12 +321,12 @@ int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
 	PART_END(PART_MEMBERSHIP);
 	loc = ctx->__data_loc_filename & 0xffff;
 	task = (struct task_struct *)bpf_get_current_task();
-	src.task = task;
-	src.parent = BPF_CORE_READ(task, real_parent);
-	src.mm = BPF_CORE_READ(task, mm);
-	src.bprm = NULL;
-	src.file = NULL;
-	src.filename = (const char *)ctx + loc;
+	src = (struct exec_src){
+		.task = task,
+		.parent = BPF_CORE_READ(task, real_parent),
+		.mm = BPF_CORE_READ(task, mm),
+		.filename = (const char *)ctx + loc,
+	};
 	return handle_exec(slot, &src, false);
 }
 
