@@ -8,7 +8,7 @@
 # Each round measures every build once, alternating the order of the builds
 # from round to round (build/bench/exec_parts). By default a build is
 # attached alone with the floor: attached together, a build finds the cache
-# lines the builds before it touched warm (the whole program measured here
+# lines the builds before it touched warm (the earlier whole program measured
 # 1.45 us when attached last, 2.11 us when first). BENCH_PARTS_MODE=together
 # attaches them all at once instead (the same execs for all, with that bias).
 # Prints per part the median over the rounds of its cumulative cost and of

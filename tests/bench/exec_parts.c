@@ -2,27 +2,29 @@
 /*
  * The exec program's cost split into its parts (scripts/bench-exec-parts.sh):
  * builds of bpf/exec.bpf.c that return after part n (-DSBT_STOP_AFTER=n) and
- * the whole program, all attached at once to tp_btf/sched_process_exec next
- * to an empty program (the floor), each watching the same sandbox cgroup;
- * the kernel's own accounting (BPF_ENABLE_STATS: run_time_ns / run_cnt)
- * says what each cost on the same execs.
+ * the whole program, attached to tp_btf/sched_process_exec next to an empty
+ * program (the floor), each watching the same sandbox cgroup; the kernel's
+ * own accounting (BPF_ENABLE_STATS: run_time_ns / run_cnt) says what each
+ * cost.
  *
- *   exec_parts SANDBOX_CG OUTSIDE_CG EXECS ROUNDS NAME=OBJECT...
+ *   exec_parts [--alone] SANDBOX_CG OUTSIDE_CG EXECS ROUNDS NAME=OBJECT...
  *
- * A round: attach (the floor and the builds in the given order, reversed
- * every other round: a program reads what the ones before it left in the
- * caches), EXECS execs of /bin/true in SANDBOX_CG, EXECS in OUTSIDE_CG,
- * detach. Another empty program is attached first and stays: the first
- * program on a tracepoint pays for warming its dispatch path. Other execs on
- * the machine run the programs too; they are taken out of the sandbox
- * figure with the outside cost of the same program in the same round.
- * Prints, per round and program:
+ * A measure: attach a set of programs in order, EXECS execs of /bin/true in
+ * SANDBOX_CG, EXECS in OUTSIDE_CG, detach. A round is one measure of the
+ * floor and every build at once (the same execs for all, but a program finds
+ * warm what the ones before it touched), or with --alone one measure per
+ * build, the floor and that build; the order is reversed every other round.
+ * Another empty program is attached first and stays: the first program on a
+ * tracepoint pays for warming its dispatch path. Other execs on the machine
+ * run the programs too; they are taken out of the sandbox figure with the
+ * outside cost of the same program in the same measure. Prints, per round
+ * and program (the floor's figures its mean over the round's measures):
  *
  *   round R order fwd|rev prog NAME in_ns X out_ns Y others B
  *
- * and at the end "records N lost L" for the whole program (what it sent and
- * what its ring buffer refused). Exit codes: 0 ok, 1 a run failed, 2 usage,
- * 3 load or attach failed.
+ * and at the end "records N lost L": what the builds sent and what their
+ * ring buffers refused (only the whole program sends). Exit codes: 0 ok,
+ * 1 a run failed, 2 usage, 3 load or attach failed.
  */
 #include <errno.h>
 #include <fcntl.h>
