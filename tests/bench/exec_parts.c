@@ -368,7 +368,7 @@ int main(int argc, char **argv)
 {
 	struct bench_empty_bpf *warm = NULL, *floor_skel = NULL;
 	struct prog progs[MAX_PROGS];
-	struct bpf_link *warm_link;
+	struct bpf_link *warm_link = NULL;
 	struct stat st;
 	long n;
 	int rounds, nr = 0, stats_fd, ret = 3;
@@ -425,10 +425,10 @@ int main(int argc, char **argv)
 	ret = run_rounds(progs, nr, argv[1], argv[2], n, rounds, alone);
 	printf("records %llu lost %llu\n", (unsigned long long)records,
 	       (unsigned long long)lost_of(progs, nr));
-	bpf_link__destroy(warm_link);
 out:
 	if (ret == 3)
 		fprintf(stderr, "exec_parts: cannot load or attach: %s\n", strerror(errno));
+	bpf_link__destroy(warm_link);
 	for (int i = 0; i < nr; i++) {
 		ring_buffer__free(progs[i].rb);
 		bpf_object__close(progs[i].obj);
