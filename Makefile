@@ -126,6 +126,15 @@ $(BPFOBJ)/%.part.o: bpf/%.bpf.c bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
+# The exec program cut after part N (bpf/exec.bpf.c's enum exec_part), for
+# scripts/bench-exec-parts.sh: exec_stop<N>.bpf.o; exec.bpf.o is the whole program.
+EXEC_STOPS := 1 2 3 4 5 6 7
+EXEC_PART_OBJS := $(patsubst %,$(BPFOBJ)/exec_stop%.bpf.o,$(EXEC_STOPS)) $(BPFOBJ)/exec.bpf.o
+
+$(BPFOBJ)/exec_stop%.part.o: bpf/exec.bpf.c bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSBT_STOP_AFTER=$* -MMD -MP -c $< -o $@
+
 $(BPFOBJ)/sbtrace.bpf.o: $(patsubst %,$(BPFOBJ)/%.part.o,$(BPF_PARTS))
 	$(call msg,BPF-LINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
@@ -255,8 +264,9 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 fuzz: $(FUZZ_BINS)
 	$(Q)scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
-bench: all
+bench: all $(EXEC_PART_OBJS)
 	$(Q)scripts/bench.sh
+	$(Q)scripts/bench-exec-parts.sh
 	$(Q)scripts/bench-egress.sh
 	$(Q)scripts/bench-probe.sh
 	$(Q)scripts/bench-tap.sh

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # sbtrace benchmark (run by `make bench`, as root). One run, side by side:
 #
-#   empty_tp   +   sbtrace trace --cgroup SB   +   execsnoop (libbpf-tools)   +   empty_tp
+#   empty_tp   +   sbtrace trace --cgroup SB   +   empty_tp
 #
-# all attached at once, in that order, with kernel.bpf_stats_enabled=1, then
-#   inside   N execs of /bin/true in SB  (traced by sbtrace): BPF ns per exec of
-#            sbtrace vs execsnoop's two programs; target ratio <= 0.10
+# attached once, in that order, with kernel.bpf_stats_enabled=1, then
+# BENCH_ROUNDS rounds (default 3, at least 3) of:
+#   inside   execsnoop (libbpf-tools) started, N execs of /bin/true in SB
+#            (traced by sbtrace): BPF ns per exec of sbtrace (other execs on
+#            the machine taken out at the round's outside cost) vs
+#            execsnoop's two programs; target: the median ratio <= 0.10
 #   outside  execsnoop stopped, N execs in OUT (not traced): sbtrace's per-call
 #            cost minus the floor, the mean of the empty tp_btf program attached
 #            before sbtrace and the one attached after (the first program on a
 #            tracepoint pays for warming the shared dispatch path);
-#            target delta <= 100 ns
+#            target: the median delta <= 100 ns
+# each figure printed per round and as the median with its range; then
 #   attach   BENCH_STARTS starts of sbtrace --duration 0.2: median attach_ms
 #            (as sbtrace reports it) and median launch -> TraceStarted line
 #            (wall clock, measured here); target median <= 100 ms
-#   RSS      sbtrace's VmHWM after the inside phase; target <= 16 MiB
-#   events   sbtrace's output must hold exactly N ProcessExec events
+#   RSS      sbtrace's VmHWM after the rounds; target <= 16 MiB
+#   events   sbtrace's output must hold exactly ROUNDS * N ProcessExec events
 #
-# Environment: BENCH_EXECS (default 2000), BENCH_STARTS (default 20),
-#              EXECSNOOP (default /usr/sbin/execsnoop), BPFTOOL (default bpftool).
+# Environment: BENCH_EXECS (default 2000 per phase), BENCH_ROUNDS (default 3),
+#              BENCH_STARTS (default 20), EXECSNOOP (default /usr/sbin/execsnoop),
+#              BPFTOOL (default bpftool).
 # Exit status: 0 whether or not targets are met ("met" / "TARGET MISSED" is
 # printed per line); 1 on a harness failure (missing tool, a tracer that does
 # not attach, wrong event count, ...).
@@ -34,6 +39,7 @@ EMPTY=$TOP/build/bench/empty_tp
 EXECSNOOP=${EXECSNOOP:-/usr/sbin/execsnoop}
 BPFTOOL=${BPFTOOL:-bpftool}
 N=${BENCH_EXECS:-2000}
+ROUNDS=${BENCH_ROUNDS:-3}
 STARTS=${BENCH_STARTS:-20}
 WORKLOAD=/bin/true
 
@@ -219,6 +225,7 @@ trap 'exit 143' TERM
 # --- preconditions --------------------------------------------------------
 case "$N" in '' | *[!0-9]* | 0) die "BENCH_EXECS must be a positive integer, got '$N'" ;; esac
 case "$STARTS" in '' | *[!0-9]* | 0) die "BENCH_STARTS must be a positive integer, got '$STARTS'" ;; esac
+case "$ROUNDS" in '' | *[!0-9]* | [012]) die "BENCH_ROUNDS must be an integer >= 3, got '$ROUNDS'" ;; esac
 [ "$(id -u)" -eq 0 ] || die "must run as root"
 for t in "$BPFTOOL" jq sysctl awk; do
 	command -v "$t" > /dev/null 2>&1 || die "$t not found"
@@ -251,7 +258,7 @@ mkdir "$CG_PARENT" "$SB" "$OUT" || die "cannot create cgroups under $CG2"
 STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled) || die "cannot read kernel.bpf_stats_enabled"
 sysctl -q -w kernel.bpf_stats_enabled=1 > /dev/null || die "cannot enable kernel.bpf_stats_enabled"
 
-log "cgroup v2 at $CG2; sandbox $SB, outside $OUT; $N execs per phase, $STARTS starts"
+log "cgroup v2 at $CG2; sandbox $SB, outside $OUT; $ROUNDS rounds of $N execs per phase, $STARTS starts"
 
 # --- start the three tracers ----------------------------------------------
 # wait_first_line FILE PATTERN PID TIMEOUT_S: until the first complete line of
@@ -283,10 +290,6 @@ PIDS="$PIDS$SB_PID "
 wait_first_line "$TRACE_OUT" '"TraceStarted"' "$SB_PID" 10 ||
 	die "sbtrace did not start: $(cat "$WORK/trace.err" 2>/dev/null)"
 
-"$EXECSNOOP" > /dev/null 2>&1 9>&- &
-ES_PID=$!
-PIDS="$PIDS$ES_PID "
-
 # A second empty program attached after sbtrace: the first program on a
 # tracepoint pays for warming the shared dispatch path (measured here: tens of
 # ns), so the floor is the mean of an empty program before and one after.
@@ -297,24 +300,7 @@ wait_first_line "$WORK/empty2.out" 'attached ' "$EMPTY2_PID" 10 ||
 	die "second empty_tp did not attach: $(cat "$WORK/empty2.err" 2>/dev/null)"
 EMPTY2_ID=${FIRST_LINE#attached }
 
-# execsnoop prints nothing we keep: wait until it holds its two programs.
-i=0
-while :; do
-	"$BPFTOOL" prog show -j > "$WORK/progs.json" 2>/dev/null || die "bpftool prog show failed"
-	ES_ENTER="" ES_EXIT=""
-	for id in $(prog_ids_of "$ES_PID"); do
-		case "$(prog_name "$id")" in
-		*sys_enter_execve*) ES_ENTER=$id ;;
-		*sys_exit_execve*) ES_EXIT=$id ;;
-		esac
-	done
-	[ -n "$ES_ENTER" ] && [ -n "$ES_EXIT" ] && break
-	alive "$ES_PID" || die "execsnoop exited early (needs tracefs and BTF)"
-	[ $i -lt 150 ] || die "execsnoop did not load its programs within 15 s"
-	nap 0.1
-	i=$((i + 1))
-done
-
+"$BPFTOOL" prog show -j > "$WORK/progs.json" 2>/dev/null || die "bpftool prog show failed"
 SB_ID="" SB_MODE="" SB_OTHER=""
 for id in $(prog_ids_of "$SB_PID"); do
 	name=$(prog_name "$id")
@@ -328,59 +314,109 @@ done
 [ "$SB_MODE" = exec_tp_btf ] || log "note: sbtrace attached $SB_MODE, not exec_tp_btf"
 [ -z "$SB_OTHER" ] || log "note: sbtrace also holds programs$SB_OTHER (not counted)"
 [ "$(prog_name "$EMPTY_ID")" = bench_empty_exec ] || die "empty_tp id $EMPTY_ID is not bench_empty_exec"
-remember_ids "$SB_ID" "$ES_ENTER" "$ES_EXIT" "$EMPTY_ID" "$EMPTY2_ID" $(prog_ids_of "$SB_PID") $(prog_ids_of "$ES_PID")
+remember_ids "$SB_ID" "$EMPTY_ID" "$EMPTY2_ID" $(prog_ids_of "$SB_PID")
 log "sbtrace hooks: $(head -n 1 "$TRACE_OUT" | jq -c '.hooks | map_values(.mode)')"
-log "attached: sbtrace pid $SB_PID prog $SB_ID; execsnoop pid $ES_PID progs $ES_ENTER+$ES_EXIT; empty_tp pid $EMPTY_PID prog $EMPTY_ID"
+log "attached: sbtrace pid $SB_PID prog $SB_ID; empty_tp pid $EMPTY_PID prog $EMPTY_ID, $EMPTY2_PID prog $EMPTY2_ID"
 
-# execsnoop attaches after loading: probe until every program counts an exec.
-i=0
-snapshot "$WORK/probe0"
-while :; do
-	"$SPAWN" "$OUT" -- "$WORKLOAD" || die "sbt-spawn failed"
-	snapshot "$WORK/probe1"
-	ok=1
-	for id in "$SB_ID" "$ES_ENTER" "$ES_EXIT" "$EMPTY_ID" "$EMPTY2_ID"; do
-		set -- $(delta "$WORK/probe0" "$WORK/probe1" "$id")
-		[ "$2" -gt 0 ] 2>/dev/null || ok=0
+# start_execsnoop: start it, wait until it holds its two programs (sets ES_PID,
+# ES_ENTER, ES_EXIT) and until every program counts an exec (it attaches after
+# loading).
+start_execsnoop() {
+	local i=0 id ok
+	"$EXECSNOOP" > /dev/null 2>&1 9>&- &
+	ES_PID=$!
+	PIDS="$PIDS$ES_PID "
+	while :; do
+		"$BPFTOOL" prog show -j > "$WORK/progs.json" 2>/dev/null || die "bpftool prog show failed"
+		ES_ENTER="" ES_EXIT=""
+		for id in $(prog_ids_of "$ES_PID"); do
+			case "$(prog_name "$id")" in
+			*sys_enter_execve*) ES_ENTER=$id ;;
+			*sys_exit_execve*) ES_EXIT=$id ;;
+			esac
+		done
+		[ -n "$ES_ENTER" ] && [ -n "$ES_EXIT" ] && break
+		alive "$ES_PID" || die "execsnoop exited early (needs tracefs and BTF)"
+		[ $i -lt 150 ] || die "execsnoop did not load its programs within 15 s"
+		nap 0.1
+		i=$((i + 1))
 	done
-	[ $ok -eq 1 ] && break
-	[ $i -lt 100 ] || die "programs do not count runs (bpf stats off, or execsnoop not attached)"
-	nap 0.1
-	i=$((i + 1))
-done
+	remember_ids "$ES_ENTER" "$ES_EXIT" $(prog_ids_of "$ES_PID")
+	i=0
+	snapshot "$WORK/probe0"
+	while :; do
+		"$SPAWN" "$OUT" -- "$WORKLOAD" || die "sbt-spawn failed"
+		snapshot "$WORK/probe1"
+		ok=1
+		for id in "$SB_ID" "$ES_ENTER" "$ES_EXIT" "$EMPTY_ID" "$EMPTY2_ID"; do
+			set -- $(delta "$WORK/probe0" "$WORK/probe1" "$id")
+			[ "$2" -gt 0 ] 2>/dev/null || ok=0
+		done
+		[ $ok -eq 1 ] && break
+		[ $i -lt 100 ] || die "programs do not count runs (bpf stats off, or execsnoop not attached)"
+		nap 0.1
+		i=$((i + 1))
+	done
+}
 
-# --- phases b/c: execs inside and outside ----------------------------------
-# run_phase NAME CGROUP: N execs; sets <NAME>_{sb,ese,esx,empty} = "d_rt d_cnt", <NAME>_wall_us
+# --- rounds: execs inside and outside ---------------------------------------
+# run_phase NAME CGROUP: N execs; sets <NAME>_{sb,ese,esx,empty,empty2} = "d_rt d_cnt"
 run_phase() {
-	local name=$1 cg=$2 t0 t1 id var
+	local name=$1 cg=$2 id var
 	snapshot "$WORK/$name.s0"
-	t0=$(now_us)
 	"$SPAWN" "$cg" -n "$N" -- "$WORKLOAD" || die "sbt-spawn $cg -n $N failed"
-	t1=$(now_us)
 	snapshot "$WORK/$name.s1"
-	eval "${name}_wall_us=$((t1 - t0))"
 	for var in sb:$SB_ID ese:$ES_ENTER esx:$ES_EXIT empty:$EMPTY_ID empty2:$EMPTY2_ID; do
 		id=${var#*:}
 		eval "${name}_${var%%:*}=\"\$(delta \"\$WORK/\$name.s0\" \"\$WORK/\$name.s1\" \$id)\""
 	done
 }
 
-log "phase inside: $N execs of $WORKLOAD in $SB"
+per() { calc '"%.1f", '"$1"' / '"$2"; } # ns per call
+
+# One round: execsnoop started, N execs in SB (sbtrace, execsnoop and the
+# floors on the same execs), execsnoop stopped (the outside phase compares
+# sbtrace's hot path with the empty programs alone, so a third tracer's cache
+# footprint on the same execs does not blur a difference of tens of ns), N
+# execs in OUT. Appends "ratio sb_ns es_ns empty_ns others delta out_sb_ns
+# out_empty_ns" to $WORK/rounds.
+round() {
+	local v in_bg
+	start_execsnoop
+	log "round $1: $N execs of $WORKLOAD in $SB, then $N in $OUT"
+	run_phase in "$SB"
+	stop_pid "$ES_PID" INT
+	[ "$STOP_RC" -eq 0 ] || log "note: execsnoop exited $STOP_RC"
+	run_phase out "$OUT"
+	set -- $in_sb; in_sb_rt=$1 in_sb_n=$2
+	set -- $in_ese; in_ese_rt=$1 in_ese_n=$2
+	set -- $in_esx; in_esx_rt=$1
+	set -- $in_empty; in_empty_rt=$1 in_empty_n=$2
+	set -- $out_sb; out_sb_rt=$1 out_sb_n=$2
+	set -- $out_empty; out_empty_rt=$1 out_empty_n=$2
+	set -- $out_empty2; out_empty2_rt=$1 out_empty2_n=$2
+	for v in in_sb_n in_ese_n in_empty_n out_sb_n out_empty_n out_empty2_n; do
+		[ "${!v}" -ge "$N" ] 2>/dev/null ||
+			die "$v = ${!v}: fewer program runs than the $N execs (stats not counting?)"
+	done
+	out_sb_ns=$(per "$out_sb_rt" "$out_sb_n")
+	out_empty_ns=$(calc '"%.1f", ('"$(per "$out_empty_rt" "$out_empty_n") + $(per "$out_empty2_rt" "$out_empty2_n")"') / 2')
+	# Other execs on the machine during "inside" dilute sbtrace's average with
+	# cheap outside calls: they are taken out at this round's outside cost.
+	in_bg=$((in_sb_n - N))
+	in_sb_ns=$(calc '"%.1f", '"($in_sb_rt - $in_bg * $out_sb_ns) / $N")
+	in_es_ns=$(per "$((in_ese_rt + in_esx_rt))" "$in_ese_n")
+	echo "$(calc '"%.4f", '"$in_sb_ns / $in_es_ns") $in_sb_ns $in_es_ns $(per "$in_empty_rt" "$in_empty_n") $in_bg" \
+		"$(calc '"%.1f", '"$out_sb_ns - $out_empty_ns") $out_sb_ns $out_empty_ns" >> "$WORK/rounds"
+}
+
 cpu0=$(cpu_ns_of "$SB_PID")
-run_phase in "$SB"
+: > "$WORK/rounds"
+for r in $(seq 1 "$ROUNDS"); do round "$r"; done
 nap 0.3 # let sbtrace drain the ring buffer before reading its CPU time and RSS
 cpu1=$(cpu_ns_of "$SB_PID")
 RSS_KB=$(awk '/^VmHWM:/ { print $2 }' /proc/"$SB_PID"/status 2>/dev/null)
 [ -n "$RSS_KB" ] || die "cannot read VmHWM of sbtrace (pid $SB_PID)"
-
-# execsnoop is the peer for the inside phase only: the outside phase compares
-# sbtrace's hot path with the empty program alone, so a third tracer's cache
-# footprint on the same execs does not blur a difference of tens of ns.
-stop_pid "$ES_PID" INT
-ES_RC=$STOP_RC
-
-log "phase outside: $N execs of $WORKLOAD in $OUT (sbtrace and empty_tp attached)"
-run_phase out "$OUT"
 
 # Stop the tracers (sbtrace writes its final lines on SIGINT).
 stop_pid "$SB_PID" INT
@@ -390,14 +426,14 @@ EMPTY_RC=$STOP_RC
 stop_pid "$EMPTY2_PID" INT
 [ "$STOP_RC" -eq 0 ] || harness_fail "second empty_tp exited $STOP_RC: $(cat "$WORK/empty2.err")"
 [ "$SB_RC" -eq 0 ] || harness_fail "sbtrace exited $SB_RC: $(cat "$WORK/trace.err")"
-[ "$ES_RC" -eq 0 ] || log "note: execsnoop exited $ES_RC"
 [ "$EMPTY_RC" -eq 0 ] || harness_fail "empty_tp exited $EMPTY_RC: $(cat "$WORK/empty.err")"
 
+NTOTAL=$((N * ROUNDS))
 NEXEC=$(jq -c 'select(.event == "ProcessExec")' "$TRACE_OUT" | wc -l)
 NEXEC_TRUE=$(jq -c --arg f "$WORKLOAD" 'select(.event == "ProcessExec" and .filename == $f)' "$TRACE_OUT" | wc -l)
 LOST=$(jq -r 'select(.event == "TraceStopped") | [.sandboxes[].lost] | add' "$TRACE_OUT")
-if [ "$NEXEC" -ne "$N" ] || [ "$NEXEC_TRUE" -ne "$N" ]; then
-	harness_fail "sbtrace reported $NEXEC ProcessExec events ($NEXEC_TRUE of $WORKLOAD), expected exactly $N (lost: ${LOST:-?})"
+if [ "$NEXEC" -ne "$NTOTAL" ] || [ "$NEXEC_TRUE" -ne "$NTOTAL" ]; then
+	harness_fail "sbtrace reported $NEXEC ProcessExec events ($NEXEC_TRUE of $WORKLOAD), expected exactly $NTOTAL (lost: ${LOST:-?})"
 fi
 
 # --- phase d: attach latency ------------------------------------------------
@@ -434,73 +470,48 @@ ATTACH_MAX=$(sort -g "$WORK/attach_ms" | tail -n 1)
 ATTACH_EXT_MAX=$(sort -g "$WORK/attach_ext" | tail -n 1 | awk '{ printf "%.1f", $1 }')
 
 # --- report -------------------------------------------------------------------
-set -- $in_sb; in_sb_rt=$1 in_sb_n=$2
-set -- $in_ese; in_ese_rt=$1 in_ese_n=$2
-set -- $in_esx; in_esx_rt=$1 in_esx_n=$2
-set -- $in_empty; in_empty_rt=$1 in_empty_n=$2
-set -- $out_sb; out_sb_rt=$1 out_sb_n=$2
-set -- $out_empty; out_empty_rt=$1 out_empty_n=$2
-set -- $out_empty2; out_empty2_rt=$1 out_empty2_n=$2
-for v in in_sb_n in_ese_n in_esx_n in_empty_n out_sb_n out_empty_n out_empty2_n; do
-	[ "${!v}" -ge "$N" ] 2>/dev/null ||
-		die "$v = ${!v}: fewer program runs than the $N execs (stats not counting?)"
-done
-
-per() { calc '"%.1f", '"$1"' / '"$2"; } # ns per call
-in_sb_ns=$(per "$in_sb_rt" "$in_sb_n")
-in_es_ns=$(per "$((in_ese_rt + in_esx_rt))" "$in_ese_n")
-in_empty_ns=$(per "$in_empty_rt" "$in_empty_n")
-out_sb_ns=$(per "$out_sb_rt" "$out_sb_n")
-out_empty1_ns=$(per "$out_empty_rt" "$out_empty_n")
-out_empty2_ns=$(per "$out_empty2_rt" "$out_empty2_n")
-out_empty_ns=$(calc '"%.1f", ('"$out_empty1_ns + $out_empty2_ns"') / 2')
-ratio=$(calc '"%.3f", '"$in_sb_ns / $in_es_ns")
-delta_ns=$(calc '"%.0f", '"$out_sb_ns - $out_empty_ns")
-# Other execs on the machine during "inside" dilute sbtrace's average with
-# cheap outside calls; estimate the inside-only cost using the outside phase.
-in_bg=$((in_sb_n - N))
-in_sb_only_ns=$(calc '"%.1f", '"($in_sb_rt - $in_bg * $out_sb_ns) / $N")
-ratio_only=$(calc '"%.3f", '"$in_sb_only_ns / $in_es_ns")
+# stat COLUMN: "median (min-max)" of a column of $WORK/rounds
+stat() { awk -v c="$1" '{ print $c }' "$WORK/rounds" | sort -g |
+	awk '{ a[NR] = $1 } END { m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		printf "%s %s %s\n", m, a[1], a[NR] }'; }
+read -r ratio ratio_lo ratio_hi < <(stat 1)
+read -r in_sb_ns in_sb_lo in_sb_hi < <(stat 2)
+read -r in_es_ns in_es_lo in_es_hi < <(stat 3)
+read -r delta_ns delta_lo delta_hi < <(stat 6)
+read -r out_sb_ns _ _ < <(stat 7)
+read -r out_empty_ns _ _ < <(stat 8)
 rss_mib=$(calc '"%.1f", '"$RSS_KB / 1024")
 cpu_ms=$(calc '"%.1f", '"($cpu1 - $cpu0) / 1e6")
-cpu_per_ev=$(calc '"%.2f", '"($cpu1 - $cpu0) / 1e3 / $N")
-in_rate=$(calc '"%.0f", '"$N / ($in_wall_us / 1e6)")
-out_rate=$(calc '"%.0f", '"$N / ($out_wall_us / 1e6)")
+cpu_per_ev=$(calc '"%.2f", '"($cpu1 - $cpu0) / 1e3 / $NTOTAL")
 
 echo
-echo "sbtrace benchmark: $N execs of $WORKLOAD per phase, kernel $(uname -r), $(nproc) CPUs"
-printf '%-8s %-44s %10s %14s %10s\n' phase program runs run_time_ns ns/call
-row() { printf '%-8s %-44s %10s %14s %10s\n' "$1" "$2" "$3" "$4" "$(per "$4" "$3")"; }
-row inside "sbtrace $SB_MODE (id $SB_ID)" "$in_sb_n" "$in_sb_rt"
-row inside "execsnoop sys_enter_execve (id $ES_ENTER)" "$in_ese_n" "$in_ese_rt"
-row inside "execsnoop sys_exit_execve (id $ES_EXIT)" "$in_esx_n" "$in_esx_rt"
-row inside "empty tp_btf bench_empty_exec (id $EMPTY_ID)" "$in_empty_n" "$in_empty_rt"
-row outside "sbtrace $SB_MODE (id $SB_ID)" "$out_sb_n" "$out_sb_rt"
-row outside "empty tp_btf, attached before (id $EMPTY_ID)" "$out_empty_n" "$out_empty_rt"
-row outside "empty tp_btf, attached after (id $EMPTY2_ID)" "$out_empty2_n" "$out_empty2_rt"
-echo
-echo "inside:  sbtrace ${in_sb_ns} ns/exec, execsnoop ${in_es_ns} ns/exec (both programs, per sys_enter call), empty ${in_empty_ns} ns/call"
-echo "         ratio sbtrace/execsnoop $ratio; $in_bg other execs on the machine counted in the window;"
-echo "         inside-only estimate ${in_sb_only_ns} ns/exec (ratio $ratio_only); $in_rate execs/s"
-echo "outside: sbtrace ${out_sb_ns} ns/call, empty ${out_empty_ns} ns/call (before ${out_empty1_ns}, after ${out_empty2_ns}), delta ${delta_ns} ns; $out_rate execs/s"
-echo "events:  $NEXEC ProcessExec events for $N execs (lost ${LOST:-?}); sbtrace userspace CPU ${cpu_ms} ms = ${cpu_per_ev} us/event at $in_rate events/s"
+echo "sbtrace benchmark: $ROUNDS rounds of $N execs of $WORKLOAD inside, then $N outside; kernel $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "(sbtrace $SB_MODE id $SB_ID; empty tp_btf ids $EMPTY_ID, attached before sbtrace, and $EMPTY2_ID, after; execsnoop started anew each round)"
+printf '%-6s %10s %10s %8s %8s %7s   %10s %10s %8s\n' round "sbtrace" execsnoop ratio empty others "outside" floor delta
+awk '{ printf "%-6d %10.1f %10.1f %8.4f %8.1f %7d   %10.1f %10.1f %8.1f\n", NR, $2, $3, $1, $4, $5, $7, $8, $6 }' "$WORK/rounds"
+echo "(ns per exec inside, with the other execs on the machine taken out at the round's outside cost;"
+echo " execsnoop: both its programs, per sys_enter call; outside: ns per call, floor the mean of the two empty programs)"
+echo "events:  $NEXEC ProcessExec events for $NTOTAL execs (lost ${LOST:-?}); sbtrace userspace CPU ${cpu_ms} ms = ${cpu_per_ev} us/event"
 echo "attach:  attach_ms median $ATTACH_MED (max $ATTACH_MAX); launch->TraceStarted median $ATTACH_EXT_MED ms (max $ATTACH_EXT_MAX) over $STARTS starts"
-echo "RSS:     sbtrace VmHWM $RSS_KB kB after the inside phase"
+echo "RSS:     sbtrace VmHWM $RSS_KB kB after the rounds"
 echo
 
 v1=$(verdict "$ratio" "$T_RATIO")
 v2=$(verdict "$delta_ns" "$T_DELTA_NS")
 v3=$(verdict "$ATTACH_EXT_MED" "$T_ATTACH_MS")
 v4=$(verdict "$rss_mib" "$T_RSS_MIB")
-printf 'bench: exec inside sandbox   sbtrace %s us/exec  execsnoop %s us/exec  ratio %s  (target <= %s: %s)\n' \
-	"$(calc '"%.2f", '"$in_sb_ns / 1000")" "$(calc '"%.1f", '"$in_es_ns / 1000")" "$ratio" "$T_RATIO" "$v1"
-printf 'bench: exec outside sandbox  sbtrace %s ns  empty tp_btf %s ns  delta %s ns  (target <= %s ns: %s)\n' \
-	"$(calc '"%.0f", '"$out_sb_ns")" "$(calc '"%.0f", '"$out_empty_ns")" "$delta_ns" "$T_DELTA_NS" "$v2"
+printf 'bench: exec inside sandbox   sbtrace %s us/exec (%s-%s)  execsnoop %s us/exec (%s-%s)  ratio %s (%s-%s), median of %s rounds  (target <= %s: %s)\n' \
+	"$(calc '"%.2f", '"$in_sb_ns / 1000")" "$(calc '"%.2f", '"$in_sb_lo / 1000")" "$(calc '"%.2f", '"$in_sb_hi / 1000")" \
+	"$(calc '"%.1f", '"$in_es_ns / 1000")" "$(calc '"%.1f", '"$in_es_lo / 1000")" "$(calc '"%.1f", '"$in_es_hi / 1000")" \
+	"$(calc '"%.3f", '"$ratio")" "$(calc '"%.3f", '"$ratio_lo")" "$(calc '"%.3f", '"$ratio_hi")" "$ROUNDS" "$T_RATIO" "$v1"
+printf 'bench: exec outside sandbox  sbtrace %s ns  empty tp_btf %s ns  delta %s ns (%s to %s), median of %s rounds  (target <= %s ns: %s)\n' \
+	"$(calc '"%.0f", '"$out_sb_ns")" "$(calc '"%.0f", '"$out_empty_ns")" "$(calc '"%.0f", '"$delta_ns")" \
+	"$(calc '"%.0f", '"$delta_lo")" "$(calc '"%.0f", '"$delta_hi")" "$ROUNDS" "$T_DELTA_NS" "$v2"
 printf 'bench: attach                median %s ms (external %s ms)  (target <= %s ms: %s)\n' \
 	"$(calc '"%.0f", '"$ATTACH_MED")" "$(calc '"%.0f", '"$ATTACH_EXT_MED")" "$T_ATTACH_MS" "$v3"
 printf 'bench: loader RSS            %s MiB  (target <= %s MiB: %s)\n' "$rss_mib" "$T_RSS_MIB" "$v4"
-printf 'bench: events                %s/%s ProcessExec  (%s)\n' "$NEXEC" "$N" \
-	"$([ "$NEXEC" -eq "$N" ] && echo ok || echo 'HARNESS FAILURE')"
+printf 'bench: events                %s/%s ProcessExec, %s lost  (%s)\n' "$NEXEC" "$NTOTAL" "${LOST:-?}" \
+	"$([ "$NEXEC" -eq "$NTOTAL" ] && echo ok || echo 'HARNESS FAILURE')"
 
 missed=0
 for v in "$v1" "$v2" "$v3" "$v4"; do [ "$v" = met ] || missed=$((missed + 1)); done

@@ -13,8 +13,10 @@
  * each call: every frame goes to the trie); those compare with the empty
  * program run once per call too (the clock reads around a single run are in
  * both).
- * Each figure is the median of 5 rounds. Prints one line per case:
- * "case NAME ns N floor_ns F" (F: the empty program measured alike).
+ * ROUNDS rounds, each measuring the two floors (the empty program with
+ * repeat and run once per call) and then every case, so that each case has
+ * its floor from the same round. Prints per round one line per case:
+ * "round R case NAME ns N floor_ns F" (F: the empty program measured alike).
  * Exit codes: 0 ok, 1 a run failed, 3 load failed.
  */
 #include <stdlib.h>
@@ -32,52 +34,38 @@ static const char *const rules[] = {
 	"cidr 2001:db8:4::/48 port 443",
 };
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
- * Median over ROUNDS of the per-run average (repeat) or of RUNS single runs.
+ * One round: the per-run average (repeat) or the mean of RUNS single runs.
  * With gen (single runs only), *gen is bumped before each run: the flow
  * cache never hits, every frame goes to the trie.
  */
 static int measure(int prog_fd, const struct frame *f, uint32_t runs, bool single, int want,
-		   volatile uint32_t *gen, uint32_t *median)
+		   volatile uint32_t *gen, uint32_t *ns)
 {
-	uint32_t r[ROUNDS];
 	uint8_t out[FRAME_BUF_SIZE + 256];
+	uint32_t calls = single ? runs : 1;
+	uint64_t sum = 0;
 
-	for (int k = 0; k < ROUNDS; k++) {
-		uint64_t sum = 0;
-		uint32_t calls = single ? runs : 1;
+	for (uint32_t c = 0; c < calls; c++) {
+		struct __sk_buff ctx = { .ifindex = TAPLAB_IFINDEX };
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->buf,
+			    .data_size_in = (uint32_t)f->len, .data_out = out,
+			    .data_size_out = sizeof(out), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = single ? 1 : runs);
 
-		for (uint32_t c = 0; c < calls; c++) {
-			struct __sk_buff ctx = { .ifindex = TAPLAB_IFINDEX };
-			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->buf,
-				    .data_size_in = (uint32_t)f->len, .data_out = out,
-				    .data_size_out = sizeof(out), .ctx_in = &ctx,
-				    .ctx_size_in = sizeof(ctx), .repeat = single ? 1 : runs);
-
-			if (gen)
-				(*gen)++;
-			if (bpf_prog_test_run_opts(prog_fd, &o)) {
-				perror("tap_pps: test_run");
-				return -1;
-			}
-			if (want >= 0 && (int)o.retval != want) {
-				fprintf(stderr, "tap_pps: verdict %u, expected %d\n", o.retval,
-					want);
-				return -1;
-			}
-			sum += o.duration;
+		if (gen)
+			(*gen)++;
+		if (bpf_prog_test_run_opts(prog_fd, &o)) {
+			perror("tap_pps: test_run");
+			return -1;
 		}
-		r[k] = (uint32_t)(sum / calls);
+		if (want >= 0 && (int)o.retval != want) {
+			fprintf(stderr, "tap_pps: verdict %u, expected %d\n", o.retval, want);
+			return -1;
+		}
+		sum += o.duration;
 	}
-	qsort(r, ROUNDS, sizeof(r[0]), cmp_u32);
-	*median = r[ROUNDS / 2];
+	*ns = (uint32_t)(sum / calls);
 	return 0;
 }
 
@@ -152,20 +140,23 @@ int main(int argc, char **argv)
 			  80, table[i].syn ? FRAME_TCP_SYN : FRAME_TCP_ACK, table[i].syn ? 0 : 100);
 	}
 
-	if (measure(empty_fd, &frames[0], runs, false, 0, NULL, &floor_rep) ||
-	    measure(empty_fd, &frames[0], runs / 10, true, 0, NULL, &floor_single))
-		return 1;
-	for (int i = 0; i < N; i++) {
-		taplab_reset(&lab);
-		if (measure(lab.prog_fd, &frames[i], table[i].single ? runs / 10 : runs,
-			    table[i].single, table[i].want,
-			    table[i].uncached ? &lab.skel->bss->policy_gen : NULL, &ns))
+	for (int r = 1; r <= ROUNDS; r++) {
+		if (measure(empty_fd, &frames[0], runs, false, 0, NULL, &floor_rep) ||
+		    measure(empty_fd, &frames[0], runs / 10, true, 0, NULL, &floor_single))
 			return 1;
-		printf("case %s ns %u floor_ns %u\n", table[i].name, ns,
-		       table[i].single ? floor_single : floor_rep);
+		for (int i = 0; i < N; i++) {
+			taplab_reset(&lab);
+			if (measure(lab.prog_fd, &frames[i], table[i].single ? runs / 10 : runs,
+				    table[i].single, table[i].want,
+				    table[i].uncached ? &lab.skel->bss->policy_gen : NULL, &ns))
+				return 1;
+			printf("round %d case %s ns %u floor_ns %u\n", r, table[i].name, ns,
+			       table[i].single ? floor_single : floor_rep);
+		}
+		printf("round %d case empty_tc ns %u floor_ns %u\n", r, floor_rep, floor_rep);
+		printf("round %d case empty_tc_single ns %u floor_ns %u\n", r, floor_single,
+		       floor_single);
 	}
-	printf("case empty_tc ns %u floor_ns %u\n", floor_rep, floor_rep);
-	printf("case empty_tc_single ns %u floor_ns %u\n", floor_single, floor_single);
 	bench_empty_bpf__destroy(empty);
 	taplab_close(&lab);
 	return 0;
