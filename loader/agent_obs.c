@@ -6,7 +6,12 @@
  * and /metrics over HTTP with libmicrohttpd in its external-epoll mode, so
  * a scrape is answered by the agent's own poll loop (no thread, no lock:
  * the counters it reads are the ones the events were written from).
+ *
+ * libmicrohttpd is loaded when a metrics server is asked for (dlopen), not
+ * linked: it brings gnutls and friends, ~3 MiB of resident memory that
+ * every `sbtrace trace` would carry otherwise.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,60 @@
 #include <microhttpd.h>
 
 #include "agent.h"
+
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static struct {
+	__typeof__(&MHD_start_daemon) start_daemon;
+	__typeof__(&MHD_stop_daemon) stop_daemon;
+	__typeof__(&MHD_run) run;
+	__typeof__(&MHD_get_daemon_info) get_daemon_info;
+	__typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+	__typeof__(&MHD_add_response_header) add_response_header;
+	__typeof__(&MHD_queue_response) queue_response;
+	__typeof__(&MHD_destroy_response) destroy_response;
+} mhd;
+
+/* The library's functions, once. 0, or -1 after a message. */
+static int mhd_load(void)
+{
+	void *h;
+
+	if (mhd.start_daemon)
+		return 0;
+	h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr,
+			"sbtrace agent: --metrics-addr needs %s (Debian's libmicrohttpd12: "
+			"make deps): %s\n",
+			MHD_SONAME, dlerror());
+		return -1;
+	}
+#define SYM(f, name) (*(void **)&mhd.f = dlsym(h, name))
+	if (!SYM(stop_daemon, "MHD_stop_daemon") || !SYM(run, "MHD_run") ||
+	    !SYM(get_daemon_info, "MHD_get_daemon_info") ||
+	    !SYM(create_response_from_buffer, "MHD_create_response_from_buffer") ||
+	    !SYM(add_response_header, "MHD_add_response_header") ||
+	    !SYM(queue_response, "MHD_queue_response") ||
+	    !SYM(destroy_response, "MHD_destroy_response") ||
+	    !SYM(start_daemon, "MHD_start_daemon")) {
+		fprintf(stderr, "sbtrace agent: %s lacks a function: %s\n", MHD_SONAME, dlerror());
+		mhd.start_daemon = NULL;
+		dlclose(h);
+		return -1;
+	}
+#undef SYM
+	return 0;
+}
+
+#define MHD_start_daemon		(*mhd.start_daemon)
+#define MHD_stop_daemon			(*mhd.stop_daemon)
+#define MHD_run				(*mhd.run)
+#define MHD_get_daemon_info		(*mhd.get_daemon_info)
+#define MHD_create_response_from_buffer (*mhd.create_response_from_buffer)
+#define MHD_add_response_header		(*mhd.add_response_header)
+#define MHD_queue_response		(*mhd.queue_response)
+#define MHD_destroy_response		(*mhd.destroy_response)
 
 void sbt_agent_obs_init(struct sbt_agent_obs *ob, int ringbuf_fd, uint64_t ringbuf_size)
 {
@@ -150,6 +209,8 @@ struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render,
 		fprintf(stderr, "sbtrace agent: --metrics-addr '%s': not HOST:PORT\n", hostport);
 		return NULL;
 	}
+	if (mhd_load())
+		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;

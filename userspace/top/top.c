@@ -3,8 +3,11 @@
  * `sbtrace top`: a live view of a running agent from its /metrics (two
  * scrapes, their difference): per sandbox execs/s, shells, egress allowed
  * and denied, loss; per BPF program ns per run and runs/s. ncurses
- * (Debian's), or one text table with --once for scripts.
+ * (Debian's, loaded when the view starts: dlopen, so no other command
+ * carries it), or one text table with --once for scripts.
  */
+#define NCURSES_NOMACROS /* the functions themselves: they are looked up by name */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <ncurses.h>
@@ -18,6 +21,62 @@
 #include "agent_cmd.h"
 #include "clock.h"
 #include "top.h"
+
+static struct {
+	__typeof__(&initscr) initscr;
+	__typeof__(&endwin) endwin;
+	__typeof__(&cbreak) cbreak;
+	__typeof__(&noecho) noecho;
+	__typeof__(&timeout) timeout;
+	__typeof__(&getch) getch;
+	__typeof__(&erase) erase;
+	__typeof__(&refresh) refresh;
+	__typeof__(&mvprintw) mvprintw;
+	__typeof__(&attron) attron;
+	__typeof__(&attroff) attroff;
+	int *lines;
+} nc;
+
+/* ncurses' functions, once. 0, or -1 after a message. */
+static int nc_load(void)
+{
+	static const char *const sonames[] = { "libncursesw.so.6", "libncurses.so.6" };
+	void *h = NULL;
+
+	for (size_t i = 0; !h && i < sizeof(sonames) / sizeof(sonames[0]); i++)
+		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr,
+			"sbtrace top: the live view needs ncurses (Debian's libncursesw6: "
+			"make deps), or use --once: %s\n",
+			dlerror());
+		return -1;
+	}
+#define SYM(f) (*(void **)&nc.f = dlsym(h, #f))
+	if (!SYM(initscr) || !SYM(endwin) || !SYM(cbreak) || !SYM(noecho) || !SYM(timeout) ||
+	    !SYM(getch) || !SYM(erase) || !SYM(refresh) || !SYM(mvprintw) || !SYM(attron) ||
+	    !SYM(attroff) || !(nc.lines = dlsym(h, "LINES"))) {
+		fprintf(stderr, "sbtrace top: ncurses lacks a function: %s\n", dlerror());
+		dlclose(h);
+		return -1;
+	}
+#undef SYM
+	return 0;
+}
+
+#define initscr	 (*nc.initscr)
+#define endwin	 (*nc.endwin)
+#define cbreak	 (*nc.cbreak)
+#define noecho	 (*nc.noecho)
+#define timeout	 (*nc.timeout)
+#define getch	 (*nc.getch)
+#define erase	 (*nc.erase)
+#define refresh	 (*nc.refresh)
+#define mvprintw (*nc.mvprintw)
+#define attron	 (*nc.attron)
+#define attroff	 (*nc.attroff)
+#undef LINES
+#define LINES (*nc.lines)
 #include "trace_cmd.h"
 
 #define MAX_ROWS  4096
@@ -428,6 +487,8 @@ int sbt_top_main(int argc, char **argv)
 		print_table(stdout, &b);
 		return fflush(stdout) ? SBT_EXIT_RUNTIME : SBT_EXIT_OK;
 	}
+	if (nc_load())
+		return SBT_EXIT_RUNTIME;
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	initscr();
