@@ -225,7 +225,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
 # The tap target feeds frames to the real program: it links libbpf and the skeleton.
-FUZZ_TAP_LIB := userspace/policy.c userspace/decode.c
+FUZZ_TAP_LIB := userspace/policy.c userspace/policy_compile.c userspace/decode.c
 $(BUILD)/fuzz/fuzz_tap: tests/fuzz/fuzz_tap.c tests/kernel/taplab.h tests/common/frames.h \
 		$(FUZZ_TAP_LIB) $(SKELS)
 	$(call msg,FUZZ-CC,$@)

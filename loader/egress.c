@@ -204,16 +204,34 @@ static int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* Where and how this sandbox resolves names (design: as the sandbox would). */
+/*
+ * The host's resolver configuration: /etc/resolv.conf, or the file
+ * SBTRACE_RESOLV_CONF names (the operator's environment; tests use it so
+ * that no query leaves for the host's real resolver).
+ */
+static const char *host_resolv_conf(void)
+{
+	const char *p = getenv("SBTRACE_RESOLV_CONF");
+
+	return p && *p ? p : "/etc/resolv.conf";
+}
+
+/*
+ * Where this sandbox's names are resolved: --resolver (or a tap's
+ * resolver=), reached from the sandbox's network namespace, else the host's
+ * resolver configuration, reached from the host. Never the sandbox's own
+ * files: whoever writes them would choose the addresses every host rule
+ * allows, and the resolver rule would open port 53 to whatever they name.
+ */
 static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbox *sb,
 			  const struct sbt_egress_cfg *cfg)
 {
 	char path[64], text[8192];
+	const char *conf = host_resolv_conf();
 	int pid = sbt_sandbox_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1;
 
 	es->nsfd = -1;
 	es->resolver_pid = pid;
-	/* A guest resolves with its own resolver, reached from the tap's side. */
 	if (sb->has_tap && (sb->tap.has_resolver || cfg->has_resolver)) {
 		char ns[PATH_MAX + 16];
 
@@ -225,33 +243,20 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbo
 			es->nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 		return;
 	}
-	if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-		es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
-	}
 	if (cfg->has_resolver) {
 		memcpy(es->resolver, cfg->resolver, 16);
 		snprintf(es->resolver_source, sizeof(es->resolver_source), "--resolver");
 		es->has_resolver = true;
+		if (pid > 0) {
+			snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+			es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+		}
 		return;
 	}
-	if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root/etc/resolv.conf", pid);
-		if (read_file(path, text, sizeof(text)) == 0 &&
-		    sbt_resolv_conf_nameserver(text, es->resolver) == 0) {
-			snprintf(es->resolver_source, sizeof(es->resolver_source), "%s", path);
-			es->has_resolver = true;
-			return;
-		}
-	}
-	if (read_file("/etc/resolv.conf", text, sizeof(text)) == 0 &&
+	if (read_file(conf, text, sizeof(text)) == 0 &&
 	    sbt_resolv_conf_nameserver(text, es->resolver) == 0) {
-		snprintf(es->resolver_source, sizeof(es->resolver_source), "/etc/resolv.conf");
+		snprintf(es->resolver_source, sizeof(es->resolver_source), "%s", conf);
 		es->has_resolver = true;
-		if (es->nsfd >= 0) {
-			close(es->nsfd); /* the host's resolver is reached from the host */
-			es->nsfd = -1;
-		}
 	}
 }
 
@@ -276,8 +281,17 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 	s6 = query(es->nsfd, es->resolver, h->name, SBT_DNS_TYPE_AAAA, a + n4, SBT_HOST_ADDRS - n4,
 		   &n6, &ttl6, &e6);
 	h->nr_addrs = 0;
-	for (size_t i = 0; i < n4 + n6; i++)
-		memcpy(h->addrs[h->nr_addrs++], a[i].addr, 16);
+	h->nr_floored = 0;
+	for (size_t i = 0; i < n4 + n6; i++) {
+		int f = sbt_policy_floor_of(a[i].addr);
+
+		if (f < 0) {
+			memcpy(h->addrs[h->nr_addrs++], a[i].addr, 16);
+			continue;
+		}
+		memcpy(h->floored[h->nr_floored], a[i].addr, 16);
+		h->floored_idx[h->nr_floored++] = (uint32_t)f;
+	}
 	if (s4 != SBT_DNS_OK && s6 != SBT_DNS_OK) {
 		snprintf(h->error, sizeof(h->error), "%s%s%s", sbt_dns_status_str(s4),
 			 e4 ? ": " : "", e4 ? strerror(-e4) : "");
@@ -464,6 +478,20 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 	return 0;
 }
 
+/* Floor first: say which answer addresses of a host rule stay denied. */
+static void warn_floored(const struct sbt_host_state *h, const struct sbt_sandbox *sb)
+{
+	for (size_t k = 0; k < h->nr_floored; k++) {
+		char a[64];
+
+		sbt_addr_str(h->floored[k], a, sizeof(a));
+		fprintf(stderr,
+			"sbtrace: egress: host %s for sandbox %s resolves to %s, inside the "
+			"floor (%s): not allowed; name the address in a cidr rule if it must be\n",
+			h->name, sb->name, a, sbt_egress_floor_text(h->floored_idx[k]));
+	}
+}
+
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		     const struct sbt_egress_cfg *cfg, const struct sbt_sandbox *sandboxes,
 		     uint32_t nr)
@@ -501,6 +529,7 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 					"sbtrace: egress: host %s for sandbox %s: %s; "
 					"denied until it resolves\n",
 					es->hosts[h].name, sandboxes[i].name, es->hosts[h].error);
+			warn_floored(&es->hosts[h], &sandboxes[i]);
 		}
 		if (write_policy(st, i, err, sizeof(err))) {
 			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", sandboxes[i].name,

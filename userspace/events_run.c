@@ -120,6 +120,23 @@ static json_object *floor_json(void)
 	return floor;
 }
 
+/* Answer addresses of a host left out because they are inside the floor. */
+static json_object *floored_json(const struct sbt_host_state *hs)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t k = 0; k < hs->nr_floored; k++) {
+		json_object *f = json_object_new_object();
+		const char *what = sbt_egress_floor_text(hs->floored_idx[k]);
+
+		json_object_object_add(f, "addr", addr_json(hs->floored[k]));
+		json_object_object_add(f, "reason", json_object_new_string("floor"));
+		json_object_object_add(f, "floor", what ? json_object_new_string(what) : NULL);
+		json_object_array_add(a, f);
+	}
+	return a;
+}
+
 /* One sandbox's resolver and what each host rule resolved to. */
 static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 					const struct sbt_egress_view *es)
@@ -147,6 +164,7 @@ static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 		for (size_t a = 0; a < hs->nr_addrs; a++)
 			json_object_array_add(addrs, addr_json(hs->addrs[a]));
 		json_object_object_add(ho, "addrs", addrs);
+		json_object_object_add(ho, "floored", floored_json(hs));
 		json_object_object_add(ho, "ttl", json_object_new_int64(hs->ttl));
 		json_object_object_add(ho, "error",
 				       hs->error[0] ? json_object_new_string(hs->error) : NULL);

@@ -144,6 +144,10 @@ struct sbt_host_state {
 	size_t rule_idx;
 	uint8_t addrs[SBT_HOST_ADDRS][16];
 	size_t nr_addrs;
+	/* Answer addresses inside the floor: never allowed (floor first), reported. */
+	uint8_t floored[SBT_HOST_ADDRS][16];
+	uint32_t floored_idx[SBT_HOST_ADDRS]; /* index into sbt_policy_floor() */
+	size_t nr_floored;
 	uint32_t ttl;
 	uint64_t expires_ms; /* CLOCK_MONOTONIC */
 	uint64_t refreshes;

@@ -20,13 +20,14 @@ ip netns exec "$NET_SBX" sysctl -qw net.ipv4.tcp_fastopen=1
 ip netns exec "$NET_HOST" sysctl -qw net.ipv4.tcp_fastopen=3
 
 # A process already in the sandbox: sbtrace resolves host rules as it would
-# (its network namespace, its resolv.conf).
+# (its network namespace) with the resolver the operator names.
 in_sandbox "$C" /bin/sleep 120 &
 HOLDER=$!
 sleep 0.3
 
 OUT="$WORK/trace.jsonl"
-start_trace "$OUT" --cgroup "$C" --allow-host allowed.test --allow-cidr 203.0.113.5/32 \
+start_trace "$OUT" --cgroup "$C" --resolver 192.0.2.53 --allow-host allowed.test \
+	--allow-cidr 203.0.113.5/32 \
 	--allow-cidr "2001:db8:3::/48 port 80 proto tcp" || exit 1
 net_logs_reset
 check "egress mode" enforce "$(head -n 1 "$OUT" | jq -r .egress.mode)"
