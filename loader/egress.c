@@ -28,6 +28,7 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "dns.h"
+#include "dnsproxy.h"
 #include "egress.h"
 #include "netns.h"
 #include "loader.h"
@@ -60,7 +61,7 @@ static void *ns_socket_thread(void *arg)
 	return NULL;
 }
 
-static int socket_in_netns(int nsfd, int domain, int type)
+int sbt_socket_in_netns(int nsfd, int domain, int type)
 {
 	struct ns_socket_req r = { .nsfd = nsfd, .domain = domain, .type = type, .fd = -1 };
 	pthread_t t;
@@ -114,7 +115,7 @@ static enum sbt_dns_status query(int nsfd, const uint8_t resolver[16], const cha
 		sl = sizeof(*sin6);
 		domain = AF_INET6;
 	}
-	fd = socket_in_netns(nsfd, domain, SOCK_DGRAM);
+	fd = sbt_socket_in_netns(nsfd, domain, SOCK_DGRAM);
 	if (fd < 0) {
 		*err = fd;
 		return SBT_DNS_SERVFAIL;
@@ -313,7 +314,7 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egress_sandbox *es,
 			 struct sbt_rule **out, size_t *n)
 {
-	size_t max = cfg->nr_rules + 2, k = 0;
+	size_t max = cfg->nr_rules + 2 + es->learned.n, k = 0;
 	struct sbt_rule *r;
 
 	for (size_t i = 0; i < es->nr_hosts; i++)
@@ -336,8 +337,20 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 			c->prefix = 128;
 		}
 	}
-	/* Host rules need the sandbox's own resolver reachable: port 53, rule "resolver". */
-	if (es->nr_hosts && es->has_resolver) {
+	/* What the sandbox's DNS proxy passed on, under the host rule of the name. */
+	for (size_t i = 0; i < es->learned.n; i++) {
+		struct sbt_rule *c = &r[k++];
+
+		*c = cfg->rules[es->learned.e[i].rule_idx];
+		c->kind = SBT_RULE_CIDR;
+		memcpy(c->addr, es->learned.e[i].addr, 16);
+		c->prefix = 128;
+	}
+	/*
+	 * Without a proxy, host rules need the resolver reachable: port 53, rule
+	 * "resolver". With one, the sandbox's DNS never leaves for it.
+	 */
+	if (es->nr_hosts && es->has_resolver && !es->proxy) {
 		struct sbt_rule *c = &r[k++];
 
 		memset(c, 0, sizeof(*c));
@@ -350,6 +363,26 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 	*out = r;
 	*n = k;
 	return 0;
+}
+
+/* The compiler's order: prefix, then address. */
+static int entry_cmp(const struct sbt_policy_entry *a, const struct sbt_policy_entry *b)
+{
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	return memcmp(a->addr, b->addr, 16);
+}
+
+static bool same_entry(const struct sbt_policy_entry *a, const struct sbt_policy_entry *b)
+{
+	if (a->floor != b->floor || a->floor_idx != b->floor_idx || a->nr_ports != b->nr_ports)
+		return false;
+	for (size_t k = 0; k < a->nr_ports && k < SBT_POLICY_PORTS; k++)
+		if (a->ports[k].lo != b->ports[k].lo || a->ports[k].hi != b->ports[k].hi ||
+		    a->ports[k].proto != b->ports[k].proto ||
+		    a->ports[k].rule_id != b->ports[k].rule_id)
+			return false;
+	return true;
 }
 
 /* Compile a sandbox's rules and make the trie hold exactly those entries. */
@@ -379,31 +412,35 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 		free(entries);
 		return n;
 	}
-	for (int i = 0; i < n; i++) {
+	/*
+	 * Both compilations are sorted by (prefix, address): one walk writes
+	 * what changed and removes what is gone (a learned address costs its own
+	 * entry, not a rewrite of the whole trie).
+	 */
+	for (size_t i = 0, j = 0; i < (size_t)n || j < es->nr_entries;) {
+		const struct sbt_policy_entry *o = j < es->nr_entries ? &es->entries[j] : NULL;
+		int c = !o ? -1 : i >= (size_t)n ? 1 : entry_cmp(&entries[i], o);
 		struct sbt_policy_key key;
 		struct sbt_policy_val val;
 
+		if (c > 0) { /* gone now */
+			sbt_policy_bpf_entry(o, slot, &key, &val);
+			bpf_map_delete_elem(fd, &key);
+			j++;
+			continue;
+		}
+		if (c == 0 && same_entry(&entries[i], o)) {
+			i++, j++;
+			continue;
+		}
 		sbt_policy_bpf_entry(&entries[i], slot, &key, &val);
 		if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
 			snprintf(errbuf, errlen, "policy map update: %s", strerror(errno));
 			free(entries);
 			return -errno;
 		}
-	}
-	/* Remove entries of the previous compilation that are gone now. */
-	for (size_t i = 0; i < es->nr_entries; i++) {
-		bool keep = false;
-
-		for (int j = 0; j < n && !keep; j++)
-			keep = es->entries[i].prefix == entries[j].prefix &&
-			       memcmp(es->entries[i].addr, entries[j].addr, 16) == 0;
-		if (!keep) {
-			struct sbt_policy_key key;
-			struct sbt_policy_val val;
-
-			sbt_policy_bpf_entry(&es->entries[i], slot, &key, &val);
-			bpf_map_delete_elem(fd, &key);
-		}
+		i++;
+		j += c == 0;
 	}
 	free(es->entries);
 	es->entries = entries;
@@ -442,9 +479,12 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 			       const struct sbt_sandbox *sb)
 {
 	struct sbtrace_bpf *skel = st->plan->skel;
-	struct bpf_program *progs[] = { skel->progs.egress_connect4,	skel->progs.egress_connect6,
-					skel->progs.egress_sendmsg4,	skel->progs.egress_sendmsg6,
-					skel->progs.egress_sock_create, skel->progs.egress_skb };
+	struct bpf_program *progs[] = {
+		skel->progs.egress_connect4,	skel->progs.egress_connect6,
+		skel->progs.egress_sendmsg4,	skel->progs.egress_sendmsg6,
+		skel->progs.egress_sock_create, skel->progs.egress_skb,
+		skel->progs.egress_recvmsg4,	skel->progs.egress_recvmsg6
+	};
 	struct sbt_egress_sandbox *es = &st->sb[slot];
 	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int fds[sizeof(progs) / sizeof(progs[0])];
@@ -492,6 +532,33 @@ static void warn_floored(const struct sbt_host_state *h, const struct sbt_sandbo
 	}
 }
 
+static void drop_dns_event(void *arg, const struct sbt_dns_event *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+/* The DNS proxy of a cgroup sandbox, in its network namespace (its first process's). */
+static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb)
+{
+	int pid = find_sandbox_pid(sb->path, 0), nsfd = -1;
+	char path[64];
+
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (nsfd < 0) {
+		fprintf(stderr,
+			"sbtrace: egress: sandbox %s: no process in it to find its network "
+			"namespace: no DNS proxy, its DNS is judged like any traffic\n",
+			sb->name);
+		return;
+	}
+	sbt_dnsproxy_start(st, slot, sb, nsfd);
+	close(nsfd);
+}
+
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		     const struct sbt_egress_cfg *cfg, const struct sbt_sandbox *sandboxes,
 		     uint32_t nr)
@@ -502,12 +569,16 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 	st->plan = plan;
 	st->cfg = cfg;
 	st->nr = nr;
+	pthread_mutex_init(&st->dns_lock, NULL);
 	srandom((unsigned int)(time(NULL) ^ getpid()));
 	for (uint32_t i = 0; i < nr; i++) {
 		struct sbt_egress_sandbox *es = &st->sb[i];
 		char err[200];
+		int rc;
 
 		es->nsfd = -1;
+		pthread_mutex_init(&es->lock, NULL);
+		sbt_dns_learn_init(&es->learned, cfg->dns_learn_max);
 		plan->skel->bss->egress_mode[i] =
 			cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE : (uint8_t)cfg->mode;
 		if (!policy)
@@ -522,6 +593,9 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		}
 		if (es->nr_hosts)
 			find_resolver(es, &sandboxes[i], cfg);
+		if (es->nr_hosts && cfg->mode == SBT_EGRESS_ENFORCE && !cfg->dns_proxy_off &&
+		    sbt_sandbox_has_cgroup(&sandboxes[i]))
+			start_proxy(st, i, &sandboxes[i]);
 		for (size_t h = 0; h < es->nr_hosts; h++) {
 			resolve_host(es, &es->hosts[h]);
 			if (es->hosts[h].error[0])
@@ -531,7 +605,10 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 					es->hosts[h].name, sandboxes[i].name, es->hosts[h].error);
 			warn_floored(&es->hosts[h], &sandboxes[i]);
 		}
-		if (write_policy(st, i, err, sizeof(err))) {
+		pthread_mutex_lock(&es->lock);
+		rc = write_policy(st, i, err, sizeof(err));
+		pthread_mutex_unlock(&es->lock);
+		if (rc) {
 			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", sandboxes[i].name,
 				err);
 			return -EINVAL;
@@ -554,21 +631,120 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 		char err[200];
 
 		for (size_t h = 0; h < es->nr_hosts; h++) {
-			struct sbt_host_state *hs = &es->hosts[h];
-			uint8_t before[SBT_HOST_ADDRS][16];
-			size_t nb = hs->nr_addrs;
+			struct sbt_host_state hs;
 
-			if (now < hs->expires_ms)
+			if (now < es->hosts[h].expires_ms)
 				continue;
-			memcpy(before, hs->addrs, sizeof(before));
-			resolve_host(es, hs);
-			hs->refreshes++;
-			if (nb != hs->nr_addrs || memcmp(before, hs->addrs, nb * 16) != 0)
+			/* resolved outside the lock: the proxy keeps answering meanwhile */
+			hs = es->hosts[h];
+			resolve_host(es, &hs);
+			hs.refreshes++;
+			pthread_mutex_lock(&es->lock);
+			if (hs.nr_addrs != es->hosts[h].nr_addrs ||
+			    memcmp(hs.addrs, es->hosts[h].addrs, hs.nr_addrs * 16) != 0)
 				changed = true;
+			es->hosts[h] = hs;
+			pthread_mutex_unlock(&es->lock);
 		}
+		pthread_mutex_lock(&es->lock);
+		if (sbt_dns_learn_expire(&es->learned, now))
+			changed = true;
 		if (changed && write_policy(st, i, err, sizeof(err)))
 			fprintf(stderr, "sbtrace: egress: policy refresh: %s\n", err);
+		pthread_mutex_unlock(&es->lock);
 	}
+}
+
+int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_idx,
+		     const char *name, const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns)
+{
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	uint32_t grace = st->cfg->dns_grace_set ? st->cfg->dns_grace_s : SBT_DNS_GRACE_DEFAULT_S;
+	uint64_t now = sbt_mono_ms();
+	bool added = false;
+	char err[200];
+	int ret = 0;
+
+	pthread_mutex_lock(&es->lock);
+	for (size_t i = 0; i < n && !ret; i++) {
+		int r = sbt_dns_learn_add(&es->learned, addrs[i].addr, rule_idx, name,
+					  now + ((uint64_t)addrs[i].ttl + grace) * 1000, ts_ns,
+					  now);
+
+		if (r < 0)
+			ret = r;
+		added |= r > 0;
+	}
+	if (added && write_policy(st, slot, err, sizeof(err))) {
+		fprintf(stderr, "sbtrace: egress: learning %s: %s\n", name, err);
+		ret = -EIO;
+	}
+	pthread_mutex_unlock(&es->lock);
+	return ret;
+}
+
+bool sbt_egress_learned_name(struct sbt_egress_state *st, uint32_t slot, const uint8_t addr[16],
+			     char *name, size_t len, uint64_t *ts_ns)
+{
+	struct sbt_egress_sandbox *es;
+	const struct sbt_dns_learned *l;
+	bool found = false;
+
+	if (slot >= st->nr)
+		return false;
+	es = &st->sb[slot];
+	pthread_mutex_lock(&es->lock);
+	l = sbt_dns_learn_find(&es->learned, addr);
+	if (l) {
+		snprintf(name, len, "%s", l->name);
+		*ts_ns = l->learned_ns;
+		found = true;
+	}
+	pthread_mutex_unlock(&es->lock);
+	return found;
+}
+
+#define DNS_EVENTS_MAX 65536 /* queued between two ticks; beyond, counted as lost */
+
+void sbt_egress_dns_event(struct sbt_egress_state *st, struct sbt_dns_event *ev)
+{
+	pthread_mutex_lock(&st->dns_lock);
+	if (st->nr_dns_events == st->cap_dns_events && st->cap_dns_events < DNS_EVENTS_MAX) {
+		size_t cap = st->cap_dns_events ? st->cap_dns_events * 2 : 64;
+		struct sbt_dns_event *n = realloc(st->dns_events, cap * sizeof(*n));
+
+		if (n) {
+			st->dns_events = n;
+			st->cap_dns_events = cap;
+		}
+	}
+	if (st->nr_dns_events < st->cap_dns_events) {
+		st->dns_events[st->nr_dns_events++] = *ev;
+		memset(ev, 0, sizeof(*ev)); /* the queue owns its allocations now */
+	} else {
+		st->dns_events_lost++;
+		sbt_dns_event_free(ev);
+	}
+	pthread_mutex_unlock(&st->dns_lock);
+}
+
+void sbt_egress_dns_drain(struct sbt_egress_state *st,
+			  void (*fn)(void *arg, const struct sbt_dns_event *ev), void *arg)
+{
+	struct sbt_dns_event *evs;
+	size_t n;
+
+	pthread_mutex_lock(&st->dns_lock);
+	evs = st->dns_events;
+	n = st->nr_dns_events;
+	st->dns_events = NULL;
+	st->nr_dns_events = st->cap_dns_events = 0;
+	pthread_mutex_unlock(&st->dns_lock);
+	for (size_t i = 0; i < n; i++) {
+		fn(arg, &evs[i]);
+		sbt_dns_event_free(&evs[i]);
+	}
+	free(evs);
 }
 
 void sbt_egress_teardown(struct sbt_egress_state *st)
@@ -576,6 +752,7 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 	for (uint32_t i = 0; i < st->nr; i++) {
 		struct sbt_egress_sandbox *es = &st->sb[i];
 
+		sbt_dnsproxy_stop(st, i);
 		for (size_t l = 0; l < es->nr_links; l++)
 			bpf_link__destroy(es->links[l]);
 		es->nr_links = 0;
@@ -584,7 +761,9 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 		es->nsfd = -1;
 		free(es->entries);
 		es->entries = NULL;
+		sbt_dns_learn_free(&es->learned);
 	}
+	sbt_egress_dns_drain(st, drop_dns_event, NULL);
 }
 
 /*
@@ -594,6 +773,7 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 void sbt_egress_detach(struct sbt_egress_state *st)
 {
 	for (uint32_t i = 0; i < st->nr; i++) {
+		sbt_dnsproxy_stop(st, i);
 		for (size_t l = 0; l < st->sb[i].nr_links; l++)
 			bpf_link__destroy(st->sb[i].links[l]);
 		st->sb[i].nr_links = 0;
@@ -615,4 +795,8 @@ void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_e
 	v->resolver_source = es->resolver_source;
 	v->resolver_in_sandbox = es->nsfd >= 0;
 	v->nr_entries = es->nr_entries;
+	v->dns_proxy = es->proxy != NULL;
+	if (es->proxy)
+		for (int k = 0; k < 4; k++)
+			v->dns_proxy_ports[k] = ntohs(st->plan->skel->bss->dns_proxy[i].port[k]);
 }

@@ -172,6 +172,17 @@ static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 	}
 	json_object_object_add(o, "hosts", hosts);
 	json_object_object_add(o, "entries", json_object_new_int64((int64_t)es->nr_entries));
+	if (es->dns_proxy) {
+		static const char *const k[4] = { "udp4", "tcp4", "udp6", "tcp6" };
+		json_object *p = json_object_new_object();
+
+		for (int i = 0; i < 4; i++)
+			json_object_object_add(p, k[i],
+					       json_object_new_int(es->dns_proxy_ports[i]));
+		json_object_object_add(o, "dns_proxy", p);
+	} else {
+		json_object_object_add(o, "dns_proxy", NULL);
+	}
 	return o;
 }
 
@@ -311,6 +322,22 @@ static json_object *stopped_json(const struct sbt_event *ev, const struct sbt_sa
 	return o;
 }
 
+/* Egress*; an allowance for an address the DNS proxy passed on names the answer. */
+static json_object *egress_event_json(const struct sbt_event *ev, const char *name)
+{
+	json_object *o =
+		sbt_event_egress(ev->egress.rec, ev->ts, name, ev->egress.rule, ev->egress.floor);
+
+	if (o && ev->egress.dns_name) {
+		json_object *d = json_object_new_object();
+
+		json_object_object_add(d, "name", json_object_new_string(ev->egress.dns_name));
+		json_object_object_add(d, "answer_ts", json_object_new_uint64(ev->egress.dns_ts));
+		json_object_object_add(o, "dns", d);
+	}
+	return o;
+}
+
 json_object *sbt_event_json(const struct sbt_event *ev)
 {
 	const char *name = ev->sandbox ? ev->sandbox->name : NULL;
@@ -321,8 +348,9 @@ json_object *sbt_event_json(const struct sbt_event *ev)
 	case SBT_EV_EXEC:
 		return sbt_event_exec(ev->exec.rec, ev->ts, name, ev->exec.shell);
 	case SBT_EV_EGRESS:
-		return sbt_event_egress(ev->egress.rec, ev->ts, name, ev->egress.rule,
-					ev->egress.floor);
+		return egress_event_json(ev, name);
+	case SBT_EV_DNS:
+		return sbt_event_dns(ev->dns.rec, name, ev->dns.rule);
 	case SBT_EV_LOST:
 		return lost_json(ev);
 	case SBT_EV_SUMMARY:

@@ -86,8 +86,8 @@ int sbt_addr_parse(const char *s, uint8_t addr[16], bool *v4);
 struct sbt_floor {
 	uint8_t addr[16];
 	uint8_t prefix;
-	const char *what; /* "link-local", "metadata", "loopback" */
 	bool embedded; /* a NAT64 / 6to4 form of an IPv4 range: never the sandbox's own loopback */
+	const char *what; /* "link-local", "metadata", "loopback" */
 };
 /* The built-in floor list; *n receives its length. */
 const struct sbt_floor *sbt_policy_floor(size_t *n);

@@ -38,25 +38,25 @@
  * its own loopback (`embedded`).
  */
 static const struct sbt_floor floor_list[] = {
-	{ MAPPED(169, 254, 0, 0), 96 + 16, "link-local", false },
-	{ { 0xfe, 0x80 }, 10, "link-local", false },
-	{ MAPPED(100, 100, 100, 200), 128, "metadata", false }, /* Alibaba Cloud */
-	{ MAPPED(192, 0, 0, 192), 128, "metadata", false },	/* Oracle Cloud */
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, "metadata", false }, /* AWS */
-	{ MAPPED(127, 0, 0, 0), 96 + 8, "loopback", false },
-	{ { [15] = 1 }, 128, "loopback", false },
-	{ MAPPED(0, 0, 0, 0), 96 + 8, "loopback", false }, /* 0.0.0.0 reaches the local host */
-	{ { 0 }, 128, "loopback", false },
-	{ NAT64(169, 254, 0, 0), 96 + 16, "link-local", true },
-	{ NAT64(100, 100, 100, 200), 128, "metadata", true },
-	{ NAT64(192, 0, 0, 192), 128, "metadata", true },
-	{ NAT64(127, 0, 0, 0), 96 + 8, "loopback", true },
-	{ NAT64(0, 0, 0, 0), 96 + 8, "loopback", true },
-	{ SIX2FOUR(169, 254, 0, 0), 16 + 16, "link-local", true },
-	{ SIX2FOUR(100, 100, 100, 200), 16 + 32, "metadata", true },
-	{ SIX2FOUR(192, 0, 0, 192), 16 + 32, "metadata", true },
-	{ SIX2FOUR(127, 0, 0, 0), 16 + 8, "loopback", true },
-	{ SIX2FOUR(0, 0, 0, 0), 16 + 8, "loopback", true },
+	{ MAPPED(169, 254, 0, 0), 96 + 16, false, "link-local" },
+	{ { 0xfe, 0x80 }, 10, false, "link-local" },
+	{ MAPPED(100, 100, 100, 200), 128, false, "metadata" }, /* Alibaba Cloud */
+	{ MAPPED(192, 0, 0, 192), 128, false, "metadata" },	/* Oracle Cloud */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, false, "metadata" }, /* AWS */
+	{ MAPPED(127, 0, 0, 0), 96 + 8, false, "loopback" },
+	{ { [15] = 1 }, 128, false, "loopback" },
+	{ MAPPED(0, 0, 0, 0), 96 + 8, false, "loopback" }, /* 0.0.0.0 reaches the local host */
+	{ { 0 }, 128, false, "loopback" },
+	{ NAT64(169, 254, 0, 0), 96 + 16, true, "link-local" },
+	{ NAT64(100, 100, 100, 200), 128, true, "metadata" },
+	{ NAT64(192, 0, 0, 192), 128, true, "metadata" },
+	{ NAT64(127, 0, 0, 0), 96 + 8, true, "loopback" },
+	{ NAT64(0, 0, 0, 0), 96 + 8, true, "loopback" },
+	{ SIX2FOUR(169, 254, 0, 0), 16 + 16, true, "link-local" },
+	{ SIX2FOUR(100, 100, 100, 200), 16 + 32, true, "metadata" },
+	{ SIX2FOUR(192, 0, 0, 192), 16 + 32, true, "metadata" },
+	{ SIX2FOUR(127, 0, 0, 0), 16 + 8, true, "loopback" },
+	{ SIX2FOUR(0, 0, 0, 0), 16 + 8, true, "loopback" },
 };
 
 #define NR_FLOOR (sizeof(floor_list) / sizeof(floor_list[0]))
@@ -113,18 +113,21 @@ static int check_rule(const struct sbt_rule *r, size_t i, struct sbt_parse_error
 	uint8_t net[16];
 
 	if (r->kind != SBT_RULE_CIDR) {
-		sbt_policy_set_err(err, 0,
+		sbt_policy_set_err(
+			err, 0,
 			"rule %zu: only cidr rules can be compiled (resolve host rules first)",
 			i + 1);
 		return -EINVAL;
 	}
 	if (r->id == 0) {
-		sbt_policy_set_err(err, 0, "rule %zu: rule id 0 is reserved for deny (ids start at 1)", i + 1);
+		sbt_policy_set_err(
+			err, 0, "rule %zu: rule id 0 is reserved for deny (ids start at 1)", i + 1);
 		return -EINVAL;
 	}
 	if (r->prefix > 128 || r->port_lo > r->port_hi ||
 	    (r->proto != SBT_PROTO_ANY && r->proto != SBT_PROTO_TCP && r->proto != SBT_PROTO_UDP)) {
-		sbt_policy_set_err(err, 0, "rule %zu: invalid prefix, port range or protocol", i + 1);
+		sbt_policy_set_err(err, 0, "rule %zu: invalid prefix, port range or protocol",
+				   i + 1);
 		return -EINVAL;
 	}
 	memcpy(net, r->addr, 16);
@@ -187,7 +190,8 @@ int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt
 		keys[n++] = keys[i];
 	}
 	if (n > max || n > INT32_MAX) {
-		sbt_policy_set_err(err, 0,
+		sbt_policy_set_err(
+			err, 0,
 			"too many policy entries (%zu, max %zu): use fewer or broader rules", n,
 			max);
 		ret = -E2BIG;
@@ -225,7 +229,8 @@ int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt
 				continue;
 			if (e->nr_ports == SBT_POLICY_PORTS) {
 				sbt_prefix_str(e->addr, e->prefix, p, sizeof(p));
-				sbt_policy_set_err(err, 0,
+				sbt_policy_set_err(
+					err, 0,
 					"too many port/proto alternatives for %s (max %d): merge "
 					"rules",
 					p, SBT_POLICY_PORTS);

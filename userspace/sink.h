@@ -26,6 +26,7 @@ enum sbt_event_kind {
 	SBT_EV_LOST,	    /* EventsLost */
 	SBT_EV_SUMMARY,	    /* ShellInvocationObserved, per sandbox at stop */
 	SBT_EV_STOPPED,	    /* TraceStopped, last */
+	SBT_EV_DNS,	    /* DnsQuery / DnsAnswer: what a sandbox's DNS proxy did */
 	SBT_EV__MAX,
 };
 
@@ -56,6 +57,14 @@ struct sbt_ev_egress {
 	const struct sbt_egress *rec;
 	const char *rule;  /* the allowing rule's text, NULL if none */
 	const char *floor; /* what the floor entry is, when the reason is the floor */
+	/* allowed by a host rule for an address the sandbox's DNS proxy passed on: */
+	const char *dns_name; /* the name the sandbox asked, NULL if none */
+	uint64_t dns_ts;      /* the answer's DnsAnswer ts */
+};
+
+struct sbt_ev_dns {
+	const struct sbt_dns_event *rec;
+	const char *rule; /* the text of rec->rule_id */
 };
 
 struct sbt_ev_lost {
@@ -111,6 +120,7 @@ struct sbt_event {
 		struct sbt_ev_lost lost;
 		struct sbt_ev_summary summary;
 		struct sbt_ev_stopped stopped;
+		struct sbt_ev_dns dns;
 	};
 };
 

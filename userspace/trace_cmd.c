@@ -177,6 +177,10 @@ enum trace_opt {
 	OPT_ALLOWLIST,
 	OPT_EGRESS,
 	OPT_RESOLVER,
+	OPT_NO_DNS_PROXY,
+	OPT_DNS_GRACE,
+	OPT_DNS_DENY_REPLY,
+	OPT_DNS_MAX_LEARNED,
 	OPT_SANDBOX,
 	OPT_STATE_DIR,
 	OPT_TAP,
@@ -198,6 +202,10 @@ static const struct option trace_longopts[] = {
 	{ "allowlist", required_argument, NULL, OPT_ALLOWLIST },
 	{ "egress", required_argument, NULL, OPT_EGRESS },
 	{ "resolver", required_argument, NULL, OPT_RESOLVER },
+	{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
+	{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
+	{ "dns-deny-reply", required_argument, NULL, OPT_DNS_DENY_REPLY },
+	{ "dns-max-learned", required_argument, NULL, OPT_DNS_MAX_LEARNED },
 	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "tap", required_argument, NULL, OPT_TAP },
@@ -348,6 +356,10 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 	case OPT_ALLOWLIST:
 	case OPT_EGRESS:
 	case OPT_RESOLVER:
+	case OPT_NO_DNS_PROXY:
+	case OPT_DNS_GRACE:
+	case OPT_DNS_DENY_REPLY:
+	case OPT_DNS_MAX_LEARNED:
 		if (sbt_egress_option(&a->opts.egress, &a->egress_mode, "trace",
 				      trace_longopts[idx].name, arg))
 			return SBT_EXIT_USAGE;

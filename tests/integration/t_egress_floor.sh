@@ -58,7 +58,15 @@ check "NAT64 form: EPERM" EPERM "$RES_ERR"
 run_case "6to4 form" err tcp 2002:a9fe:a9fe::1 80
 check "6to4 form: EPERM" EPERM "$RES_ERR"
 run_case "allowed name" ok tcp 192.0.2.1 80
+# Through the sandbox's DNS proxy: an answer into the floor is refused, nothing learned.
+run_case "floor.test looked up by the sandbox: refused" err resolve floor.test
+run_case "nat64.test looked up by the sandbox: refused" err resolve nat64.test
+run_case "allowed.test looked up by the sandbox" ok resolve allowed.test
 stop_trace INT
+check "DnsAnswer: floor.test refused as the floor" "floor refused 0 169.254.169.254 link-local" \
+	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "floor.test" and .qtype == "A")][0] | "\(.reason) \(.reply) \(.addrs | length) \(.floored[0].addr) \(.floored[0].floor)"' "$OUT")"
+check "DnsAnswer: the NAT64 form refused as the floor" "floor 64:ff9b::a9fe:a9fe" \
+	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "nat64.test" and .qtype == "AAAA")][0] | "\(.reason) \(.floored[0].addr)"' "$OUT")"
 check "exit code" 0 "$TRACE_RC"
 check "denied as the floor, never by the host rules" \
 	"169.254.169.254 floor link-local,2002:a9fe:a9fe::1 floor link-local,64:ff9b::a9fe:a9fe floor link-local,fd00:ec2::254 floor metadata" \
@@ -74,15 +82,26 @@ printf '# no nameserver\n' > "$WORK/host-resolv.conf"
 OUT="$WORK/resolv.jsonl"
 net_logs_reset
 SBTRACE_RESOLV_CONF="$WORK/host-resolv.conf" start_trace "$OUT" --cgroup "$C" \
-	--allow-host allowed.test || exit 1
+	--allow-host allowed.test --no-dns-proxy || exit 1
 check "no resolver taken from the sandbox" "null" "$(head -n 1 "$OUT" | jq -c '.egress.sandboxes[0].resolver')"
 check "the host rule says why it is empty" "no resolver: give --resolver ADDR" \
 	"$(head -n 1 "$OUT" | jq -r '.egress.sandboxes[0].hosts[0].error')"
-run_case "TCP/53 to the sandbox's own 'resolver'" err tcp 203.0.113.5 53
+run_case "no proxy: TCP/53 to the sandbox's own 'resolver'" err tcp 203.0.113.5 53
 check "TCP/53: EPERM" EPERM "$RES_ERR"
-run_case "UDP/53 to the sandbox's own 'resolver'" err udp-sendto 203.0.113.5 53
+run_case "no proxy: UDP/53 to the sandbox's own 'resolver'" err udp-sendto 203.0.113.5 53
 check "UDP/53: EPERM" EPERM "$RES_ERR"
 stop_trace INT
+
+# With the proxy its DNS goes to sbtrace, whatever address it names: no
+# resolver, so no answer (SERVFAIL), and nothing reaches that address.
+OUT="$WORK/resolv-proxy.jsonl"
+SBTRACE_RESOLV_CONF="$WORK/host-resolv.conf" start_trace "$OUT" --cgroup "$C" \
+	--allow-host allowed.test || exit 1
+run_case "proxy: TCP/53 to the sandbox's own 'resolver' is the proxy" err tcp 203.0.113.5 53
+run_case "proxy: no resolver, no answer" err resolve allowed.test
+stop_trace INT
+check "DnsAnswer: no upstream" "upstream_error servfail" \
+	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "allowed.test")][0] | "\(.reason) \(.reply)"' "$OUT")"
 net_settle
 check "nothing reached 203.0.113.5" 0 "$(sniffed_to 203.0.113.5)"
 
@@ -91,9 +110,13 @@ OUT="$WORK/operator.jsonl"
 start_trace "$OUT" --cgroup "$C" --resolver 192.0.2.53 --allow-host allowed.test || exit 1
 check "the operator's resolver" "192.0.2.53 --resolver 192.0.2.1" \
 	"$(head -n 1 "$OUT" | jq -r '.egress.sandboxes[0] | "\(.resolver.addr) \(.resolver.source) \(.hosts[0].addrs[0])"')"
-run_case "TCP/53 to the sandbox's 'resolver' still denied" err tcp 203.0.113.5 53
-check "EPERM" EPERM "$RES_ERR"
+r=$(in_sandbox "$C" "$SBTNET" resolve allowed.test)
+check "the sandbox's lookup gets the operator's answer" "ok 192.0.2.1" \
+	"$(echo "$r" | tr ' ' '\n' | grep -x -e ok -e 192.0.2.1 | tr '\n' ' ' | sed 's/ $//')"
+run_case "the allowed name connects" ok tcp 192.0.2.1 80
 stop_trace INT
+net_settle
+check "still nothing reached 203.0.113.5" 0 "$(sniffed_to 203.0.113.5)"
 
 kill "$HOLDER" 2> /dev/null
 wait "$HOLDER" 2> /dev/null

@@ -106,6 +106,7 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 		ps->attach_ms = ev->started.attach_ms;
 		break;
 	case SBT_EV_LOST:
+	case SBT_EV_DNS:
 	case SBT_EV__MAX:
 		break;
 	}
