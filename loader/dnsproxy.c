@@ -55,8 +55,8 @@ static int open_one(int nsfd, int k, uint16_t *port)
 	bool tcp = k == SBT_DNS_TCP4 || k == SBT_DNS_TCP6;
 	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int one = 1, fd = sbt_socket_in_netns(nsfd, v6 ? AF_INET6 : AF_INET,
-					      tcp ? SOCK_STREAM : SOCK_DGRAM);
+	int one = 1,
+	    fd = sbt_socket_in_netns(nsfd, v6 ? AF_INET6 : AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM);
 
 	if (fd < 0)
 		return fd;
@@ -222,7 +222,7 @@ static int host_rule_of(const struct sbt_egress_cfg *cfg, const struct sbt_dns_q
 
 static const char *rcode_reply(uint8_t rcode)
 {
-	return rcode == SBT_DNS_RCODE_NXDOMAIN ? "nxdomain"
+	return rcode == SBT_DNS_RCODE_NXDOMAIN	? "nxdomain"
 	       : rcode == SBT_DNS_RCODE_REFUSED ? "refused"
 						: "servfail";
 }
@@ -312,8 +312,8 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 }
 
 /* One query from the sandbox: the reply's length into out, 0 for none. */
-static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool tcp,
-			uint8_t *out, size_t cap)
+static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool tcp, uint8_t *out,
+			size_t cap)
 {
 	const struct sbt_egress_cfg *cfg = px->st->cfg;
 	struct sbt_egress_sandbox *es = &px->st->sb[px->slot];
@@ -336,8 +336,7 @@ static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool 
 	ev.answer = true;
 	ev.rule_id = cfg->rules[rule].id;
 	if (!es->has_resolver)
-		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out,
-			      cap);
+		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
 	our_id = (uint16_t)random();
 	sbt_dns_set_id(msg, our_id);
 	resp = malloc(MSG_MAX);
@@ -345,8 +344,7 @@ static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool 
 	sbt_dns_set_id(msg, q.id);
 	if (r < 12) {
 		free(resp);
-		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out,
-			      cap);
+		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
 	}
 	sbt_dns_set_id(resp, q.id);
 	r = pass_answer(px, msg, &q, rule, resp, (size_t)r, &ev, out, cap);

@@ -655,6 +655,20 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 	}
 }
 
+/* Is there room in l for the addresses of an answer not learned yet (for rule_idx)? */
+static bool learn_room(const struct sbt_dns_learn *l, uint32_t rule_idx,
+		       const struct sbt_dns_addr *addrs, size_t n)
+{
+	size_t fresh = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sbt_dns_learned *e = sbt_dns_learn_find(l, addrs[i].addr);
+
+		fresh += !e || e->rule_idx != rule_idx;
+	}
+	return l->n + fresh <= l->max;
+}
+
 int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_idx,
 		     const char *name, const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns)
 {
@@ -666,6 +680,10 @@ int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_i
 	int ret = 0;
 
 	pthread_mutex_lock(&es->lock);
+	/* all of the answer or none of it: room for every new address first */
+	added = sbt_dns_learn_expire(&es->learned, now) > 0;
+	if (!learn_room(&es->learned, rule_idx, addrs, n))
+		ret = -ENOSPC;
 	for (size_t i = 0; i < n && !ret; i++) {
 		int r = sbt_dns_learn_add(&es->learned, addrs[i].addr, rule_idx, name,
 					  now + ((uint64_t)addrs[i].ttl + grace) * 1000, ts_ns,

@@ -15,22 +15,23 @@
 #include "dns.h"
 
 struct sbt_dns_event {
-	bool answer;	     /* DnsAnswer, else DnsQuery */
-	uint64_t ts;	     /* epoch ns */
-	uint32_t slot;	     /* the sandbox */
-	char name[254];	     /* as asked, lower-case ('?' for bytes no rule can hold) */
-	uint16_t qtype;	     /* 1 A, 28 AAAA ... */
-	uint8_t proto;	     /* 6 TCP, 17 UDP: how the sandbox asked */
-	bool allowed;	     /* the answer was passed on (addresses learned first) */
-	const char *reason;  /* static: NULL, "dns_name", "floor", "limit", "upstream_error" */
-	const char *reply;   /* static: what the sandbox got: "answer", "refused", "nxdomain", "servfail" */
-	const char *status;  /* static: the upstream's answer (sbt_dns_status_str), NULL if none */
-	uint32_t rule_id;    /* the host rule allowing the name, 0 */
-	uint32_t ttl;	     /* smallest TTL of the answer's records */
-	uint32_t grace_s;    /* added to each TTL */
-	size_t nr_addrs;     /* learned, each until its TTL + grace */
+	bool answer;	    /* DnsAnswer, else DnsQuery */
+	uint64_t ts;	    /* epoch ns */
+	uint32_t slot;	    /* the sandbox */
+	char name[254];	    /* as asked, lower-case ('?' for bytes no rule can hold) */
+	uint16_t qtype;	    /* 1 A, 28 AAAA ... */
+	uint8_t proto;	    /* 6 TCP, 17 UDP: how the sandbox asked */
+	bool allowed;	    /* the answer was passed on (addresses learned first) */
+	const char *reason; /* static: NULL, "dns_name", "floor", "limit", "upstream_error" */
+	const char *
+		reply; /* static: what the sandbox got: "answer", "refused", "nxdomain", "servfail" */
+	const char *status; /* static: the upstream's answer (sbt_dns_status_str), NULL if none */
+	uint32_t rule_id;   /* the host rule allowing the name, 0 */
+	uint32_t ttl;	    /* smallest TTL of the answer's records */
+	uint32_t grace_s;   /* added to each TTL */
+	size_t nr_addrs;    /* learned, each until its TTL + grace */
 	struct sbt_dns_addr *addrs;
-	size_t nr_floored;   /* inside the floor: never learned */
+	size_t nr_floored; /* inside the floor: never learned */
 	struct sbt_dns_addr *floored;
 	uint32_t *floored_idx; /* index into sbt_policy_floor() */
 };

@@ -80,8 +80,7 @@ json_object *sbt_event_dns(const struct sbt_dns_event *ev, const char *sandbox, 
 	json_object_object_add(o, "name", json_object_new_string(ev->name));
 	json_object_object_add(o, "qtype",
 			       json_object_new_string(qtype_name(ev->qtype, tbuf, sizeof(tbuf))));
-	json_object_object_add(o, "proto",
-			       json_object_new_string(ev->proto == 6 ? "tcp" : "udp"));
+	json_object_object_add(o, "proto", json_object_new_string(ev->proto == 6 ? "tcp" : "udp"));
 	json_object_object_add(o, "verdict",
 			       json_object_new_string(ev->allowed ? "allowed" : "denied"));
 	json_object_object_add(o, "reason", str_or_null(ev->reason));

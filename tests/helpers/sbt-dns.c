@@ -190,7 +190,8 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 	while (!stop_flag) {
-		struct pollfd p[2] = { { .fd = ufd, .events = POLLIN }, { .fd = tfd, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = ufd, .events = POLLIN },
+				       { .fd = tfd, .events = POLLIN } };
 		uint8_t q[1024], r[1024];
 		struct sockaddr_storage from;
 		socklen_t fl = sizeof(from);

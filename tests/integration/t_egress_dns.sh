@@ -100,6 +100,23 @@ check "the sandbox's DNS went to the proxy" "dns_proxy" \
 check "no EgressDenied for the names but glibc's sorting probes" "" \
 	"$(jq -s -r '[.[] | select(.event == "EgressDenied" and .daddr != "198.51.100.7" and .daddr != "198.51.100.16" and .dport != 0) | .daddr] | unique | join(",")' "$OUT")"
 
+# The per-sandbox limit says so, and --dns-deny-reply nxdomain.
+printf 'nameserver 192.0.2.53\n' > "/etc/netns/$NET_SBX/resolv.conf"
+OUT="$WORK/limit.jsonl"
+start_trace "$OUT" --cgroup "$C" --resolver 192.0.2.54 --allow-host big.test --allow-host rot.test \
+	--dns-max-learned 10 --dns-deny-reply nxdomain || exit 1
+r=$(in_sandbox "$C" "$SBTNET" resolve big.test)
+check "40 records past a limit of 10: no answer" err "${r%% *}"
+r=$(in_sandbox "$C" "$LOOKUP" connect rot.test 80 1)
+check "below the limit names still work" "ok 1 eperm 0 other 0 nxname 0" "$r"
+r=$(in_sandbox "$C" "$SBTNET" resolve blocked.test)
+check "--dns-deny-reply nxdomain" "err EAI_NONAME" "$(echo "$r" | cut -d' ' -f1,2)"
+stop_trace INT
+check "DnsAnswer says limit" "limit servfail" \
+	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "big.test" and .qtype == "A" and .proto == "tcp")][0] | "\(.reason) \(.reply)"' "$OUT")"
+check "DnsQuery says nxdomain" "nxdomain" \
+	"$(jq -s -r '[.[] | select(.event == "DnsQuery") | .reply] | unique | join(",")' "$OUT")"
+
 kill "$HOLDER" 2> /dev/null
 wait "$HOLDER" 2> /dev/null
 finish

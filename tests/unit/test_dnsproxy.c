@@ -45,8 +45,9 @@ static void test_parse_query(void **state)
 /* A label with a dot or a NUL in it can never match a rule (no "allowed.test" forged). */
 static void test_query_name_odd_bytes(void **state)
 {
-	static const uint8_t q[] = { 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 12, 'a', 'l', 'l', 'o',
-				     'w', 'e', 'd', '.', 't', 'e', 's', 't', 0, 0, 1, 0, 1 };
+	static const uint8_t q[] = { 0,	  1,   1,   0,	 0,   1,   0,	0,   0,	  0,
+				     0,	  0,   12,  'a', 'l', 'l', 'o', 'w', 'e', 'd',
+				     '.', 't', 'e', 's', 't', 0,   0,	1,   0,	  1 };
 	struct sbt_dns_question qq;
 
 	(void)state;
