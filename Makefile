@@ -247,6 +247,7 @@ fuzz: $(FUZZ_BINS)
 bench: all
 	$(Q)scripts/bench.sh
 	$(Q)scripts/bench-egress.sh
+	$(Q)scripts/bench-dns.sh
 	$(Q)scripts/bench-probe.sh
 	$(Q)scripts/bench-tap.sh
 	$(Q)scripts/bench-qemu.sh
