@@ -245,7 +245,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
 # The tap target feeds frames to the real program: it links libbpf and the skeleton.
-FUZZ_TAP_LIB := userspace/policy.c userspace/decode.c
+FUZZ_TAP_LIB := userspace/policy.c userspace/policy_compile.c userspace/decode.c
 $(BUILD)/fuzz/fuzz_tap: tests/fuzz/fuzz_tap.c tests/kernel/taplab.h tests/common/frames.h \
 		$(FUZZ_TAP_LIB) $(SKELS)
 	$(call msg,FUZZ-CC,$@)
@@ -268,6 +268,7 @@ bench: all $(EXEC_PART_OBJS)
 	$(Q)scripts/bench.sh
 	$(Q)scripts/bench-exec-parts.sh
 	$(Q)scripts/bench-egress.sh
+	$(Q)scripts/bench-dns.sh
 	$(Q)scripts/bench-probe.sh
 	$(Q)scripts/bench-tap.sh
 	$(Q)scripts/bench-qemu.sh

@@ -102,6 +102,80 @@ static __always_inline bool own_netns_sock(struct bpf_sock_addr *ctx)
 	return bpf_get_netns_cookie(ctx) != host_netns_cookie;
 }
 
+/* Where each sandbox's DNS goes (0 ports: no proxy, DNS is judged like the rest). */
+struct sbt_dns_proxy dns_proxy[SBT_MAX_SANDBOXES];
+
+/* What a redirected socket asked for, by socket cookie: recvmsg restores it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct sbt_dns_orig);
+} dns_orig SEC(".maps");
+
+/*
+ * DNS to any destination goes to sbtrace's proxy in the sandbox's network
+ * namespace (enforce mode; the loader sets the ports). True when `ctx` was
+ * rewritten: the proxy decides, the call goes on.
+ */
+static __always_inline bool dns_redirect(struct bpf_sock_addr *ctx, struct sbt_egress_record *r,
+					 bool v6)
+{
+	struct sbt_dns_orig orig = {};
+	__u16 port;
+	__u64 cookie;
+	int k;
+
+	if (r->dport != 53 || !enforcing(r))
+		return false;
+	if (r->proto == IPPROTO_UDP)
+		k = v6 ? SBT_DNS_UDP6 : SBT_DNS_UDP4;
+	else if (r->proto == IPPROTO_TCP)
+		k = v6 ? SBT_DNS_TCP6 : SBT_DNS_TCP4;
+	else
+		return false;
+	port = dns_proxy[r->slot & (SBT_MAX_SANDBOXES - 1)].port[k & 3];
+	if (!port)
+		return false;
+	/* A v4-mapped destination on a dual-stack socket goes to the IPv4 proxy. */
+	if (v6 && r->daddr[10] == 0xff && r->daddr[11] == 0xff) {
+		bool zero = true;
+
+		for (int i = 0; i < 10; i++)
+			zero = zero && r->daddr[i] == 0;
+		if (zero) {
+			port = dns_proxy[r->slot & (SBT_MAX_SANDBOXES - 1)].port[(
+				r->proto == IPPROTO_UDP ? SBT_DNS_UDP4 : SBT_DNS_TCP4)];
+			if (!port)
+				return false;
+			ctx->user_ip6[0] = 0;
+			ctx->user_ip6[1] = 0;
+			ctx->user_ip6[2] = bpf_htonl(0xffff);
+			ctx->user_ip6[3] = bpf_htonl(0x7f000001);
+			goto rewritten;
+		}
+	}
+	if (v6) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = 0;
+		ctx->user_ip6[3] = bpf_htonl(1);
+	} else {
+		ctx->user_ip4 = bpf_htonl(0x7f000001);
+	}
+rewritten:
+	__builtin_memcpy(orig.addr, r->daddr, 16);
+	orig.port = bpf_htons(53);
+	orig.proxy_port = port;
+	cookie = bpf_get_socket_cookie(ctx);
+	bpf_map_update_elem(&dns_orig, &cookie, &orig, BPF_ANY);
+	ctx->user_port = port;
+	r->reason = SBT_REASON_DNS_PROXY;
+	r->verdict = SBT_VERDICT_ALLOWED;
+	emit(r);
+	return true;
+}
+
 /* connect4/6, sendmsg4/6: the destination the socket call names (v6 is a constant). */
 static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool v6)
 {
@@ -127,7 +201,58 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool 
 	} else {
 		v4_mapped(r.daddr, ctx->user_ip4);
 	}
+	if (dns_redirect(ctx, &r, v6))
+		return 1;
 	return decide(&r, own_netns_sock(ctx));
+}
+
+/*
+ * A reply from the proxy shows the address the socket asked (glibc checks
+ * that the answer comes from the server it asked). Only UDP passes here.
+ */
+static __always_inline int dns_restore(struct bpf_sock_addr *ctx, bool v6)
+{
+	struct sbt_dns_orig *orig;
+	__u64 cookie;
+
+	if (ctx->user_port == bpf_htons(53))
+		return 1;
+	cookie = bpf_get_socket_cookie(ctx);
+	orig = bpf_map_lookup_elem(&dns_orig, &cookie);
+	if (!orig || orig->proxy_port != ctx->user_port)
+		return 1;
+	if (v6) {
+		__u32 w[4];
+
+		__builtin_memcpy(w, orig->addr, 16);
+		if (!(ctx->user_ip6[0] == 0 && ctx->user_ip6[1] == 0))
+			return 1;
+		ctx->user_ip6[0] = w[0];
+		ctx->user_ip6[1] = w[1];
+		ctx->user_ip6[2] = w[2];
+		ctx->user_ip6[3] = w[3];
+	} else {
+		__u32 a;
+
+		if (ctx->user_ip4 != bpf_htonl(0x7f000001))
+			return 1;
+		__builtin_memcpy(&a, orig->addr + 12, 4);
+		ctx->user_ip4 = a;
+	}
+	ctx->user_port = orig->port;
+	return 1;
+}
+
+SEC("cgroup/recvmsg4")
+int egress_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	return dns_restore(ctx, false);
+}
+
+SEC("cgroup/recvmsg6")
+int egress_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	return dns_restore(ctx, true);
 }
 
 SEC("cgroup/connect4")

@@ -147,6 +147,8 @@ enum sbt_reason {
 	SBT_REASON_MALFORMED,	   /* truncated or invalid header at some layer */
 	SBT_REASON_FRAGMENT,	   /* a non-first fragment whose first fragment was not allowed */
 	SBT_REASON_UNSUPPORTED,	   /* frame type, source route, routing header, mapped address */
+	/* cgroup: DNS (UDP/TCP port 53, any destination) redirected to sbtrace's proxy */
+	SBT_REASON_DNS_PROXY,
 	SBT_REASON__MAX,
 };
 
@@ -259,6 +261,31 @@ struct sbt_sandbox_key_val {
 	__u32 level; /* the sandbox cgroup's level in the v2 hierarchy */
 };
 
+/* --- the DNS proxy (cgroup sandboxes) -------------------------------- */
+
+/*
+ * Where a sandbox's DNS goes (the loader writes dns_proxy[slot]): sbtrace's
+ * sockets on the loopback of the sandbox's network namespace, 127.0.0.1 and
+ * ::1, one port each (network byte order, 0: none). connect4/6 and
+ * sendmsg4/6 rewrite a port-53 destination to them; recvmsg4/6 give the
+ * reply the address the sandbox asked.
+ */
+#define SBT_DNS_UDP4 0
+#define SBT_DNS_TCP4 1
+#define SBT_DNS_UDP6 2
+#define SBT_DNS_TCP6 3
+struct sbt_dns_proxy {
+	__u16 port[4]; /* by SBT_DNS_*, network byte order */
+};
+
+/* What a redirected socket asked for (by socket cookie), for recvmsg. */
+struct sbt_dns_orig {
+	__u8 addr[16];	  /* as the socket named it: IPv4 in the last 4 bytes for v4 sockets */
+	__u16 port;	  /* network byte order */
+	__u16 proxy_port; /* the proxy's port it went to, network byte order */
+	__u32 pad2;
+};
+
 /* --- tap (tc ingress) ----------------------------------------------- */
 
 #define SBT_MAX_TAPS 16
@@ -315,6 +342,8 @@ SBT_ABI_LAYOUT(sizeof(struct sbt_fold_val) == 16, "sbt_fold_val");
 SBT_ABI_LAYOUT(sizeof(struct sbt_fast_sandbox) == 24, "sbt_fast_sandbox");
 SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_key_val) == 8, "sbt_sandbox_key_val");
 SBT_ABI_LAYOUT(sizeof(struct sbt_tap) == 48, "sbt_tap");
+SBT_ABI_LAYOUT(sizeof(struct sbt_dns_proxy) == 8, "sbt_dns_proxy");
+SBT_ABI_LAYOUT(sizeof(struct sbt_dns_orig) == 24, "sbt_dns_orig");
 SBT_ABI_LAYOUT(sizeof(struct sbt_frag_key) == 44, "sbt_frag_key");
 /* The decoders' ranges: a record's byte fields hold every value of their enum. */
 SBT_ABI_LAYOUT(SBT_HOOK__MAX <= 256 && SBT_VERDICT__MAX <= 256 && SBT_REASON__MAX <= 256 &&

@@ -28,6 +28,7 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "dns.h"
+#include "dnsproxy.h"
 #include "egress.h"
 #include "netns.h"
 #include "loader.h"
@@ -60,7 +61,7 @@ static void *ns_socket_thread(void *arg)
 	return NULL;
 }
 
-static int socket_in_netns(int nsfd, int domain, int type)
+int sbt_socket_in_netns(int nsfd, int domain, int type)
 {
 	struct ns_socket_req r = { .nsfd = nsfd, .domain = domain, .type = type, .fd = -1 };
 	pthread_t t;
@@ -114,7 +115,7 @@ static enum sbt_dns_status query(int nsfd, const uint8_t resolver[16], const cha
 		sl = sizeof(*sin6);
 		domain = AF_INET6;
 	}
-	fd = socket_in_netns(nsfd, domain, SOCK_DGRAM);
+	fd = sbt_socket_in_netns(nsfd, domain, SOCK_DGRAM);
 	if (fd < 0) {
 		*err = fd;
 		return SBT_DNS_SERVFAIL;
@@ -204,16 +205,34 @@ static int read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* Where and how this sandbox resolves names (design: as the sandbox would). */
+/*
+ * The host's resolver configuration: /etc/resolv.conf, or the file
+ * SBTRACE_RESOLV_CONF names (the operator's environment; tests use it so
+ * that no query leaves for the host's real resolver).
+ */
+static const char *host_resolv_conf(void)
+{
+	const char *p = getenv("SBTRACE_RESOLV_CONF");
+
+	return p && *p ? p : "/etc/resolv.conf";
+}
+
+/*
+ * Where this sandbox's names are resolved: --resolver (or a tap's
+ * resolver=), reached from the sandbox's network namespace, else the host's
+ * resolver configuration, reached from the host. Never the sandbox's own
+ * files: whoever writes them would choose the addresses every host rule
+ * allows, and the resolver rule would open port 53 to whatever they name.
+ */
 static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbox *sb,
 			  const struct sbt_egress_cfg *cfg)
 {
 	char path[64], text[8192];
+	const char *conf = host_resolv_conf();
 	int pid = sbt_sandbox_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1;
 
 	es->nsfd = -1;
 	es->resolver_pid = pid;
-	/* A guest resolves with its own resolver, reached from the tap's side. */
 	if (sb->has_tap && (sb->tap.has_resolver || cfg->has_resolver)) {
 		char ns[PATH_MAX + 16];
 
@@ -225,33 +244,20 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbo
 			es->nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 		return;
 	}
-	if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-		es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
-	}
 	if (cfg->has_resolver) {
 		memcpy(es->resolver, cfg->resolver, 16);
 		snprintf(es->resolver_source, sizeof(es->resolver_source), "--resolver");
 		es->has_resolver = true;
+		if (pid > 0) {
+			snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+			es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+		}
 		return;
 	}
-	if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root/etc/resolv.conf", pid);
-		if (read_file(path, text, sizeof(text)) == 0 &&
-		    sbt_resolv_conf_nameserver(text, es->resolver) == 0) {
-			snprintf(es->resolver_source, sizeof(es->resolver_source), "%s", path);
-			es->has_resolver = true;
-			return;
-		}
-	}
-	if (read_file("/etc/resolv.conf", text, sizeof(text)) == 0 &&
+	if (read_file(conf, text, sizeof(text)) == 0 &&
 	    sbt_resolv_conf_nameserver(text, es->resolver) == 0) {
-		snprintf(es->resolver_source, sizeof(es->resolver_source), "/etc/resolv.conf");
+		snprintf(es->resolver_source, sizeof(es->resolver_source), "%s", conf);
 		es->has_resolver = true;
-		if (es->nsfd >= 0) {
-			close(es->nsfd); /* the host's resolver is reached from the host */
-			es->nsfd = -1;
-		}
 	}
 }
 
@@ -276,8 +282,17 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 	s6 = query(es->nsfd, es->resolver, h->name, SBT_DNS_TYPE_AAAA, a + n4, SBT_HOST_ADDRS - n4,
 		   &n6, &ttl6, &e6);
 	h->nr_addrs = 0;
-	for (size_t i = 0; i < n4 + n6; i++)
-		memcpy(h->addrs[h->nr_addrs++], a[i].addr, 16);
+	h->nr_floored = 0;
+	for (size_t i = 0; i < n4 + n6; i++) {
+		int f = sbt_policy_floor_of(a[i].addr);
+
+		if (f < 0) {
+			memcpy(h->addrs[h->nr_addrs++], a[i].addr, 16);
+			continue;
+		}
+		memcpy(h->floored[h->nr_floored], a[i].addr, 16);
+		h->floored_idx[h->nr_floored++] = (uint32_t)f;
+	}
 	if (s4 != SBT_DNS_OK && s6 != SBT_DNS_OK) {
 		snprintf(h->error, sizeof(h->error), "%s%s%s", sbt_dns_status_str(s4),
 			 e4 ? ": " : "", e4 ? strerror(-e4) : "");
@@ -299,7 +314,7 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egress_sandbox *es,
 			 struct sbt_rule **out, size_t *n)
 {
-	size_t max = cfg->nr_rules + 2, k = 0;
+	size_t max = cfg->nr_rules + 2 + es->learned.n, k = 0;
 	struct sbt_rule *r;
 
 	for (size_t i = 0; i < es->nr_hosts; i++)
@@ -322,8 +337,20 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 			c->prefix = 128;
 		}
 	}
-	/* Host rules need the sandbox's own resolver reachable: port 53, rule "resolver". */
-	if (es->nr_hosts && es->has_resolver) {
+	/* What the sandbox's DNS proxy passed on, under the host rule of the name. */
+	for (size_t i = 0; i < es->learned.n; i++) {
+		struct sbt_rule *c = &r[k++];
+
+		*c = cfg->rules[es->learned.e[i].rule_idx];
+		c->kind = SBT_RULE_CIDR;
+		memcpy(c->addr, es->learned.e[i].addr, 16);
+		c->prefix = 128;
+	}
+	/*
+	 * Without a proxy, host rules need the resolver reachable: port 53, rule
+	 * "resolver". With one, the sandbox's DNS never leaves for it.
+	 */
+	if (es->nr_hosts && es->has_resolver && !es->proxy) {
 		struct sbt_rule *c = &r[k++];
 
 		memset(c, 0, sizeof(*c));
@@ -336,6 +363,26 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 	*out = r;
 	*n = k;
 	return 0;
+}
+
+/* The compiler's order: prefix, then address. */
+static int entry_cmp(const struct sbt_policy_entry *a, const struct sbt_policy_entry *b)
+{
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	return memcmp(a->addr, b->addr, 16);
+}
+
+static bool same_entry(const struct sbt_policy_entry *a, const struct sbt_policy_entry *b)
+{
+	if (a->floor != b->floor || a->floor_idx != b->floor_idx || a->nr_ports != b->nr_ports)
+		return false;
+	for (size_t k = 0; k < a->nr_ports && k < SBT_POLICY_PORTS; k++)
+		if (a->ports[k].lo != b->ports[k].lo || a->ports[k].hi != b->ports[k].hi ||
+		    a->ports[k].proto != b->ports[k].proto ||
+		    a->ports[k].rule_id != b->ports[k].rule_id)
+			return false;
+	return true;
 }
 
 /* Compile a sandbox's rules and make the trie hold exactly those entries. */
@@ -365,31 +412,35 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 		free(entries);
 		return n;
 	}
-	for (int i = 0; i < n; i++) {
+	/*
+	 * Both compilations are sorted by (prefix, address): one walk writes
+	 * what changed and removes what is gone (a learned address costs its own
+	 * entry, not a rewrite of the whole trie).
+	 */
+	for (size_t i = 0, j = 0; i < (size_t)n || j < es->nr_entries;) {
+		const struct sbt_policy_entry *o = j < es->nr_entries ? &es->entries[j] : NULL;
+		int c = !o ? -1 : i >= (size_t)n ? 1 : entry_cmp(&entries[i], o);
 		struct sbt_policy_key key;
 		struct sbt_policy_val val;
 
+		if (c > 0) { /* gone now */
+			sbt_policy_bpf_entry(o, slot, &key, &val);
+			bpf_map_delete_elem(fd, &key);
+			j++;
+			continue;
+		}
+		if (c == 0 && same_entry(&entries[i], o)) {
+			i++, j++;
+			continue;
+		}
 		sbt_policy_bpf_entry(&entries[i], slot, &key, &val);
 		if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
 			snprintf(errbuf, errlen, "policy map update: %s", strerror(errno));
 			free(entries);
 			return -errno;
 		}
-	}
-	/* Remove entries of the previous compilation that are gone now. */
-	for (size_t i = 0; i < es->nr_entries; i++) {
-		bool keep = false;
-
-		for (int j = 0; j < n && !keep; j++)
-			keep = es->entries[i].prefix == entries[j].prefix &&
-			       memcmp(es->entries[i].addr, entries[j].addr, 16) == 0;
-		if (!keep) {
-			struct sbt_policy_key key;
-			struct sbt_policy_val val;
-
-			sbt_policy_bpf_entry(&es->entries[i], slot, &key, &val);
-			bpf_map_delete_elem(fd, &key);
-		}
+		i++;
+		j += c == 0;
 	}
 	free(es->entries);
 	es->entries = entries;
@@ -428,9 +479,12 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 			       const struct sbt_sandbox *sb)
 {
 	struct sbtrace_bpf *skel = st->plan->skel;
-	struct bpf_program *progs[] = { skel->progs.egress_connect4,	skel->progs.egress_connect6,
-					skel->progs.egress_sendmsg4,	skel->progs.egress_sendmsg6,
-					skel->progs.egress_sock_create, skel->progs.egress_skb };
+	struct bpf_program *progs[] = {
+		skel->progs.egress_connect4,	skel->progs.egress_connect6,
+		skel->progs.egress_sendmsg4,	skel->progs.egress_sendmsg6,
+		skel->progs.egress_sock_create, skel->progs.egress_skb,
+		skel->progs.egress_recvmsg4,	skel->progs.egress_recvmsg6
+	};
 	struct sbt_egress_sandbox *es = &st->sb[slot];
 	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int fds[sizeof(progs) / sizeof(progs[0])];
@@ -464,6 +518,47 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 	return 0;
 }
 
+/* Floor first: say which answer addresses of a host rule stay denied. */
+static void warn_floored(const struct sbt_host_state *h, const struct sbt_sandbox *sb)
+{
+	for (size_t k = 0; k < h->nr_floored; k++) {
+		char a[64];
+
+		sbt_addr_str(h->floored[k], a, sizeof(a));
+		fprintf(stderr,
+			"sbtrace: egress: host %s for sandbox %s resolves to %s, inside the "
+			"floor (%s): not allowed; name the address in a cidr rule if it must be\n",
+			h->name, sb->name, a, sbt_egress_floor_text(h->floored_idx[k]));
+	}
+}
+
+static void drop_dns_event(void *arg, const struct sbt_dns_event *ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+/* The DNS proxy of a cgroup sandbox, in its network namespace (its first process's). */
+static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb)
+{
+	int pid = find_sandbox_pid(sb->path, 0), nsfd = -1;
+	char path[64];
+
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+		nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (nsfd < 0) {
+		fprintf(stderr,
+			"sbtrace: egress: sandbox %s: no process in it to find its network "
+			"namespace: no DNS proxy, its DNS is judged like any traffic\n",
+			sb->name);
+		return;
+	}
+	sbt_dnsproxy_start(st, slot, sb, nsfd);
+	close(nsfd);
+}
+
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		     const struct sbt_egress_cfg *cfg, const struct sbt_sandbox *sandboxes,
 		     uint32_t nr)
@@ -474,12 +569,16 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 	st->plan = plan;
 	st->cfg = cfg;
 	st->nr = nr;
+	pthread_mutex_init(&st->dns_lock, NULL);
 	srandom((unsigned int)(time(NULL) ^ getpid()));
 	for (uint32_t i = 0; i < nr; i++) {
 		struct sbt_egress_sandbox *es = &st->sb[i];
 		char err[200];
+		int rc;
 
 		es->nsfd = -1;
+		pthread_mutex_init(&es->lock, NULL);
+		sbt_dns_learn_init(&es->learned, cfg->dns_learn_max);
 		plan->skel->bss->egress_mode[i] =
 			cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE : (uint8_t)cfg->mode;
 		if (!policy)
@@ -494,6 +593,9 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		}
 		if (es->nr_hosts)
 			find_resolver(es, &sandboxes[i], cfg);
+		if (es->nr_hosts && cfg->mode == SBT_EGRESS_ENFORCE && !cfg->dns_proxy_off &&
+		    sbt_sandbox_has_cgroup(&sandboxes[i]))
+			start_proxy(st, i, &sandboxes[i]);
 		for (size_t h = 0; h < es->nr_hosts; h++) {
 			resolve_host(es, &es->hosts[h]);
 			if (es->hosts[h].error[0])
@@ -501,8 +603,12 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 					"sbtrace: egress: host %s for sandbox %s: %s; "
 					"denied until it resolves\n",
 					es->hosts[h].name, sandboxes[i].name, es->hosts[h].error);
+			warn_floored(&es->hosts[h], &sandboxes[i]);
 		}
-		if (write_policy(st, i, err, sizeof(err))) {
+		pthread_mutex_lock(&es->lock);
+		rc = write_policy(st, i, err, sizeof(err));
+		pthread_mutex_unlock(&es->lock);
+		if (rc) {
 			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", sandboxes[i].name,
 				err);
 			return -EINVAL;
@@ -525,21 +631,138 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 		char err[200];
 
 		for (size_t h = 0; h < es->nr_hosts; h++) {
-			struct sbt_host_state *hs = &es->hosts[h];
-			uint8_t before[SBT_HOST_ADDRS][16];
-			size_t nb = hs->nr_addrs;
+			struct sbt_host_state hs;
 
-			if (now < hs->expires_ms)
+			if (now < es->hosts[h].expires_ms)
 				continue;
-			memcpy(before, hs->addrs, sizeof(before));
-			resolve_host(es, hs);
-			hs->refreshes++;
-			if (nb != hs->nr_addrs || memcmp(before, hs->addrs, nb * 16) != 0)
+			/* resolved outside the lock: the proxy keeps answering meanwhile */
+			hs = es->hosts[h];
+			resolve_host(es, &hs);
+			hs.refreshes++;
+			pthread_mutex_lock(&es->lock);
+			if (hs.nr_addrs != es->hosts[h].nr_addrs ||
+			    memcmp(hs.addrs, es->hosts[h].addrs, hs.nr_addrs * 16) != 0)
 				changed = true;
+			es->hosts[h] = hs;
+			pthread_mutex_unlock(&es->lock);
 		}
+		pthread_mutex_lock(&es->lock);
+		if (sbt_dns_learn_expire(&es->learned, now))
+			changed = true;
 		if (changed && write_policy(st, i, err, sizeof(err)))
 			fprintf(stderr, "sbtrace: egress: policy refresh: %s\n", err);
+		pthread_mutex_unlock(&es->lock);
 	}
+}
+
+/* Is there room in l for the addresses of an answer not learned yet (for rule_idx)? */
+static bool learn_room(const struct sbt_dns_learn *l, uint32_t rule_idx,
+		       const struct sbt_dns_addr *addrs, size_t n)
+{
+	size_t fresh = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sbt_dns_learned *e = sbt_dns_learn_find(l, addrs[i].addr);
+
+		fresh += !e || e->rule_idx != rule_idx;
+	}
+	return l->n + fresh <= l->max;
+}
+
+int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_idx,
+		     const char *name, const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns)
+{
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	uint32_t grace = st->cfg->dns_grace_set ? st->cfg->dns_grace_s : SBT_DNS_GRACE_DEFAULT_S;
+	uint64_t now = sbt_mono_ms();
+	bool added = false;
+	char err[200];
+	int ret = 0;
+
+	pthread_mutex_lock(&es->lock);
+	/* all of the answer or none of it: room for every new address first */
+	added = sbt_dns_learn_expire(&es->learned, now) > 0;
+	if (!learn_room(&es->learned, rule_idx, addrs, n))
+		ret = -ENOSPC;
+	for (size_t i = 0; i < n && !ret; i++) {
+		int r = sbt_dns_learn_add(&es->learned, addrs[i].addr, rule_idx, name,
+					  now + ((uint64_t)addrs[i].ttl + grace) * 1000, ts_ns,
+					  now);
+
+		if (r < 0)
+			ret = r;
+		added |= r > 0;
+	}
+	if (added && write_policy(st, slot, err, sizeof(err))) {
+		fprintf(stderr, "sbtrace: egress: learning %s: %s\n", name, err);
+		ret = -EIO;
+	}
+	pthread_mutex_unlock(&es->lock);
+	return ret;
+}
+
+bool sbt_egress_learned_name(struct sbt_egress_state *st, uint32_t slot, const uint8_t addr[16],
+			     char *name, size_t len, uint64_t *ts_ns)
+{
+	struct sbt_egress_sandbox *es;
+	const struct sbt_dns_learned *l;
+	bool found = false;
+
+	if (slot >= st->nr)
+		return false;
+	es = &st->sb[slot];
+	pthread_mutex_lock(&es->lock);
+	l = sbt_dns_learn_find(&es->learned, addr);
+	if (l) {
+		snprintf(name, len, "%s", l->name);
+		*ts_ns = l->learned_ns;
+		found = true;
+	}
+	pthread_mutex_unlock(&es->lock);
+	return found;
+}
+
+#define DNS_EVENTS_MAX 65536 /* queued between two ticks; beyond, counted as lost */
+
+void sbt_egress_dns_event(struct sbt_egress_state *st, struct sbt_dns_event *ev)
+{
+	pthread_mutex_lock(&st->dns_lock);
+	if (st->nr_dns_events == st->cap_dns_events && st->cap_dns_events < DNS_EVENTS_MAX) {
+		size_t cap = st->cap_dns_events ? st->cap_dns_events * 2 : 64;
+		struct sbt_dns_event *n = realloc(st->dns_events, cap * sizeof(*n));
+
+		if (n) {
+			st->dns_events = n;
+			st->cap_dns_events = cap;
+		}
+	}
+	if (st->nr_dns_events < st->cap_dns_events) {
+		st->dns_events[st->nr_dns_events++] = *ev;
+		memset(ev, 0, sizeof(*ev)); /* the queue owns its allocations now */
+	} else {
+		st->dns_events_lost++;
+		sbt_dns_event_free(ev);
+	}
+	pthread_mutex_unlock(&st->dns_lock);
+}
+
+void sbt_egress_dns_drain(struct sbt_egress_state *st,
+			  void (*fn)(void *arg, const struct sbt_dns_event *ev), void *arg)
+{
+	struct sbt_dns_event *evs;
+	size_t n;
+
+	pthread_mutex_lock(&st->dns_lock);
+	evs = st->dns_events;
+	n = st->nr_dns_events;
+	st->dns_events = NULL;
+	st->nr_dns_events = st->cap_dns_events = 0;
+	pthread_mutex_unlock(&st->dns_lock);
+	for (size_t i = 0; i < n; i++) {
+		fn(arg, &evs[i]);
+		sbt_dns_event_free(&evs[i]);
+	}
+	free(evs);
 }
 
 void sbt_egress_teardown(struct sbt_egress_state *st)
@@ -547,6 +770,7 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 	for (uint32_t i = 0; i < st->nr; i++) {
 		struct sbt_egress_sandbox *es = &st->sb[i];
 
+		sbt_dnsproxy_stop(st, i);
 		for (size_t l = 0; l < es->nr_links; l++)
 			bpf_link__destroy(es->links[l]);
 		es->nr_links = 0;
@@ -555,7 +779,9 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 		es->nsfd = -1;
 		free(es->entries);
 		es->entries = NULL;
+		sbt_dns_learn_free(&es->learned);
 	}
+	sbt_egress_dns_drain(st, drop_dns_event, NULL);
 }
 
 /*
@@ -565,6 +791,7 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 void sbt_egress_detach(struct sbt_egress_state *st)
 {
 	for (uint32_t i = 0; i < st->nr; i++) {
+		sbt_dnsproxy_stop(st, i);
 		for (size_t l = 0; l < st->sb[i].nr_links; l++)
 			bpf_link__destroy(st->sb[i].links[l]);
 		st->sb[i].nr_links = 0;
@@ -586,4 +813,8 @@ void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_e
 	v->resolver_source = es->resolver_source;
 	v->resolver_in_sandbox = es->nsfd >= 0;
 	v->nr_entries = es->nr_entries;
+	v->dns_proxy = es->proxy != NULL;
+	if (es->proxy)
+		for (int k = 0; k < 4; k++)
+			v->dns_proxy_ports[k] = ntohs(st->plan->skel->bss->dns_proxy[i].port[k]);
 }

@@ -2,9 +2,13 @@
 #ifndef SBT_EGRESS_H
 #define SBT_EGRESS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "dnsev.h"
+#include "dnslearn.h"
 
 #include "loader.h"
 #include "policy.h"
@@ -24,6 +28,10 @@ struct sbt_egress_sandbox {
 	size_t nr_entries;
 	struct bpf_link *links[SBT_MAX_EGRESS_LINKS];
 	size_t nr_links;
+	/* The DNS proxy (dnsproxy.c): lock guards hosts, learned and entries. */
+	pthread_mutex_t lock;
+	struct sbt_dns_learn learned;
+	struct sbt_dnsproxy *proxy; /* NULL: no proxy, DNS judged like the rest */
 };
 
 struct sbt_egress_state {
@@ -31,7 +39,31 @@ struct sbt_egress_state {
 	const struct sbt_egress_cfg *cfg;
 	struct sbt_egress_sandbox sb[SBT_MAX_SANDBOXES];
 	uint32_t nr;
+	/* DnsQuery / DnsAnswer from the proxies' threads, for the trace loop */
+	pthread_mutex_t dns_lock;
+	struct sbt_dns_event *dns_events;
+	size_t nr_dns_events, cap_dns_events;
+	uint64_t dns_events_lost;
 };
+
+/*
+ * Learn what the proxy passes on for a name of host rule `rule_idx`: each
+ * address until its TTL + grace, written into the sandbox's trie before
+ * the call returns. 0, -ENOSPC at the per-sandbox limit (nothing learned),
+ * or -errno.
+ */
+int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_idx,
+		     const char *name, const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns);
+/* Queue a proxy's event for the trace loop (takes ev's allocations). */
+void sbt_egress_dns_event(struct sbt_egress_state *st, struct sbt_dns_event *ev);
+/* Hand queued DNS events to fn, in order, then free them. */
+void sbt_egress_dns_drain(struct sbt_egress_state *st,
+			  void (*fn)(void *arg, const struct sbt_dns_event *ev), void *arg);
+/* The name whose answer taught addr to sandbox slot (copied), and the answer's ts. */
+bool sbt_egress_learned_name(struct sbt_egress_state *st, uint32_t slot, const uint8_t addr[16],
+			     char *name, size_t len, uint64_t *ts_ns);
+/* A socket of `type` in network namespace nsfd (-1: ours). fd or -errno. */
+int sbt_socket_in_netns(int nsfd, int domain, int type);
 
 /*
  * Per sandbox: write its egress mode; with a policy, resolve its host rules

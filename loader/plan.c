@@ -76,7 +76,7 @@ static struct bpf_program *connect_prog(struct sbtrace_bpf *skel, int i)
 
 static struct bpf_program *const *egress_progs(struct sbtrace_bpf *skel, size_t *n)
 {
-	static struct bpf_program *progs[6];
+	static struct bpf_program *progs[8];
 
 	progs[0] = skel->progs.egress_connect4;
 	progs[1] = skel->progs.egress_connect6;
@@ -84,7 +84,9 @@ static struct bpf_program *const *egress_progs(struct sbtrace_bpf *skel, size_t 
 	progs[3] = skel->progs.egress_sendmsg6;
 	progs[4] = skel->progs.egress_sock_create;
 	progs[5] = skel->progs.egress_skb;
-	*n = 6;
+	progs[6] = skel->progs.egress_recvmsg4; /* DNS proxy: the reply's source restored */
+	progs[7] = skel->progs.egress_recvmsg6;
+	*n = 8;
 	return progs;
 }
 

@@ -101,10 +101,26 @@ static void emit(struct trace_ctx *ctx, struct sbt_event *ev, const struct sbt_s
 static void emit_egress(struct trace_ctx *ctx, const struct sbt_egress *rec, uint64_t ts)
 {
 	struct sbt_event ev = { .kind = SBT_EV_EGRESS, .ts = ts };
+	char name[SBT_HOST_MAX];
 
 	ev.egress.rec = rec;
 	ev.egress.rule = sbt_egress_rule_text(&ctx->opts->egress, rec->rule_id);
 	ev.egress.floor = sbt_egress_floor_text(rec->floor_idx);
+	if (rec->verdict == SBT_VERDICT_ALLOWED && rec->reason == SBT_REASON_RULE && ctx->egress &&
+	    sbt_egress_learned_name(ctx->egress, rec->slot, rec->daddr, name, sizeof(name),
+				    &ev.egress.dns_ts))
+		ev.egress.dns_name = name;
+	emit(ctx, &ev, &ctx->opts->sandboxes[rec->slot]);
+}
+
+/* A DNS proxy's event (queued by its thread), to the sinks. */
+static void emit_dns(void *arg, const struct sbt_dns_event *rec)
+{
+	struct trace_ctx *ctx = arg;
+	struct sbt_event ev = { .kind = SBT_EV_DNS, .ts = rec->ts };
+
+	ev.dns.rec = rec;
+	ev.dns.rule = sbt_egress_rule_text(&ctx->opts->egress, rec->rule_id);
 	emit(ctx, &ev, &ctx->opts->sandboxes[rec->slot]);
 }
 
@@ -710,6 +726,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			return SBT_EXIT_RUNTIME;
 		}
 		report_drops(ctx);
+		sbt_egress_dns_drain(ctx->egress, emit_dns, ctx);
 		sbt_egress_tick(ctx->egress);
 		if (opts->stats_interval_ms && sbt_mono_ms() >= next_stats) {
 			emit_stats(ctx, start_ms);
@@ -780,6 +797,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	sbt_egress_detach(ctx->egress);
 	sbt_plan_detach(&ctx->plan);
 	drain(ctx);
+	sbt_egress_dns_drain(ctx->egress, emit_dns, ctx);
 	flush_folds(ctx);
 	emit_final(ctx, reason, sbt_mono_ms() - start_ms);
 	err = sbt_sinks_flush(opts);

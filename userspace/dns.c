@@ -470,6 +470,87 @@ enum sbt_dns_status sbt_dns_parse_response(const uint8_t *msg, size_t len, uint1
 	return rcode == RCODE_NXDOM ? SBT_DNS_NXDOMAIN : SBT_DNS_OK;
 }
 
+/* --- queries from the sandbox (the proxy) ------------------------------- */
+
+static bool ldh(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* Wire name to lower-case text; name_ok false when a byte could never match a rule. */
+static void wire_to_text(const struct wname *w, char *out, size_t outlen, bool *ok)
+{
+	size_t i = 0, o = 0;
+
+	*ok = true;
+	while (i < w->len && w->b[i]) {
+		size_t l = w->b[i++];
+
+		if (o && o + 1 < outlen)
+			out[o++] = '.';
+		for (size_t k = 0; k < l && i < w->len; k++, i++) {
+			uint8_t c = fold(w->b[i]);
+
+			*ok = *ok && ldh(c);
+			if (o + 1 < outlen)
+				out[o++] = ldh(c) ? (char)c : '?';
+		}
+	}
+	out[o < outlen ? o : outlen - 1] = '\0';
+	if (o > MAX_TEXT_NAME)
+		*ok = false;
+}
+
+int sbt_dns_parse_query(const uint8_t *msg, size_t len, struct sbt_dns_question *q)
+{
+	struct wname w;
+	uint16_t flags;
+	size_t p;
+
+	if (!msg || !q || len < HDR_LEN)
+		return -EINVAL;
+	memset(q, 0, sizeof(*q));
+	flags = get16(msg + 2);
+	if ((flags & FLAG_QR) || OPCODE(flags) != 0 || get16(msg + 4) != 1)
+		return -EINVAL;
+	if (read_name(msg, len, HDR_LEN, &w, &p) || len - p < 4)
+		return -EINVAL;
+	q->id = get16(msg);
+	q->qtype = get16(msg + p);
+	q->qclass = get16(msg + p + 2);
+	q->end = p + 4;
+	wire_to_text(&w, q->name, sizeof(q->name), &q->name_ok);
+	return 0;
+}
+
+int sbt_dns_build_refusal(const uint8_t *msg, const struct sbt_dns_question *q, uint8_t rcode,
+			  uint8_t *out, size_t outlen)
+{
+	uint16_t flags;
+
+	if (!msg || !q || q->end < HDR_LEN || q->end > outlen || q->end > 0xffff)
+		return -ENOSPC;
+	memcpy(out, msg, q->end);
+	flags = get16(msg + 2);
+	flags = (uint16_t)(FLAG_QR | (flags & FLAG_RD) | 0x0080 /* RA */ | (rcode & 0xf));
+	put16(out + 2, flags);
+	put16(out + 4, 1);
+	put16(out + 6, 0);
+	put16(out + 8, 0);
+	put16(out + 10, 0);
+	return (int)q->end;
+}
+
+uint16_t sbt_dns_msg_id(const uint8_t *msg)
+{
+	return get16(msg);
+}
+
+void sbt_dns_set_id(uint8_t *msg, uint16_t id)
+{
+	put16(msg, id);
+}
+
 /* --- resolv.conf ------------------------------------------------------- */
 
 static bool is_blank(char c)

@@ -8,6 +8,7 @@
 #ifndef SBT_DNS_H
 #define SBT_DNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,41 @@ enum sbt_dns_status sbt_dns_parse_response(const uint8_t *msg, size_t len, uint1
 					   const char *name, uint16_t qtype,
 					   struct sbt_dns_addr *out, size_t max, size_t *n,
 					   uint32_t *min_ttl);
+
+/* --- the proxy's side: queries from the sandbox ------------------------- */
+
+#define SBT_DNS_RCODE_SERVFAIL 2
+#define SBT_DNS_RCODE_NXDOMAIN 3
+#define SBT_DNS_RCODE_REFUSED  5
+
+struct sbt_dns_question {
+	uint16_t id;
+	uint16_t qtype;
+	uint16_t qclass;
+	size_t end;	/* offset just past the question */
+	char name[254]; /* lower-case, dotted, no trailing dot ("" for the root) */
+	bool name_ok;	/* only letters, digits, '-', '_' in its labels: can match a rule */
+};
+
+/*
+ * Parse a query a client sent (untrusted): a 12-byte header with QR clear,
+ * opcode QUERY, exactly one question (no compression pointer can point
+ * anywhere valid in it). 0, or -EINVAL when it is not such a query (the
+ * proxy drops it without an answer).
+ */
+int sbt_dns_parse_query(const uint8_t *msg, size_t len, struct sbt_dns_question *q);
+
+/*
+ * The answer that refuses query `msg` (parsed into q) without asking anyone:
+ * its header (id, RD; QR and RA set, rcode) and its question, no records.
+ * Returns the length written, or -ENOSPC.
+ */
+int sbt_dns_build_refusal(const uint8_t *msg, const struct sbt_dns_question *q, uint8_t rcode,
+			  uint8_t *out, size_t outlen);
+
+/* The message id of a DNS message (len >= 2), and setting it. */
+uint16_t sbt_dns_msg_id(const uint8_t *msg);
+void sbt_dns_set_id(uint8_t *msg, uint16_t id);
 
 /*
  * The first `nameserver` of resolv.conf text (IPv4 or IPv6), as a normalized

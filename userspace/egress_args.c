@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The egress options trace and probe share, and the policy's names. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,43 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 				cmd, arg, cmd);
 			return -EINVAL;
 		}
+		return 0;
+	}
+	if (strcmp(opt, "no-dns-proxy") == 0) {
+		cfg->dns_proxy_off = true;
+		return 0;
+	}
+	if (strcmp(opt, "dns-deny-reply") == 0) {
+		if (strcmp(arg, "refused") == 0)
+			cfg->dns_deny_rcode = 5;
+		else if (strcmp(arg, "nxdomain") == 0)
+			cfg->dns_deny_rcode = 3;
+		else {
+			fprintf(stderr,
+				"sbtrace %s: --dns-deny-reply '%s': use refused or nxdomain\n", cmd,
+				arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(opt, "dns-grace") == 0 || strcmp(opt, "dns-max-learned") == 0) {
+		bool grace = opt[4] == 'g';
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' ||
+		    v > (grace ? 3600ul : 1000000ul) || (!grace && v == 0)) {
+			fprintf(stderr, "sbtrace %s: --%s '%s': give %s\n", cmd, opt, arg,
+				grace ? "seconds, 0..3600" : "a count, 1..1000000");
+			return -EINVAL;
+		}
+		if (grace) {
+			cfg->dns_grace_s = (uint32_t)v;
+			cfg->dns_grace_set = true;
+		} else
+			cfg->dns_learn_max = (uint32_t)v;
 		return 0;
 	}
 	if (strcmp(opt, "resolver") == 0) {

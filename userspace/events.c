@@ -216,6 +216,7 @@ const char *sbt_egress_reason_name(unsigned int reason)
 		[SBT_REASON_NO_POLICY] = "no_policy",
 		[SBT_REASON_RESOLVER] = "resolver",
 		[SBT_REASON_NOT_RESOLVER] = "not_resolver",
+		[SBT_REASON_DNS_PROXY] = "dns_proxy",
 		[SBT_REASON_SPOOFED_SOURCE] = "spoofed_source",
 		[SBT_REASON_MALFORMED] = "malformed",
 		[SBT_REASON_FRAGMENT] = "fragment",

@@ -49,6 +49,10 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const char *sandbox,
 			      const char *rule, const char *floor);
 
+struct sbt_dns_event;
+/* DnsQuery / DnsAnswer (events_dns.c); `rule` is the text of ev->rule_id. */
+json_object *sbt_event_dns(const struct sbt_dns_event *ev, const char *sandbox, const char *rule);
+
 /* Whether the event names a destination (an IP family, not a socket creation). */
 bool sbt_egress_has_daddr(const struct sbt_egress *ev);
 /* The protocol as JSON shows it ("tcp", "udp", "icmp", a number in buf); NULL for packet sockets. */

@@ -120,6 +120,23 @@ static json_object *floor_json(void)
 	return floor;
 }
 
+/* Answer addresses of a host left out because they are inside the floor. */
+static json_object *floored_json(const struct sbt_host_state *hs)
+{
+	json_object *a = json_object_new_array();
+
+	for (size_t k = 0; k < hs->nr_floored; k++) {
+		json_object *f = json_object_new_object();
+		const char *what = sbt_egress_floor_text(hs->floored_idx[k]);
+
+		json_object_object_add(f, "addr", addr_json(hs->floored[k]));
+		json_object_object_add(f, "reason", json_object_new_string("floor"));
+		json_object_object_add(f, "floor", what ? json_object_new_string(what) : NULL);
+		json_object_array_add(a, f);
+	}
+	return a;
+}
+
 /* One sandbox's resolver and what each host rule resolved to. */
 static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 					const struct sbt_egress_view *es)
@@ -147,6 +164,7 @@ static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 		for (size_t a = 0; a < hs->nr_addrs; a++)
 			json_object_array_add(addrs, addr_json(hs->addrs[a]));
 		json_object_object_add(ho, "addrs", addrs);
+		json_object_object_add(ho, "floored", floored_json(hs));
 		json_object_object_add(ho, "ttl", json_object_new_int64(hs->ttl));
 		json_object_object_add(ho, "error",
 				       hs->error[0] ? json_object_new_string(hs->error) : NULL);
@@ -154,6 +172,17 @@ static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 	}
 	json_object_object_add(o, "hosts", hosts);
 	json_object_object_add(o, "entries", json_object_new_int64((int64_t)es->nr_entries));
+	if (es->dns_proxy) {
+		static const char *const k[4] = { "udp4", "tcp4", "udp6", "tcp6" };
+		json_object *p = json_object_new_object();
+
+		for (int i = 0; i < 4; i++)
+			json_object_object_add(p, k[i],
+					       json_object_new_int(es->dns_proxy_ports[i]));
+		json_object_object_add(o, "dns_proxy", p);
+	} else {
+		json_object_object_add(o, "dns_proxy", NULL);
+	}
 	return o;
 }
 
@@ -317,6 +346,22 @@ static json_object *sandbox_change_json(const struct sbt_event *ev)
 	return o;
 }
 
+/* Egress*; an allowance for an address the DNS proxy passed on names the answer. */
+static json_object *egress_event_json(const struct sbt_event *ev, const char *name)
+{
+	json_object *o =
+		sbt_event_egress(ev->egress.rec, ev->ts, name, ev->egress.rule, ev->egress.floor);
+
+	if (o && ev->egress.dns_name) {
+		json_object *d = json_object_new_object();
+
+		json_object_object_add(d, "name", json_object_new_string(ev->egress.dns_name));
+		json_object_object_add(d, "answer_ts", json_object_new_uint64(ev->egress.dns_ts));
+		json_object_object_add(o, "dns", d);
+	}
+	return o;
+}
+
 static json_object *stats_json(const struct sbt_event *ev)
 {
 	const struct sbt_ev_stats *st = &ev->stats;
@@ -359,8 +404,9 @@ json_object *sbt_event_json(const struct sbt_event *ev)
 	case SBT_EV_EXEC:
 		return sbt_event_exec(ev->exec.rec, ev->ts, name, ev->exec.shell);
 	case SBT_EV_EGRESS:
-		return sbt_event_egress(ev->egress.rec, ev->ts, name, ev->egress.rule,
-					ev->egress.floor);
+		return egress_event_json(ev, name);
+	case SBT_EV_DNS:
+		return sbt_event_dns(ev->dns.rec, name, ev->dns.rule);
 	case SBT_EV_LOST:
 		return lost_json(ev);
 	case SBT_EV_SUMMARY:

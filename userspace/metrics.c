@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dnsev.h"
 #include "events.h"
 #include "io.h"
 #include "metrics.h"
@@ -174,11 +175,14 @@ static const char *event_name(const struct sbt_event *ev)
 		[SBT_EV_SANDBOX_ADDED] = "SandboxAdded",
 		[SBT_EV_SANDBOX_REMOVED] = "SandboxRemoved",
 		[SBT_EV_STATS] = "TraceStats",
+		[SBT_EV_DNS] = NULL,
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_EV__MAX, "a name per event");
 
 	if (ev->kind == SBT_EV_EGRESS)
 		return sbt_egress_event_name(ev->egress.rec->verdict);
+	if (ev->kind == SBT_EV_DNS)
+		return ev->dns.rec->answer ? "DnsAnswer" : "DnsQuery";
 	return ev->kind < SBT_EV__MAX ? names[ev->kind] : "unknown";
 }
 

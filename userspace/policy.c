@@ -6,6 +6,7 @@
  * else than what was written is worse than one that is refused.
  */
 #include "policy.h"
+#include "policy_int.h"
 #include "sbtrace.h"
 
 #include <arpa/inet.h>
@@ -20,10 +21,7 @@
 
 /* --- small helpers ------------------------------------------------------ */
 
-static void set_err(struct sbt_parse_error *err, size_t col, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(struct sbt_parse_error *err, size_t col, const char *fmt, ...)
+void sbt_policy_set_err(struct sbt_parse_error *err, size_t col, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -89,7 +87,7 @@ static bool tok_eq_nocase(const char *s, size_t len, const char *word)
 	return true;
 }
 
-static bool is_mapped(const uint8_t a[16])
+bool sbt_addr_is_mapped(const uint8_t a[16])
 {
 	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
@@ -97,7 +95,7 @@ static bool is_mapped(const uint8_t a[16])
 }
 
 /* Does the network addr/prefix contain `x`? */
-static bool covers(const uint8_t net[16], unsigned int prefix, const uint8_t x[16])
+bool sbt_prefix_covers(const uint8_t net[16], unsigned int prefix, const uint8_t x[16])
 {
 	unsigned int full = prefix / 8, bits = prefix % 8;
 
@@ -112,7 +110,7 @@ static bool covers(const uint8_t net[16], unsigned int prefix, const uint8_t x[1
 	return true;
 }
 
-static void mask_addr(uint8_t a[16], unsigned int prefix)
+void sbt_prefix_mask(uint8_t a[16], unsigned int prefix)
 {
 	unsigned int i;
 
@@ -165,7 +163,7 @@ void sbt_addr_str(const uint8_t addr[16], char *buf, size_t len)
 {
 	if (!buf || !len)
 		return;
-	if (is_mapped(addr))
+	if (sbt_addr_is_mapped(addr))
 		snprintf(buf, len, "%u.%u.%u.%u", addr[12], addr[13], addr[14], addr[15]);
 	else
 		v6_str(addr, buf, len);
@@ -230,16 +228,16 @@ int sbt_addr_parse(const char *s, uint8_t addr[16], bool *v4)
 	}
 	memcpy(addr, a, 16);
 	if (v4)
-		*v4 = is_mapped(a);
+		*v4 = sbt_addr_is_mapped(a);
 	return 0;
 }
 
 /* "192.0.2.0/24" for mapped prefixes of /96 and longer, else "2001:db8::/32". */
-static void prefix_str(const uint8_t addr[16], unsigned int prefix, char *buf, size_t len)
+void sbt_prefix_str(const uint8_t addr[16], unsigned int prefix, char *buf, size_t len)
 {
 	char a[ADDR_TEXT_MAX];
 
-	if (is_mapped(addr) && prefix >= 96) {
+	if (sbt_addr_is_mapped(addr) && prefix >= 96) {
 		sbt_addr_str(addr, a, sizeof(a));
 		snprintf(buf, len, "%s/%u", a, prefix - 96);
 	} else {
@@ -295,7 +293,8 @@ static int lexer_init(struct lexer *lx, const char *s, struct sbt_parse_error *e
 		unsigned char c = (unsigned char)s[i];
 
 		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			set_err(err, i + 1, "control character 0x%02x in the rule: remove it", c);
+			sbt_policy_set_err(err, i + 1,
+					   "control character 0x%02x in the rule: remove it", c);
 			return -1;
 		}
 	}
@@ -319,8 +318,8 @@ static int parse_prefix(const struct token *t, size_t slash, bool text_v4, unsig
 	if (!n || i < n)
 		goto bad;
 	if (n > 1 && p[0] == '0') {
-		set_err(err, t->col + slash,
-			"bad prefix length '%s': leading zeros are not allowed", q);
+		sbt_policy_set_err(err, t->col + slash,
+				   "bad prefix length '%s': leading zeros are not allowed", q);
 		return -1;
 	}
 	if (n > 3)
@@ -332,8 +331,8 @@ static int parse_prefix(const struct token *t, size_t slash, bool text_v4, unsig
 	*out = v;
 	return 0;
 bad:
-	set_err(err, t->col + slash, "bad prefix length '%s': %s allows 0..%u", q,
-		text_v4 ? "IPv4" : "IPv6", max);
+	sbt_policy_set_err(err, t->col + slash, "bad prefix length '%s': %s allows 0..%u", q,
+			   text_v4 ? "IPv4" : "IPv6", max);
 	return -1;
 }
 
@@ -348,29 +347,33 @@ static int parse_cidr(const struct token *t, struct sbt_rule *rule, struct sbt_p
 
 	quote(q, sizeof(q), t->s, t->len);
 	if (memchr(t->s, '%', alen)) {
-		set_err(err, t->col, "bad address '%s': scope ids are not allowed", q);
+		sbt_policy_set_err(err, t->col, "bad address '%s': scope ids are not allowed", q);
 		return -1;
 	}
 	for (i = 0; i < alen; i++)
 		letters |= is_alpha(t->s[i]);
 	if (alen >= sizeof(a)) {
-		set_err(err, t->col, "bad address '%s': too long", q);
+		sbt_policy_set_err(err, t->col, "bad address '%s': too long", q);
 		return -1;
 	}
 	memcpy(a, t->s, alen);
 	a[alen] = '\0';
 	if (sbt_addr_parse(a, addr, NULL)) {
 		if (!alen)
-			set_err(err, t->col, "bad address '%s': missing address before '/'", q);
+			sbt_policy_set_err(err, t->col,
+					   "bad address '%s': missing address before '/'", q);
 		else if (text_v4 && letters)
-			set_err(err, t->col, "bad address '%s': use 'host' for names", q);
+			sbt_policy_set_err(err, t->col, "bad address '%s': use 'host' for names",
+					   q);
 		else if (text_v4)
-			set_err(err, t->col,
+			sbt_policy_set_err(
+				err, t->col,
 				"bad IPv4 address '%s': use a.b.c.d, each 0..255 without leading "
 				"zeros",
 				q);
 		else
-			set_err(err, t->col, "bad IPv6 address '%s': use RFC 4291 text", q);
+			sbt_policy_set_err(err, t->col, "bad IPv6 address '%s': use RFC 4291 text",
+					   q);
 		return -1;
 	}
 	if (slash) {
@@ -382,11 +385,11 @@ static int parse_cidr(const struct token *t, struct sbt_rule *rule, struct sbt_p
 	if (text_v4)
 		plen += 96;
 	memcpy(net, addr, 16);
-	mask_addr(net, plen);
+	sbt_prefix_mask(net, plen);
 	if (memcmp(net, addr, 16) != 0) {
 		if (text_v4) {
 			sbt_addr_str(net, want, sizeof(want));
-		} else if (is_mapped(net)) {
+		} else if (sbt_addr_is_mapped(net)) {
 			char v4[ADDR_TEXT_MAX];
 
 			sbt_addr_str(net, v4, sizeof(v4));
@@ -394,13 +397,13 @@ static int parse_cidr(const struct token *t, struct sbt_rule *rule, struct sbt_p
 		} else {
 			v6_str(net, want, sizeof(want));
 		}
-		set_err(err, t->col, "host bits set in %s: did you mean %s/%u?", q, want,
-			text_v4 ? plen - 96 : plen);
+		sbt_policy_set_err(err, t->col, "host bits set in %s: did you mean %s/%u?", q, want,
+				   text_v4 ? plen - 96 : plen);
 		return -1;
 	}
 	memcpy(rule->addr, net, 16);
 	rule->prefix = (uint8_t)plen;
-	rule->v4 = is_mapped(net) && plen >= 96;
+	rule->v4 = sbt_addr_is_mapped(net) && plen >= 96;
 	return 0;
 }
 
@@ -416,14 +419,16 @@ static int parse_host(const struct token *t, struct sbt_rule *rule, struct sbt_p
 		char c = t->s[i];
 
 		if ((unsigned char)c >= 0x80) {
-			set_err(err, t->col + i,
+			sbt_policy_set_err(
+				err, t->col + i,
 				"bad host name '%s': not ASCII, use its punycode (xn--) form", q);
 			return -1;
 		}
 		if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '_' && c != '.') {
 			char cq[16];
 
-			set_err(err, t->col + i,
+			sbt_policy_set_err(
+				err, t->col + i,
 				"bad host name '%s': '%s' is not allowed (letters, digits, '-', "
 				"'_', '.')",
 				q, quote(cq, sizeof(cq), &t->s[i], 1));
@@ -433,8 +438,8 @@ static int parse_host(const struct token *t, struct sbt_rule *rule, struct sbt_p
 	if (len && t->s[len - 1] == '.')
 		len--; /* the root label */
 	if (len > SBT_HOST_MAX - 1) {
-		set_err(err, t->col, "bad host name '%s': longer than %d bytes", q,
-			SBT_HOST_MAX - 1);
+		sbt_policy_set_err(err, t->col, "bad host name '%s': longer than %d bytes", q,
+				   SBT_HOST_MAX - 1);
 		return -1;
 	}
 	for (i = 0; i <= len; i++) {
@@ -448,17 +453,19 @@ static int parse_host(const struct token *t, struct sbt_rule *rule, struct sbt_p
 			continue;
 		}
 		if (!label) {
-			set_err(err, t->col, "bad host name '%s': empty label", q);
+			sbt_policy_set_err(err, t->col, "bad host name '%s': empty label", q);
 			return -1;
 		}
 		if (label > 63) {
-			set_err(err, t->col, "bad host name '%s': a label is longer than 63 bytes",
-				q);
+			sbt_policy_set_err(err, t->col,
+					   "bad host name '%s': a label is longer than 63 bytes",
+					   q);
 			return -1;
 		}
 		if (t->s[last] == '-' || t->s[i - 1] == '-') {
-			set_err(err, t->col, "bad host name '%s': a label starts or ends with '-'",
-				q);
+			sbt_policy_set_err(err, t->col,
+					   "bad host name '%s': a label starts or ends with '-'",
+					   q);
 			return -1;
 		}
 		label = 0;
@@ -469,10 +476,12 @@ static int parse_host(const struct token *t, struct sbt_rule *rule, struct sbt_p
 		memcpy(a, t->s, len);
 		a[len] = '\0';
 		if (sbt_addr_parse(a, dummy, NULL) == 0)
-			set_err(err, t->col, "'%s' is an address, not a host name: use cidr %s", q,
-				a);
+			sbt_policy_set_err(err, t->col,
+					   "'%s' is an address, not a host name: use cidr %s", q,
+					   a);
 		else
-			set_err(err, t->col,
+			sbt_policy_set_err(
+				err, t->col,
 				"bad host name '%s': the last label is numeric (use cidr for "
 				"addresses)",
 				q);
@@ -496,19 +505,20 @@ static int parse_port_num(const char *s, size_t n, size_t col, const char *whole
 		if (!is_digit(s[i]))
 			break;
 	if (!n || i < n) {
-		set_err(err, col, "bad port '%s': use port N or port N-M with N, M in 1..65535",
-			whole);
+		sbt_policy_set_err(err, col,
+				   "bad port '%s': use port N or port N-M with N, M in 1..65535",
+				   whole);
 		return -1;
 	}
 	if (n > 1 && s[0] == '0') {
-		set_err(err, col, "bad port '%s': leading zeros are not allowed", whole);
+		sbt_policy_set_err(err, col, "bad port '%s': leading zeros are not allowed", whole);
 		return -1;
 	}
 	for (i = 0; i < n && v <= 65535; i++)
 		v = v * 10 + (unsigned long)(s[i] - '0');
 	if (v < 1 || v > 65535) {
-		set_err(err, col, "port '%s' out of range: use 1..65535",
-			quote(q, sizeof(q), s, n));
+		sbt_policy_set_err(err, col, "port '%s' out of range: use 1..65535",
+				   quote(q, sizeof(q), s, n));
 		return -1;
 	}
 	*out = (uint16_t)v;
@@ -530,7 +540,8 @@ static int parse_port(const struct token *t, struct sbt_rule *rule, struct sbt_p
 		size_t d = (size_t)(dash - t->s);
 
 		if (!d || d + 1 == t->len) {
-			set_err(err, t->col,
+			sbt_policy_set_err(
+				err, t->col,
 				"bad port '%s': use port N or port N-M with N, M in 1..65535", q);
 			return -1;
 		}
@@ -538,8 +549,8 @@ static int parse_port(const struct token *t, struct sbt_rule *rule, struct sbt_p
 		    parse_port_num(dash + 1, t->len - d - 1, t->col + d + 1, q, &hi, err))
 			return -1;
 		if (lo > hi) {
-			set_err(err, t->col, "port range %u-%u is reversed: use %u-%u",
-				(unsigned)lo, (unsigned)hi, (unsigned)hi, (unsigned)lo);
+			sbt_policy_set_err(err, t->col, "port range %u-%u is reversed: use %u-%u",
+					   (unsigned)lo, (unsigned)hi, (unsigned)hi, (unsigned)lo);
 			return -1;
 		}
 	}
@@ -560,8 +571,8 @@ static int parse_proto(const struct token *t, struct sbt_rule *rule, struct sbt_
 		bool upper =
 			tok_eq_nocase(t->s, t->len, "tcp") || tok_eq_nocase(t->s, t->len, "udp");
 
-		set_err(err, t->col, "unknown protocol '%s': use tcp or udp%s",
-			quote(q, sizeof(q), t->s, t->len), upper ? " (lower-case)" : "");
+		sbt_policy_set_err(err, t->col, "unknown protocol '%s': use tcp or udp%s",
+				   quote(q, sizeof(q), t->s, t->len), upper ? " (lower-case)" : "");
 		return -1;
 	}
 	return 0;
@@ -573,7 +584,7 @@ static void rule_text(struct sbt_rule *rule)
 	size_t o;
 
 	if (rule->kind == SBT_RULE_CIDR) {
-		prefix_str(rule->addr, rule->prefix, a, sizeof(a));
+		sbt_prefix_str(rule->addr, rule->prefix, a, sizeof(a));
 		o = (size_t)snprintf(rule->text, sizeof(rule->text), "cidr %s", a);
 	} else {
 		o = (size_t)snprintf(rule->text, sizeof(rule->text), "host %s", rule->host);
@@ -609,10 +620,10 @@ static int parse_body(enum sbt_rule_kind kind, struct lexer *lx, const struct to
 	rule->proto = SBT_PROTO_ANY;
 	if (!next_token(lx, &t)) {
 		if (kw)
-			set_err(err, kw->col, "missing %s after '%s'", what,
-				kind == SBT_RULE_CIDR ? "cidr" : "host");
+			sbt_policy_set_err(err, kw->col, "missing %s after '%s'", what,
+					   kind == SBT_RULE_CIDR ? "cidr" : "host");
 		else
-			set_err(err, 1, "missing %s", what);
+			sbt_policy_set_err(err, 1, "missing %s", what);
 		return -1;
 	}
 	if (kind == SBT_RULE_CIDR ? parse_cidr(&t, rule, err) : parse_host(&t, rule, err))
@@ -623,7 +634,7 @@ static int parse_body(enum sbt_rule_kind kind, struct lexer *lx, const struct to
 
 		quote(q, sizeof(q), t.s, t.len);
 		if ((is_port && have_port) || (is_proto && have_proto)) {
-			set_err(err, t.col, "'%s' given twice", q);
+			sbt_policy_set_err(err, t.col, "'%s' given twice", q);
 			return -1;
 		}
 		if (!is_port && !is_proto) {
@@ -632,23 +643,28 @@ static int parse_body(enum sbt_rule_kind kind, struct lexer *lx, const struct to
 							  : "port or proto";
 
 			if (have_port && have_proto)
-				set_err(err, t.col, "trailing text '%s' after the rule", q);
+				sbt_policy_set_err(err, t.col, "trailing text '%s' after the rule",
+						   q);
 			else if (tok_eq_nocase(t.s, t.len, "port") ||
 				 tok_eq_nocase(t.s, t.len, "proto"))
-				set_err(err, t.col,
+				sbt_policy_set_err(
+					err, t.col,
 					"unknown keyword '%s': keywords are lower-case, expected "
 					"%s",
 					q, expect);
 			else
-				set_err(err, t.col, "unknown keyword '%s': expected %s", q, expect);
+				sbt_policy_set_err(err, t.col, "unknown keyword '%s': expected %s",
+						   q, expect);
 			return -1;
 		}
 		if (!next_token(lx, &v)) {
 			if (is_port)
-				set_err(err, t.col,
+				sbt_policy_set_err(
+					err, t.col,
 					"missing port number after 'port': use port N or port N-M");
 			else
-				set_err(err, t.col,
+				sbt_policy_set_err(
+					err, t.col,
 					"missing protocol after 'proto': use proto tcp or proto "
 					"udp");
 			return -1;
@@ -676,7 +692,7 @@ int sbt_rule_parse(const char *line, struct sbt_rule *rule, struct sbt_parse_err
 		memset(err, 0, sizeof(*err));
 	memset(rule, 0, sizeof(*rule));
 	if (!line) {
-		set_err(err, 1, "no rule text");
+		sbt_policy_set_err(err, 1, "no rule text");
 		return -1;
 	}
 	if (lexer_init(&lx, line, err))
@@ -689,10 +705,11 @@ int sbt_rule_parse(const char *line, struct sbt_rule *rule, struct sbt_parse_err
 		return parse_body(SBT_RULE_HOST, &lx, &t, rule, err);
 	/* Only a keyword in the wrong case is shown: a line that is no rule may be a secret. */
 	if (tok_eq_nocase(t.s, t.len, "cidr") || tok_eq_nocase(t.s, t.len, "host"))
-		set_err(err, t.col,
+		sbt_policy_set_err(
+			err, t.col,
 			"unknown rule '%.4s': keywords are lower-case, expected cidr or host", t.s);
 	else
-		set_err(err, t.col, "not a rule: a rule starts with cidr or host");
+		sbt_policy_set_err(err, t.col, "not a rule: a rule starts with cidr or host");
 	return -1;
 }
 
@@ -706,11 +723,12 @@ int sbt_rule_parse_arg(enum sbt_rule_kind kind, const char *arg, struct sbt_rule
 		memset(err, 0, sizeof(*err));
 	memset(rule, 0, sizeof(*rule));
 	if (kind != SBT_RULE_CIDR && kind != SBT_RULE_HOST) {
-		set_err(err, 1, "unknown rule kind %d", (int)kind);
+		sbt_policy_set_err(err, 1, "unknown rule kind %d", (int)kind);
 		return -1;
 	}
 	if (!arg) {
-		set_err(err, 1, "missing %s", kind == SBT_RULE_CIDR ? "address" : "host name");
+		sbt_policy_set_err(err, 1, "missing %s",
+				   kind == SBT_RULE_CIDR ? "address" : "host name");
 		return -1;
 	}
 	if (lexer_init(&lx, arg, err))
@@ -723,277 +741,9 @@ int sbt_rule_parse_arg(enum sbt_rule_kind kind, const char *arg, struct sbt_rule
 	if (next_token(&lx2, &t) && (tok_eq(t.s, t.len, "cidr") || tok_eq(t.s, t.len, "host")) &&
 	    next_token(&lx2, &t2) && !tok_eq(t2.s, t2.len, "port") &&
 	    !tok_eq(t2.s, t2.len, "proto")) {
-		set_err(err, t.col, "unexpected keyword '%.4s': give the rule without it", t.s);
+		sbt_policy_set_err(err, t.col,
+				   "unexpected keyword '%.4s': give the rule without it", t.s);
 		return -1;
 	}
 	return parse_body(kind, &lx, NULL, rule, err);
-}
-
-/* --- compilation ------------------------------------------------------------ */
-
-#define MAPPED(a, b, c, d)                                                                         \
-	{                                                                                          \
-		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d                               \
-	}
-
-static const struct sbt_floor floor_list[] = {
-	{ MAPPED(169, 254, 0, 0), 96 + 16, "link-local" },
-	{ { 0xfe, 0x80 }, 10, "link-local" },
-	{ MAPPED(100, 100, 100, 200), 128, "metadata" }, /* Alibaba Cloud */
-	{ MAPPED(192, 0, 0, 192), 128, "metadata" },	 /* Oracle Cloud */
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, "metadata" }, /* AWS IPv6 */
-	{ MAPPED(127, 0, 0, 0), 96 + 8, "loopback" },
-	{ { [15] = 1 }, 128, "loopback" },
-	{ MAPPED(0, 0, 0, 0), 96 + 8, "loopback" }, /* 0.0.0.0 reaches the local host */
-	{ { 0 }, 128, "loopback" },
-};
-
-#define NR_FLOOR (sizeof(floor_list) / sizeof(floor_list[0]))
-
-const struct sbt_floor *sbt_policy_floor(size_t *n)
-{
-	if (n)
-		*n = NR_FLOOR;
-	return floor_list;
-}
-
-struct prefix_key {
-	uint8_t addr[16];
-	uint8_t prefix;
-	int floor_idx; /* -1: not a floor prefix */
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-	const struct prefix_key *x = a, *y = b;
-
-	if (x->prefix != y->prefix)
-		return x->prefix < y->prefix ? -1 : 1;
-	return memcmp(x->addr, y->addr, 16);
-}
-
-struct rule_ref {
-	const struct sbt_rule *r;
-	size_t idx;
-};
-
-static int ref_cmp(const void *a, const void *b)
-{
-	const struct rule_ref *x = a, *y = b;
-
-	if (x->r->id != y->r->id)
-		return x->r->id < y->r->id ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-static int check_rule(const struct sbt_rule *r, size_t i, struct sbt_parse_error *err)
-{
-	uint8_t net[16];
-
-	if (r->kind != SBT_RULE_CIDR) {
-		set_err(err, 0,
-			"rule %zu: only cidr rules can be compiled (resolve host rules first)",
-			i + 1);
-		return -EINVAL;
-	}
-	if (r->id == 0) {
-		set_err(err, 0, "rule %zu: rule id 0 is reserved for deny (ids start at 1)", i + 1);
-		return -EINVAL;
-	}
-	if (r->prefix > 128 || r->port_lo > r->port_hi ||
-	    (r->proto != SBT_PROTO_ANY && r->proto != SBT_PROTO_TCP && r->proto != SBT_PROTO_UDP)) {
-		set_err(err, 0, "rule %zu: invalid prefix, port range or protocol", i + 1);
-		return -EINVAL;
-	}
-	memcpy(net, r->addr, 16);
-	mask_addr(net, r->prefix);
-	if (memcmp(net, r->addr, 16) != 0) {
-		set_err(err, 0, "rule %zu: host bits set below the prefix", i + 1);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt_policy_entry *out,
-		       size_t max, struct sbt_parse_error *err)
-{
-	struct prefix_key *keys = NULL;
-	struct rule_ref *refs = NULL;
-	size_t nk = 0, n = 0, i, j, f;
-	char p[ADDR_TEXT_MAX + 8];
-	int ret;
-
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (nr_rules && !rules)
-		return -EINVAL;
-	for (i = 0; i < nr_rules; i++) {
-		ret = check_rule(&rules[i], i, err);
-		if (ret)
-			return ret;
-	}
-	if (nr_rules > (SIZE_MAX / sizeof(*keys)) - NR_FLOOR)
-		return -E2BIG;
-	keys = calloc(nr_rules + NR_FLOOR, sizeof(*keys));
-	refs = calloc(nr_rules ? nr_rules : 1, sizeof(*refs));
-	if (!keys || !refs) {
-		set_err(err, 0, "out of memory compiling the policy");
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (f = 0; f < NR_FLOOR; f++, nk++) {
-		memcpy(keys[nk].addr, floor_list[f].addr, 16);
-		keys[nk].prefix = floor_list[f].prefix;
-		keys[nk].floor_idx = (int)f;
-	}
-	for (i = 0; i < nr_rules; i++, nk++) {
-		memcpy(keys[nk].addr, rules[i].addr, 16);
-		keys[nk].prefix = rules[i].prefix;
-		keys[nk].floor_idx = -1;
-		refs[i].r = &rules[i];
-		refs[i].idx = i;
-	}
-	qsort(keys, nk, sizeof(*keys), key_cmp);
-	qsort(refs, nr_rules, sizeof(*refs), ref_cmp);
-	/* merge duplicates, keeping the floor flag of any of them */
-	for (i = 0; i < nk; i++) {
-		if (n && key_cmp(&keys[n - 1], &keys[i]) == 0) {
-			if (keys[i].floor_idx >= 0)
-				keys[n - 1].floor_idx = keys[i].floor_idx;
-			continue;
-		}
-		keys[n++] = keys[i];
-	}
-	if (n > max || n > INT32_MAX) {
-		set_err(err, 0,
-			"too many policy entries (%zu, max %zu): use fewer or broader rules", n,
-			max);
-		ret = -E2BIG;
-		goto out;
-	}
-
-	for (i = 0; i < n; i++) {
-		struct sbt_policy_entry *e = &out[i];
-		int cut = 0; /* rules shorter than the longest floor above the entry stay out */
-
-		memset(e, 0, sizeof(*e));
-		memcpy(e->addr, keys[i].addr, 16);
-		e->prefix = keys[i].prefix;
-		e->floor = keys[i].floor_idx >= 0;
-		e->floor_idx = e->floor ? (uint32_t)keys[i].floor_idx : 0;
-		for (f = 0; f < NR_FLOOR; f++)
-			if (floor_list[f].prefix <= e->prefix &&
-			    covers(floor_list[f].addr, floor_list[f].prefix, e->addr) &&
-			    floor_list[f].prefix > cut)
-				cut = floor_list[f].prefix;
-
-		for (j = 0; j < nr_rules; j++) {
-			const struct sbt_rule *r = refs[j].r;
-			struct sbt_policy_port *pp;
-			size_t k;
-
-			if (r->prefix > e->prefix || r->prefix < cut ||
-			    !covers(r->addr, r->prefix, e->addr))
-				continue;
-			for (k = 0; k < e->nr_ports; k++)
-				if (e->ports[k].lo == r->port_lo && e->ports[k].hi == r->port_hi &&
-				    e->ports[k].proto == (uint8_t)r->proto)
-					break;
-			if (k < e->nr_ports)
-				continue;
-			if (e->nr_ports == SBT_POLICY_PORTS) {
-				prefix_str(e->addr, e->prefix, p, sizeof(p));
-				set_err(err, 0,
-					"too many port/proto alternatives for %s (max %d): merge "
-					"rules",
-					p, SBT_POLICY_PORTS);
-				ret = -E2BIG;
-				goto out;
-			}
-			pp = &e->ports[e->nr_ports++];
-			pp->lo = r->port_lo;
-			pp->hi = r->port_hi;
-			pp->proto = (uint8_t)r->proto;
-			pp->rule_id = r->id;
-		}
-	}
-	ret = (int)n;
-out:
-	free(keys);
-	free(refs);
-	return ret;
-}
-
-uint32_t sbt_policy_verdict(const struct sbt_policy_entry *entries, size_t n,
-			    const uint8_t addr[16], uint16_t port, uint8_t proto, bool *floor)
-{
-	const struct sbt_policy_entry *best = NULL;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if ((!best || entries[i].prefix > best->prefix) &&
-		    covers(entries[i].addr, entries[i].prefix, addr))
-			best = &entries[i];
-	if (floor)
-		*floor = best && best->floor;
-	if (!best)
-		return 0;
-	for (i = 0; i < best->nr_ports && i < SBT_POLICY_PORTS; i++) {
-		const struct sbt_policy_port *pp = &best->ports[i];
-
-		if ((pp->proto == SBT_PROTO_ANY || pp->proto == proto) && pp->lo <= port &&
-		    port <= pp->hi)
-			return pp->rule_id;
-	}
-	return 0;
-}
-
-/* The longest floor prefix covering an entry, or -1. */
-static int covering_floor(const struct sbt_floor *floor, size_t nfloor,
-			  const struct sbt_policy_entry *e)
-{
-	int best = -1;
-
-	for (size_t f = 0; f < nfloor; f++) {
-		uint8_t p = floor[f].prefix;
-		size_t bytes = p / 8;
-		uint8_t mask = (uint8_t)(0xff << (8 - p % 8));
-
-		if (e->prefix < p || memcmp(e->addr, floor[f].addr, bytes) != 0)
-			continue;
-		if (p % 8 && (e->addr[bytes] & mask) != (floor[f].addr[bytes] & mask))
-			continue;
-		if (best < 0 || floor[f].prefix > floor[best].prefix)
-			best = (int)f;
-	}
-	return best;
-}
-
-void sbt_policy_bpf_entry(const struct sbt_policy_entry *e, uint32_t slot,
-			  struct sbt_policy_key *key, struct sbt_policy_val *val)
-{
-	size_t nfloor;
-	const struct sbt_floor *floor = sbt_policy_floor(&nfloor);
-	int fidx = e->floor ? (int)e->floor_idx : covering_floor(floor, nfloor, e);
-
-	memset(key, 0, sizeof(*key));
-	key->prefixlen = 32 + e->prefix;
-	key->slot = slot;
-	memcpy(key->addr, e->addr, 16);
-	memset(val, 0, sizeof(*val));
-	if (fidx >= 0) {
-		val->flags = SBT_POLICY_FLOOR;
-		val->floor_idx = (uint32_t)fidx;
-		val->floor_kind = strcmp(floor[fidx].what, "loopback") == 0 ? SBT_FLOOR_LOOPBACK
-				  : strcmp(floor[fidx].what, "metadata") == 0
-					  ? SBT_FLOOR_METADATA
-					  : SBT_FLOOR_LINK_LOCAL;
-	}
-	val->nr_ports = (uint32_t)e->nr_ports;
-	for (size_t j = 0; j < e->nr_ports && j < SBT_POLICY_PORTS_MAX; j++) {
-		val->ports[j].lo = e->ports[j].lo;
-		val->ports[j].hi = e->ports[j].hi;
-		val->ports[j].proto = e->ports[j].proto;
-		val->ports[j].rule_id = e->ports[j].rule_id;
-	}
 }

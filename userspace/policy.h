@@ -86,10 +86,17 @@ int sbt_addr_parse(const char *s, uint8_t addr[16], bool *v4);
 struct sbt_floor {
 	uint8_t addr[16];
 	uint8_t prefix;
+	bool embedded; /* a NAT64 / 6to4 form of an IPv4 range: never the sandbox's own loopback */
 	const char *what; /* "link-local", "metadata", "loopback" */
 };
 /* The built-in floor list; *n receives its length. */
 const struct sbt_floor *sbt_policy_floor(size_t *n);
+/*
+ * The floor entry (index into sbt_policy_floor()) whose prefix covers `addr`
+ * (the longest), or -1. Floor first: an address a name resolved to inside the
+ * floor never becomes an allow rule, whatever rule named the host.
+ */
+int sbt_policy_floor_of(const uint8_t addr[16]);
 
 struct sbt_policy_port {
 	uint16_t lo, hi;

@@ -29,6 +29,7 @@ enum sbt_event_kind {
 	SBT_EV_SANDBOX_ADDED,	/* SandboxAdded: the agent registered a sandbox */
 	SBT_EV_SANDBOX_REMOVED, /* SandboxRemoved: it ended; its totals */
 	SBT_EV_STATS,		/* TraceStats: periodic (--stats-interval) */
+	SBT_EV_DNS,		/* DnsQuery / DnsAnswer: what a sandbox's DNS proxy did */
 	SBT_EV__MAX,
 };
 
@@ -59,6 +60,14 @@ struct sbt_ev_egress {
 	const struct sbt_egress *rec;
 	const char *rule;  /* the allowing rule's text, NULL if none */
 	const char *floor; /* what the floor entry is, when the reason is the floor */
+	/* allowed by a host rule for an address the sandbox's DNS proxy passed on: */
+	const char *dns_name; /* the name the sandbox asked, NULL if none */
+	uint64_t dns_ts;      /* the answer's DnsAnswer ts */
+};
+
+struct sbt_ev_dns {
+	const struct sbt_dns_event *rec;
+	const char *rule; /* the text of rec->rule_id */
 };
 
 struct sbt_ev_lost {
@@ -141,6 +150,7 @@ struct sbt_event {
 		struct sbt_ev_stopped stopped;
 		struct sbt_ev_sandbox sandbox_change;
 		struct sbt_ev_stats stats;
+		struct sbt_ev_dns dns;
 	};
 };
 

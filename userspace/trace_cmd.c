@@ -83,15 +83,27 @@ void sbt_trace_usage(FILE *f)
 		"each with optional port N[-M] and proto tcp|udp):\n"
 		"      --allow-cidr CIDR  allow a destination range, e.g. 192.0.2.0/24 or\n"
 		"                         '2001:db8::/32 port 443 proto tcp' (repeatable)\n"
-		"      --allow-host NAME  allow what NAME resolves to, as the sandbox resolves\n"
-		"                         it, re-resolved when the TTL expires (repeatable)\n"
+		"      --allow-host NAME  allow what NAME resolves to (never an address inside\n"
+		"                         the floor), re-resolved when the TTL expires, and\n"
+		"                         what the sandbox's DNS proxy passes on for NAME;\n"
+		"                         other names are refused by the proxy (repeatable)\n"
 		"      --allowlist FILE   rules from FILE, one a line, # comments (a regular\n"
 		"                         file of at most 1 MiB)\n"
 		"      --egress MODE      enforce (deny = EPERM at once), audit (allow, report\n"
 		"                         would_deny) or off; default: enforce when any rule\n"
 		"                         is given, else observe TCP connects only\n"
-		"      --resolver ADDR    the resolver host rules are resolved with (default:\n"
-		"                         the sandbox's own resolv.conf, in its netns)\n"
+		"      --resolver ADDR    the resolver host rules are resolved with, reached\n"
+		"                         from the sandbox's netns (default: the host's\n"
+		"                         /etc/resolv.conf, or $SBTRACE_RESOLV_CONF, from the\n"
+		"                         host; never the sandbox's own files)\n"
+		"      --dns-grace SECONDS  addresses the DNS proxy learned live TTL + this\n"
+		"                         (0..3600, default 5)\n"
+		"      --dns-deny-reply refused|nxdomain  the proxy's answer for a name no\n"
+		"                         host rule allows (default refused)\n"
+		"      --dns-max-learned N  addresses learned per sandbox at once (default\n"
+		"                         4096; past it the answer is SERVFAIL, reason limit)\n"
+		"      --no-dns-proxy     no DNS proxy: the resolver is allowed on port 53\n"
+		"                         and other DNS judged like any traffic\n"
 		"  -h, --help             this help\n"
 		"\n"
 		"Stops on SIGINT, SIGTERM or --duration: detaches, drains the ring buffer,\n"
@@ -177,6 +189,10 @@ enum trace_opt {
 	OPT_ALLOWLIST,
 	OPT_EGRESS,
 	OPT_RESOLVER,
+	OPT_NO_DNS_PROXY,
+	OPT_DNS_GRACE,
+	OPT_DNS_DENY_REPLY,
+	OPT_DNS_MAX_LEARNED,
 	OPT_SANDBOX,
 	OPT_STATE_DIR,
 	OPT_TAP,
@@ -199,6 +215,10 @@ static const struct option trace_longopts[] = {
 	{ "allowlist", required_argument, NULL, OPT_ALLOWLIST },
 	{ "egress", required_argument, NULL, OPT_EGRESS },
 	{ "resolver", required_argument, NULL, OPT_RESOLVER },
+	{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
+	{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
+	{ "dns-deny-reply", required_argument, NULL, OPT_DNS_DENY_REPLY },
+	{ "dns-max-learned", required_argument, NULL, OPT_DNS_MAX_LEARNED },
 	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "tap", required_argument, NULL, OPT_TAP },
@@ -362,6 +382,10 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 	case OPT_ALLOWLIST:
 	case OPT_EGRESS:
 	case OPT_RESOLVER:
+	case OPT_NO_DNS_PROXY:
+	case OPT_DNS_GRACE:
+	case OPT_DNS_DENY_REPLY:
+	case OPT_DNS_MAX_LEARNED:
 		if (sbt_egress_option(&a->opts.egress, &a->egress_mode, "trace",
 				      trace_longopts[idx].name, arg))
 			return SBT_EXIT_USAGE;

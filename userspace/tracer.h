@@ -128,7 +128,15 @@ struct sbt_egress_cfg {
 	bool has_resolver;
 	uint8_t resolver[16];
 	uint32_t resolver_rule_id; /* id given to the implicit "resolver port 53" rule */
+	/* The DNS proxy of cgroup sandboxes with host rules (enforce mode). */
+	bool dns_proxy_off;	/* --no-dns-proxy */
+	uint32_t dns_grace_s;	/* --dns-grace: learned addresses live TTL + this */
+	bool dns_grace_set;	/* else SBT_DNS_GRACE_DEFAULT_S */
+	uint8_t dns_deny_rcode; /* --dns-deny-reply: 5 REFUSED (default) or 3 NXDOMAIN */
+	uint32_t dns_learn_max; /* --dns-max-learned: addresses per sandbox */
 };
+
+#define SBT_DNS_GRACE_DEFAULT_S 5
 
 const char *sbt_egress_mode_name(int mode);
 /* The text of rule `id` (the implicit resolver rule included), NULL if none. */
@@ -144,6 +152,10 @@ struct sbt_host_state {
 	size_t rule_idx;
 	uint8_t addrs[SBT_HOST_ADDRS][16];
 	size_t nr_addrs;
+	/* Answer addresses inside the floor: never allowed (floor first), reported. */
+	uint8_t floored[SBT_HOST_ADDRS][16];
+	uint32_t floored_idx[SBT_HOST_ADDRS]; /* index into sbt_policy_floor() */
+	size_t nr_floored;
 	uint32_t ttl;
 	uint64_t expires_ms; /* CLOCK_MONOTONIC */
 	uint64_t refreshes;
@@ -159,6 +171,9 @@ struct sbt_egress_view {
 	const char *resolver_source; /* "--resolver", a resolv.conf path ... */
 	bool resolver_in_sandbox;    /* resolved from the sandbox's network namespace */
 	size_t nr_entries;	     /* trie entries of its slot */
+	bool dns_proxy;		     /* its DNS goes to sbtrace's proxy */
+	uint16_t dns_proxy_ports[4]; /* UDP4, TCP4, UDP6, TCP6 on its loopback; 0: none */
+	size_t dns_learned;	     /* addresses the proxy learned so far */
 };
 
 /* ---- the request ----------------------------------------------------------- */

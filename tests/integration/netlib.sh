@@ -20,6 +20,8 @@
 # 192.0.2.53:53 (log $NET_DNS_LOG; no upstream, answers only *.test):
 #   allowed.test -> 192.0.2.1, 2001:db8:1::1   blocked.test -> 198.51.100.7
 #   other.test -> 203.0.113.5                  anything else.test -> NXDOMAIN
+#   inside the floor: floor.test -> 169.254.169.254, fd00:ec2::254; lo.test -> 127.0.0.1, ::1;
+#   nat64.test -> 64:ff9b::a9fe:a9fe; sixtofour.test -> 2002:a9fe:a9fe::1
 # (dnsmasq answers AAAA for blocked.test/other.test, which have only an IPv4
 # --address, with NXDOMAIN; getaddrinfo still returns the A record.)
 # TTL of those answers: $NET_DNS_TTL (default 2 s). Processes started with
@@ -165,6 +167,9 @@ _net_services() {
 		--local=/test/ \
 		--address=/allowed.test/192.0.2.1 --address=/allowed.test/2001:db8:1::1 \
 		--address=/blocked.test/198.51.100.7 --address=/other.test/203.0.113.5 \
+		--address=/floor.test/169.254.169.254 --address=/floor.test/fd00:ec2::254 \
+		--address=/lo.test/127.0.0.1 --address=/lo.test/::1 \
+		--address=/nat64.test/64:ff9b::a9fe:a9fe --address=/sixtofour.test/2002:a9fe:a9fe::1 \
 		--pid-file="$WORK/dnsmasq.pid" --log-queries --log-facility="$NET_DNS_LOG"
 	NET_DNS_PID=$_net_last
 

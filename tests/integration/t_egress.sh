@@ -20,13 +20,14 @@ ip netns exec "$NET_SBX" sysctl -qw net.ipv4.tcp_fastopen=1
 ip netns exec "$NET_HOST" sysctl -qw net.ipv4.tcp_fastopen=3
 
 # A process already in the sandbox: sbtrace resolves host rules as it would
-# (its network namespace, its resolv.conf).
+# (its network namespace) with the resolver the operator names.
 in_sandbox "$C" /bin/sleep 120 &
 HOLDER=$!
 sleep 0.3
 
 OUT="$WORK/trace.jsonl"
-start_trace "$OUT" --cgroup "$C" --allow-host allowed.test --allow-cidr 203.0.113.5/32 \
+start_trace "$OUT" --cgroup "$C" --resolver 192.0.2.53 --allow-host allowed.test \
+	--allow-cidr 203.0.113.5/32 \
 	--allow-cidr "2001:db8:3::/48 port 80 proto tcp" || exit 1
 net_logs_reset
 check "egress mode" enforce "$(head -n 1 "$OUT" | jq -r .egress.mode)"
@@ -50,7 +51,7 @@ run_case() {
 
 run_case "1 allowed name: resolve" ok resolve allowed.test
 run_case "1 allowed name: connect" ok tcp 192.0.2.1 80
-run_case "2 non-allowed name: resolve" ok resolve blocked.test
+run_case "2 non-allowed name: resolve (refused by the sandbox's DNS proxy)" err resolve blocked.test
 run_case "2 non-allowed name: connect" err tcp 198.51.100.7 80
 check "2: EPERM" EPERM "$RES_ERR"
 run_case "3 non-allowed hard-coded IP" err tcp 198.51.100.7 8080
@@ -90,8 +91,13 @@ check "allowed by the host rule" "connect4 host allowed.test" \
 	"$(ev '.event == "EgressAllowed" and .daddr == "192.0.2.1" and .dport == 80' '"\(.hook) \(.rule.text)"')"
 check "allowed by the CIDR rule" "connect4 cidr 203.0.113.5/32" \
 	"$(ev '.event == "EgressAllowed" and .daddr == "203.0.113.5" and .dport == 80 and .family == "ipv4"' '"\(.hook) \(.rule.text)"')"
-check "DNS to the sandbox's resolver allowed" "resolver port 53" \
-	"$(jq -s -r '[.[] | select(.event == "EgressAllowed" and .daddr == "192.0.2.53") | .rule.text] | unique | join(",")' "$OUT")"
+check "DNS to the sandbox's resolver went to the proxy" "dns_proxy" \
+	"$(jq -s -r '[.[] | select(.event == "EgressAllowed" and .daddr == "192.0.2.53") | .reason] | unique | join(",")' "$OUT")"
+check "2: the non-allowed name never reached dnsmasq" 0 "$(grep -c 'blocked\.test' "$NET_DNS_LOG")"
+check "2: DnsQuery refused it" "dns_name refused" \
+	"$(jq -s -r '[.[] | select(.event == "DnsQuery" and .name == "blocked.test") | "\(.reason) \(.reply)"] | unique | join(",")' "$OUT")"
+check "1: the allowed name's address names its answer" "allowed.test" \
+	"$(ev '.event == "EgressAllowed" and .daddr == "192.0.2.1" and .dport == 80' '.dns.name')"
 check "2: one event for the denied name" "$SC connect4 not_in_allowlist 1" \
 	"$(ev '.event == "EgressDenied" and .daddr == "198.51.100.7" and .dport == 80 and .hook == "connect4"' '"\(.sandbox) \(.hook) \(.reason) \(.count)"')"
 check "3: hard-coded IP denied" "connect4 not_in_allowlist" \

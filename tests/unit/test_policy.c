@@ -12,7 +12,11 @@
 #include <string.h>
 
 #include "policy.h"
+#include "sbtrace.h"
 #include "tests/common/policy_reference.h"
+
+/* entries of the floor alone: its own, and its NAT64 and 6to4 forms */
+#define NR_FLOOR_ENTRIES 19
 
 #define MAX_ENTRIES 512
 
@@ -561,6 +565,16 @@ static void test_floor_list(void **state)
 		{ "::1", 128, "loopback" },
 		{ "0.0.0.0", 104, "loopback" },
 		{ "::", 128, "loopback" },
+		{ "64:ff9b::169.254.0.0", 112, "link-local" },
+		{ "64:ff9b::100.100.100.200", 128, "metadata" },
+		{ "64:ff9b::192.0.0.192", 128, "metadata" },
+		{ "64:ff9b::127.0.0.0", 104, "loopback" },
+		{ "64:ff9b::", 104, "loopback" },
+		{ "2002:a9fe::", 32, "link-local" },
+		{ "2002:6464:64c8::", 48, "metadata" },
+		{ "2002:c000:c0::", 48, "metadata" },
+		{ "2002:7f00::", 24, "loopback" },
+		{ "2002::", 24, "loopback" },
 	};
 	const struct sbt_floor *fl;
 	uint8_t a[16];
@@ -575,6 +589,89 @@ static void test_floor_list(void **state)
 		assert_int_equal(fl[i].prefix, want[i].prefix);
 		assert_string_equal(fl[i].what, want[i].what);
 	}
+}
+
+/* Floor first: every answer address inside the floor is found, its NAT64 and 6to4 forms too. */
+static void test_floor_of(void **state)
+{
+	static const struct {
+		const char *addr;
+		const char *what; /* NULL: outside the floor */
+	} cases[] = {
+		{ "127.0.0.1", "loopback" },
+		{ "::1", "loopback" },
+		{ "0.0.0.0", "loopback" },
+		{ "::", "loopback" },
+		{ "169.254.169.254", "link-local" },
+		{ "fe80::1", "link-local" },
+		{ "fd00:ec2::254", "metadata" },
+		{ "100.100.100.200", "metadata" },
+		{ "64:ff9b::a9fe:a9fe", "link-local" },
+		{ "64:ff9b::7f00:1", "loopback" },
+		{ "64:ff9b::1", "loopback" },
+		{ "64:ff9b::6464:64c8", "metadata" },
+		{ "2002:a9fe:a9fe::1", "link-local" },
+		{ "2002:7f00:1::", "loopback" },
+		{ "2002:c000:c0::5", "metadata" },
+		{ "192.0.2.1", NULL },
+		{ "2001:db8::1", NULL },
+		{ "64:ff9b::c000:201", NULL }, /* 192.0.2.1 through NAT64 */
+		{ "2002:c000:201::1", NULL },  /* 192.0.2.1 as 6to4 */
+		{ "100.100.100.201", NULL },
+	};
+	size_t nf;
+	const struct sbt_floor *fl = sbt_policy_floor(&nf);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t a[16];
+		int f;
+
+		addr_of(cases[i].addr, a);
+		f = sbt_policy_floor_of(a);
+		if (!cases[i].what) {
+			if (f >= 0)
+				fail_msg("%s: in the floor (%s)", cases[i].addr, fl[f].what);
+			continue;
+		}
+		if (f < 0)
+			fail_msg("%s: not in the floor", cases[i].addr);
+		assert_true((size_t)f < nf);
+		assert_string_equal(fl[f].what, cases[i].what);
+	}
+}
+
+/* A broad NAT64 / 6to4 rule does not open the floor's embeddings; those are never own loopback. */
+static void test_floor_embeddings(void **state)
+{
+	static const char *const lines[] = { "cidr 64:ff9b::/96", "cidr 2002::/16", NULL };
+	struct sbt_policy_key key;
+	struct sbt_policy_val val;
+	const struct sbt_policy_entry *e;
+	bool floor;
+	int n;
+
+	(void)state;
+	n = compile_lines(lines, NULL);
+	assert_true(n > 0);
+	assert_int_equal(verdict(n, "64:ff9b::c000:201", 443, SBT_PROTO_TCP, &floor), 1);
+	assert_false(floor);
+	assert_int_equal(verdict(n, "64:ff9b::a9fe:a9fe", 80, SBT_PROTO_TCP, &floor), 0);
+	assert_true(floor);
+	assert_int_equal(verdict(n, "64:ff9b::7f00:1", 80, SBT_PROTO_TCP, &floor), 0);
+	assert_true(floor);
+	assert_int_equal(verdict(n, "2002:c000:201::1", 443, SBT_PROTO_TCP, &floor), 2);
+	assert_int_equal(verdict(n, "2002:a9fe:a9fe::1", 80, SBT_PROTO_TCP, &floor), 0);
+	assert_true(floor);
+	e = find_entry(n, "64:ff9b::7f00:0", 104);
+	assert_non_null(e);
+	sbt_policy_bpf_entry(e, 0, &key, &val);
+	assert_int_equal(val.flags, SBT_POLICY_FLOOR);
+	assert_int_not_equal(val.floor_kind, SBT_FLOOR_LOOPBACK);
+	e = find_entry(n, "127.0.0.0", 104);
+	assert_non_null(e);
+	sbt_policy_bpf_entry(e, 0, &key, &val);
+	assert_int_equal(val.floor_kind, SBT_FLOOR_LOOPBACK);
 }
 
 static void test_empty(void **state)
@@ -631,7 +728,7 @@ static void test_push_down(void **state)
 
 	(void)state;
 	n = compile_lines(lines, NULL);
-	assert_int_equal(n, 9 + 2);
+	assert_int_equal(n, NR_FLOOR_ENTRIES + 2);
 	e = find_entry(n, "192.0.2.7", 128);
 	assert_non_null(e);
 	assert_false(e->floor);
@@ -776,7 +873,7 @@ static void test_dedup_and_order(void **state)
 	rule_of("cidr 198.51.100.0/25 port 53 proto udp", 5, &rules[2]);
 	rule_of("cidr 198.51.100.0/25 port 443 proto tcp", 9, &rules[3]);
 	n = sbt_policy_compile(rules, 4, entries, MAX_ENTRIES, NULL);
-	assert_int_equal(n, 9 + 2);
+	assert_int_equal(n, NR_FLOOR_ENTRIES + 2);
 	e = find_entry(n, "198.51.100.0", 120);
 	assert_non_null(e);
 	assert_int_equal(e->nr_ports, 1);
@@ -804,11 +901,11 @@ static void test_too_many_alternatives(void **state)
 		rule_of(line, (uint32_t)i + 1, &rules[i]);
 	}
 	n = sbt_policy_compile(rules, SBT_POLICY_PORTS, entries, MAX_ENTRIES, &err);
-	assert_int_equal(n, 9 + 1);
+	assert_int_equal(n, NR_FLOOR_ENTRIES + 1);
 	/* an identical ninth merges */
 	rule_of("cidr 192.0.2.0/24 port 1000", 20, &rules[SBT_POLICY_PORTS]);
 	n = sbt_policy_compile(rules, SBT_POLICY_PORTS + 1, entries, MAX_ENTRIES, &err);
-	assert_int_equal(n, 9 + 1);
+	assert_int_equal(n, NR_FLOOR_ENTRIES + 1);
 	/* a distinct ninth, reaching the /24 by push-down, does not fit */
 	rule_of("cidr 192.0.0.0/16 port 1000 proto tcp", 20, &rules[SBT_POLICY_PORTS]);
 	n = sbt_policy_compile(rules, SBT_POLICY_PORTS + 1, entries, MAX_ENTRIES, &err);
@@ -826,10 +923,10 @@ static void test_too_many_alternatives(void **state)
 	assert_non_null(strstr(err.msg, "2001:db8::/48"));
 
 	/* more entries than room */
-	n = sbt_policy_compile(rules, 1, entries, 9, &err);
+	n = sbt_policy_compile(rules, 1, entries, NR_FLOOR_ENTRIES, &err);
 	assert_int_equal(n, -E2BIG);
-	n = sbt_policy_compile(rules, 1, entries, 10, &err);
-	assert_int_equal(n, 10);
+	n = sbt_policy_compile(rules, 1, entries, NR_FLOOR_ENTRIES + 1, &err);
+	assert_int_equal(n, NR_FLOOR_ENTRIES + 1);
 }
 
 static void test_proto_and_port_edges(void **state)
@@ -1032,6 +1129,8 @@ int main(void)
 		cmocka_unit_test(test_parse_arg),
 		cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_floor_list),
+		cmocka_unit_test(test_floor_of),
+		cmocka_unit_test(test_floor_embeddings),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_push_down),
 		cmocka_unit_test(test_floor_not_opened_by_broad_rules),

@@ -64,7 +64,8 @@ void sbt_probe_usage(FILE *f)
 		   "                         198.18.255.1/30,198.18.255.2/30), in a network\n"
 		   "                         namespace of the probe's own: nothing is routed\n"
 		   "                         beyond it; the tap program judges every frame\n"
-		   "  --allow-cidr, --allow-host, --allowlist, --egress, --resolver\n"
+		   "  --allow-cidr, --allow-host, --allowlist, --egress, --resolver,\n"
+		   "  --dns-grace, --dns-deny-reply, --dns-max-learned, --no-dns-proxy\n"
 		   "                         egress policy as for 'sbtrace trace'; default:\n"
 		   "                         enforce with an empty allowlist (no network)\n"
 		   "  --cache-dir DIR       default $XDG_CACHE_HOME/sbtrace or ~/.cache/sbtrace\n"
@@ -105,6 +106,10 @@ enum probe_opt {
 	OPT_ALLOWLIST,
 	OPT_EGRESS,
 	OPT_RESOLVER,
+	OPT_NO_DNS_PROXY,
+	OPT_DNS_GRACE,
+	OPT_DNS_DENY_REPLY,
+	OPT_DNS_MAX_LEARNED,
 	OPT_BACKEND,
 	OPT_GUEST,
 	OPT_TAP_ADDRS,
@@ -130,6 +135,10 @@ static const struct option longopts[] = {
 	{ "allowlist", required_argument, NULL, OPT_ALLOWLIST },
 	{ "egress", required_argument, NULL, OPT_EGRESS },
 	{ "resolver", required_argument, NULL, OPT_RESOLVER },
+	{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
+	{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
+	{ "dns-deny-reply", required_argument, NULL, OPT_DNS_DENY_REPLY },
+	{ "dns-max-learned", required_argument, NULL, OPT_DNS_MAX_LEARNED },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "guest", required_argument, NULL, OPT_GUEST },
 	{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
@@ -242,6 +251,10 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_ALLOWLIST:
 	case OPT_EGRESS:
 	case OPT_RESOLVER:
+	case OPT_NO_DNS_PROXY:
+	case OPT_DNS_GRACE:
+	case OPT_DNS_DENY_REPLY:
+	case OPT_DNS_MAX_LEARNED:
 		if (sbt_egress_option(&o->egress, &o->egress_mode, "probe", longopts[idx].name,
 				      arg))
 			return SBT_EXIT_USAGE;

@@ -109,6 +109,7 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 	case SBT_EV_SANDBOX_ADDED:
 	case SBT_EV_SANDBOX_REMOVED:
 	case SBT_EV_STATS:
+	case SBT_EV_DNS:
 	case SBT_EV__MAX:
 		break;
 	}

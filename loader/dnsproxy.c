@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The per-sandbox DNS proxy (see dnsproxy.h).
+ *
+ * One thread per sandbox: a slow or hostile client stalls only its own
+ * sandbox's DNS. Every message from the sandbox is untrusted (dns.c parses
+ * it, bounded); the upstream's answer is checked against the question
+ * before anything is learned from it. Fail closed: an answer that cannot be
+ * learned (the floor, the limit, a broken upstream) is not passed on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "sbtrace.h"
+#include "sbtrace.skel.h"
+#include "clock.h"
+#include "dns.h"
+#include "dnsproxy.h"
+#include "egress.h"
+#include "loader.h"
+#include "policy.h"
+
+#define UPSTREAM_TIMEOUT_MS 2000
+#define CLIENT_TIMEOUT_S    2
+#define TCP_QUERIES_MAX	    32 /* per client connection */
+#define MSG_MAX		    65535
+#define LEARN_ADDRS_MAX	    1024 /* addresses read from one answer */
+#define TTL_MAX_S	    3600
+
+struct sbt_dnsproxy {
+	struct sbt_egress_state *st;
+	uint32_t slot;
+	int fds[4]; /* by SBT_DNS_*: UDP4, TCP4, UDP6, TCP6 */
+	uint16_t ports[4];
+	int stop[2];
+	pthread_t thread;
+	bool running;
+	uint8_t *buf, *out; /* MSG_MAX + 2 each */
+};
+
+/* --- sockets ---------------------------------------------------------------- */
+
+static int open_one(int nsfd, int k, uint16_t *port)
+{
+	bool v6 = k == SBT_DNS_UDP6 || k == SBT_DNS_TCP6;
+	bool tcp = k == SBT_DNS_TCP4 || k == SBT_DNS_TCP6;
+	struct sockaddr_storage ss = { 0 };
+	socklen_t sl = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	int one = 1,
+	    fd = sbt_socket_in_netns(nsfd, v6 ? AF_INET6 : AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM);
+
+	if (fd < 0)
+		return fd;
+	if (v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || (tcp && listen(fd, 64) < 0) ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	/* sin_port and sin6_port sit at the same offset, right after the family */
+	memcpy(port, (const uint8_t *)&ss + sizeof(sa_family_t), sizeof(*port));
+	return fd;
+}
+
+/* --- the upstream (the operator's resolver) ---------------------------------- */
+
+static int wait_fd(int fd, short ev, uint64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+	uint64_t now = sbt_mono_ms();
+	int r;
+
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	r = poll(&p, 1, (int)(deadline - now));
+	if (r < 0)
+		return -errno;
+	return r ? 0 : -ETIMEDOUT;
+}
+
+/* Read exactly n bytes before the deadline (a non-blocking socket). */
+static int read_full(int fd, uint8_t *b, size_t n, uint64_t deadline)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r;
+		int err = wait_fd(fd, POLLIN, deadline);
+
+		if (err)
+			return err;
+		r = recv(fd, b + got, n - got, 0);
+		if (r == 0)
+			return -ECONNRESET;
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			got += (size_t)r;
+	}
+	return 0;
+}
+
+static socklen_t resolver_addr(const uint8_t r[16], struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (memcmp(r, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(53);
+		memcpy(&s4->sin_addr, r + 12, 4);
+		return sizeof(*s4);
+	}
+	((struct sockaddr_in6 *)ss)->sin6_family = AF_INET6;
+	((struct sockaddr_in6 *)ss)->sin6_port = htons(53);
+	memcpy(&((struct sockaddr_in6 *)ss)->sin6_addr, r, 16);
+	return sizeof(struct sockaddr_in6);
+}
+
+/*
+ * Ask the upstream `q` (qlen bytes, our id set) over UDP or TCP; the answer
+ * (with that id) into resp. Its length, or -errno.
+ */
+static int ask_upstream(const struct sbt_egress_sandbox *es, bool tcp, const uint8_t *q,
+			size_t qlen, uint8_t *resp, size_t cap)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = resolver_addr(es->resolver, &ss);
+	uint64_t deadline = sbt_mono_ms() + UPSTREAM_TIMEOUT_MS;
+	uint16_t id = sbt_dns_msg_id(q);
+	int fd, err = 0;
+	ssize_t r;
+
+	fd = sbt_socket_in_netns(es->nsfd, ss.ss_family, tcp ? SOCK_STREAM : SOCK_DGRAM);
+	if (fd < 0)
+		return fd;
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
+		err = -errno;
+		goto out;
+	}
+	if (tcp) {
+		uint8_t len[2] = { (uint8_t)(qlen >> 8), (uint8_t)qlen };
+		int soerr = 0;
+		socklen_t el = sizeof(soerr);
+
+		err = wait_fd(fd, POLLOUT, deadline);
+		if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) == 0 && soerr)
+			err = -soerr;
+		if (!err && (send(fd, len, 2, MSG_NOSIGNAL | MSG_MORE) != 2 ||
+			     send(fd, q, qlen, MSG_NOSIGNAL) != (ssize_t)qlen))
+			err = -EIO;
+		if (!err)
+			err = read_full(fd, len, 2, deadline);
+		if (!err && (size_t)(len[0] << 8 | len[1]) > cap)
+			err = -EMSGSIZE;
+		if (!err)
+			err = read_full(fd, resp, (size_t)(len[0] << 8 | len[1]), deadline);
+		if (!err)
+			err = len[0] << 8 | len[1];
+		goto out;
+	}
+	if (send(fd, q, qlen, 0) != (ssize_t)qlen) {
+		err = -errno;
+		goto out;
+	}
+	for (;;) {
+		err = wait_fd(fd, POLLIN, deadline);
+		if (err)
+			break;
+		r = recv(fd, resp, cap, 0);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r >= 12 && sbt_dns_msg_id(resp) == id) {
+			err = (int)r;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return err;
+}
+
+/* --- one query ---------------------------------------------------------------- */
+
+/* The first host rule naming `name`, or -1. */
+static int host_rule_of(const struct sbt_egress_cfg *cfg, const struct sbt_dns_question *q)
+{
+	if (!q->name_ok || q->qclass != 1)
+		return -1;
+	for (size_t i = 0; i < cfg->nr_rules; i++)
+		if (cfg->rules[i].kind == SBT_RULE_HOST && strcmp(cfg->rules[i].host, q->name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static const char *rcode_reply(uint8_t rcode)
+{
+	return rcode == SBT_DNS_RCODE_NXDOMAIN	? "nxdomain"
+	       : rcode == SBT_DNS_RCODE_REFUSED ? "refused"
+						: "servfail";
+}
+
+/* Answer here: a refusal of q with rcode, and the event saying why. */
+static int refuse(struct sbt_dnsproxy *px, const uint8_t *msg, const struct sbt_dns_question *q,
+		  uint8_t rcode, struct sbt_dns_event *ev, const char *reason, uint8_t *out,
+		  size_t cap)
+{
+	ev->allowed = false;
+	ev->reason = reason;
+	ev->reply = rcode_reply(rcode);
+	sbt_egress_dns_event(px->st, ev);
+	return sbt_dns_build_refusal(msg, q, rcode, out, cap);
+}
+
+/* Split an answer's addresses into those to learn and those inside the floor. */
+static int split_floor(struct sbt_dns_event *ev, struct sbt_dns_addr *a, size_t n)
+{
+	ev->addrs = calloc(n ? n : 1, sizeof(*ev->addrs));
+	ev->floored = calloc(n ? n : 1, sizeof(*ev->floored));
+	ev->floored_idx = calloc(n ? n : 1, sizeof(*ev->floored_idx));
+	if (!ev->addrs || !ev->floored || !ev->floored_idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int f = sbt_policy_floor_of(a[i].addr);
+
+		if (f >= 0) {
+			ev->floored[ev->nr_floored] = a[i];
+			ev->floored_idx[ev->nr_floored++] = (uint32_t)f;
+		} else {
+			ev->addrs[ev->nr_addrs++] = a[i];
+		}
+	}
+	return 0;
+}
+
+/*
+ * The upstream's answer to an allowed name: checked against the question,
+ * every address learned (the floor never), then passed on. Its length.
+ */
+static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
+		       const struct sbt_dns_question *q, int rule, uint8_t *resp, size_t rlen,
+		       struct sbt_dns_event *ev, uint8_t *out, size_t cap)
+{
+	const struct sbt_egress_cfg *cfg = px->st->cfg;
+	struct sbt_dns_addr *a = calloc(LEARN_ADDRS_MAX, sizeof(*a));
+	enum sbt_dns_status st;
+	size_t n = 0;
+	uint32_t ttl = 0;
+	int err = 0;
+
+	if (!a)
+		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
+	st = sbt_dns_parse_response(resp, rlen, q->id, q->name, q->qtype, a, LEARN_ADDRS_MAX, &n,
+				    &ttl);
+	ev->status = sbt_dns_status_str(st);
+	ev->ttl = ttl;
+	if (st == SBT_DNS_MISMATCH || st == SBT_DNS_MALFORMED) {
+		free(a);
+		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i].ttl > TTL_MAX_S)
+			a[i].ttl = TTL_MAX_S;
+	err = split_floor(ev, a, n);
+	free(a);
+	if (err)
+		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
+	if (ev->nr_floored) /* floor first: the answer is refused, nothing learned */
+		return refuse(px, msg, q, SBT_DNS_RCODE_REFUSED, ev, "floor", out, cap);
+	/* every host rule naming it (ports and protocols differ), the first one included */
+	for (size_t i = (size_t)rule; !err && i < cfg->nr_rules; i++)
+		if (cfg->rules[i].kind == SBT_RULE_HOST && strcmp(cfg->rules[i].host, q->name) == 0)
+			err = sbt_egress_learn(px->st, px->slot, (uint32_t)i, q->name, ev->addrs,
+					       ev->nr_addrs, ev->ts);
+	if (err)
+		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev,
+			      err == -ENOSPC ? "limit" : "upstream_error", out, cap);
+	if (rlen > cap)
+		return 0;
+	memcpy(out, resp, rlen);
+	ev->allowed = true;
+	ev->reply = "answer";
+	sbt_egress_dns_event(px->st, ev);
+	return (int)rlen;
+}
+
+/* One query from the sandbox: the reply's length into out, 0 for none. */
+static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool tcp, uint8_t *out,
+			size_t cap)
+{
+	const struct sbt_egress_cfg *cfg = px->st->cfg;
+	struct sbt_egress_sandbox *es = &px->st->sb[px->slot];
+	struct sbt_dns_event ev = { .slot = px->slot, .proto = tcp ? 6 : 17 };
+	struct sbt_dns_question q;
+	uint8_t *resp;
+	uint16_t our_id;
+	int rule, r;
+
+	if (sbt_dns_parse_query(msg, len, &q))
+		return 0; /* not a query: no answer */
+	ev.ts = sbt_now_epoch_ns();
+	snprintf(ev.name, sizeof(ev.name), "%s", q.name);
+	ev.qtype = q.qtype;
+	ev.grace_s = cfg->dns_grace_set ? cfg->dns_grace_s : SBT_DNS_GRACE_DEFAULT_S;
+	rule = host_rule_of(cfg, &q);
+	if (rule < 0)
+		return refuse(px, msg, &q, cfg->dns_deny_rcode ? cfg->dns_deny_rcode : 5, &ev,
+			      "dns_name", out, cap);
+	ev.answer = true;
+	ev.rule_id = cfg->rules[rule].id;
+	if (!es->has_resolver)
+		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
+	our_id = (uint16_t)random();
+	sbt_dns_set_id(msg, our_id);
+	resp = malloc(MSG_MAX);
+	r = resp ? ask_upstream(es, tcp, msg, len, resp, MSG_MAX) : -ENOMEM;
+	sbt_dns_set_id(msg, q.id);
+	if (r < 12) {
+		free(resp);
+		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
+	}
+	sbt_dns_set_id(resp, q.id);
+	r = pass_answer(px, msg, &q, rule, resp, (size_t)r, &ev, out, cap);
+	free(resp);
+	return r;
+}
+
+/* --- the loop ------------------------------------------------------------------- */
+
+static void serve_udp(struct sbt_dnsproxy *px, int fd)
+{
+	struct sockaddr_storage from;
+	socklen_t fl = sizeof(from);
+	ssize_t n = recvfrom(fd, px->buf, MSG_MAX, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+	int r;
+
+	if (n <= 0)
+		return;
+	r = handle_query(px, px->buf, (size_t)n, false, px->out, MSG_MAX);
+	if (r > 0)
+		sendto(fd, px->out, (size_t)r, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
+}
+
+static void serve_tcp(struct sbt_dnsproxy *px, int lfd)
+{
+	struct timeval tv = { .tv_sec = CLIENT_TIMEOUT_S };
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	fcntl(fd, F_SETFL, 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < TCP_QUERIES_MAX; i++) {
+		uint8_t len[2];
+		size_t n;
+		int r;
+
+		if (recv(fd, len, 2, MSG_WAITALL) != 2)
+			break;
+		n = (size_t)(len[0] << 8 | len[1]);
+		if (n < 12 || recv(fd, px->buf, n, MSG_WAITALL) != (ssize_t)n)
+			break;
+		r = handle_query(px, px->buf, n, true, px->out + 2, MSG_MAX - 2);
+		if (r <= 0)
+			break;
+		px->out[0] = (uint8_t)(r >> 8);
+		px->out[1] = (uint8_t)r;
+		if (send(fd, px->out, (size_t)r + 2, MSG_NOSIGNAL) != r + 2)
+			break;
+	}
+	close(fd);
+}
+
+static void *proxy_thread(void *arg)
+{
+	struct sbt_dnsproxy *px = arg;
+
+	for (;;) {
+		struct pollfd p[5];
+		int k;
+
+		for (k = 0; k < 4; k++) {
+			p[k].fd = px->fds[k];
+			p[k].events = POLLIN;
+			p[k].revents = 0;
+		}
+		p[4].fd = px->stop[0];
+		p[4].events = POLLIN;
+		p[4].revents = 0;
+		if (poll(p, 5, -1) < 0 && errno != EINTR)
+			break;
+		if (p[4].revents)
+			break;
+		for (k = 0; k < 4; k++) {
+			if (!(p[k].revents & POLLIN))
+				continue;
+			if (k == SBT_DNS_TCP4 || k == SBT_DNS_TCP6)
+				serve_tcp(px, px->fds[k]);
+			else
+				serve_udp(px, px->fds[k]);
+		}
+	}
+	return NULL;
+}
+
+static void proxy_free(struct sbt_dnsproxy *px)
+{
+	for (int k = 0; k < 4; k++)
+		if (px->fds[k] >= 0)
+			close(px->fds[k]);
+	if (px->stop[0] >= 0)
+		close(px->stop[0]);
+	if (px->stop[1] >= 0)
+		close(px->stop[1]);
+	free(px->buf);
+	free(px->out);
+	free(px);
+}
+
+int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb,
+		       int sb_nsfd)
+{
+	struct sbt_dnsproxy *px = calloc(1, sizeof(*px));
+	struct sbt_dns_proxy *bss;
+	int err = 0;
+
+	if (!px)
+		return -ENOMEM;
+	px->st = st;
+	px->slot = slot;
+	px->stop[0] = px->stop[1] = -1;
+	for (int k = 0; k < 4; k++)
+		px->fds[k] = -1;
+	px->buf = malloc(MSG_MAX + 2);
+	px->out = malloc(MSG_MAX + 2);
+	if (!px->buf || !px->out || pipe2(px->stop, O_CLOEXEC) < 0) {
+		proxy_free(px);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < 4; k++) {
+		int fd = open_one(sb_nsfd, k, &px->ports[k]);
+
+		/* IPv6 may be off in the sandbox: its DNS is then IPv4 only */
+		if (fd < 0 && (k == SBT_DNS_UDP4 || k == SBT_DNS_TCP4)) {
+			err = fd;
+			break;
+		}
+		px->fds[k] = fd;
+	}
+	if (!err && pthread_create(&px->thread, NULL, proxy_thread, px) != 0)
+		err = -EAGAIN;
+	if (err) {
+		fprintf(stderr,
+			"sbtrace: egress: sandbox %s: cannot open its DNS proxy on its loopback "
+			"(%s): its DNS is judged like any traffic; is lo up in its network "
+			"namespace?\n",
+			sb->name, strerror(-err));
+		proxy_free(px);
+		return err;
+	}
+	px->running = true;
+	bss = &st->plan->skel->bss->dns_proxy[slot];
+	for (int k = 0; k < 4; k++)
+		bss->port[k] = px->fds[k] >= 0 ? px->ports[k] : 0;
+	st->sb[slot].proxy = px;
+	return 0;
+}
+
+void sbt_dnsproxy_stop(struct sbt_egress_state *st, uint32_t slot)
+{
+	struct sbt_dnsproxy *px = st->sb[slot].proxy;
+
+	if (!px)
+		return;
+	memset(&st->plan->skel->bss->dns_proxy[slot], 0, sizeof(struct sbt_dns_proxy));
+	if (px->running) {
+		(void)!write(px->stop[1], "x", 1);
+		pthread_join(px->thread, NULL);
+	}
+	proxy_free(px);
+	st->sb[slot].proxy = NULL;
+}

@@ -1,0 +1,53 @@
+#!/bin/sh
+# DNS proxy benchmark (scripts/bench-dns.sh runs it; not a t_* test): in the
+# test world, getaddrinfo latency from a sandbox against our own server
+# (tests/helpers/sbt-dns.c) directly (no sbtrace) and through sbtrace's
+# proxy (median, p99 over BENCH_LOOKUPS lookups); then connect4's cost per
+# call (the kernel's bpf_stats) with the proxy's learned entries in the trie.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netlib.sh"
+N=${BENCH_LOOKUPS:-500}
+net_require_tools
+net_world_up || exit 1
+OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
+ip -n "$NET_HOST" addr add 192.0.2.54/32 dev "$NET_HOST_IF" || exit 1
+set --
+i=100
+while [ $i -le 139 ]; do
+	ip -n "$NET_HOST" addr add "203.0.113.$i/32" dev lo && set -- "$@" --tcp "203.0.113.$i:80"
+	i=$((i + 1))
+done
+_net_bg "$NET_HOST" "$WORK/serve2.out" "$SBTNET" serve --log "$WORK/serve2.log" "$@"
+_net_bg "$NET_HOST" "$WORK/sbtdns.out" "$TOP/build/tests/sbt-dns" --listen 192.0.2.54 --log /dev/null
+wait_for 5 grep -qx ready "$WORK/sbtdns.out" || exit 1
+wait_for 5 grep -qx ready "$WORK/serve2.out" || exit 1
+printf 'nameserver 192.0.2.54\n' > "/etc/netns/$NET_SBX/resolv.conf"
+C=$(mk_cgroup sbx)
+in_sandbox "$C" /bin/sleep 120 &
+HOLDER=$!
+sleep 0.3
+LOOKUP="$TOP/build/tests/sbt-lookup"
+
+direct=$(in_sandbox "$C" "$LOOKUP" bench rot.test "$N")
+direct_big=$(in_sandbox "$C" "$LOOKUP" bench big.test "$N")
+start_trace "$WORK/t.jsonl" --cgroup "$C" --resolver 192.0.2.54 --allow-host big.test \
+	--allow-host rot.test || exit 1
+proxied=$(in_sandbox "$C" "$LOOKUP" bench rot.test "$N")
+proxied_big=$(in_sandbox "$C" "$LOOKUP" bench big.test "$N")
+sysctl -qw kernel.bpf_stats_enabled=1
+in_sandbox "$C" "$LOOKUP" all big.test 80 > /dev/null
+i=0
+while [ $i -lt 10 ]; do in_sandbox "$C" "$LOOKUP" all big.test 80 > /dev/null; i=$((i + 1)); done
+stats=$(bpftool prog show name egress_connect4 --json 2> /dev/null)
+sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"
+stop_trace INT
+learned=$(jq -s '[.[] | select(.event == "DnsAnswer") | .addrs[].addr] | unique | length' "$WORK/t.jsonl")
+echo "lookups from the sandbox, $N each (getaddrinfo AF_INET, microseconds):"
+echo "  rot.test (UDP, 2 records), direct:            $direct"
+echo "  rot.test (UDP, 2 records), through the proxy: $proxied"
+echo "  big.test (40 records: TC, then TCP), direct:  $direct_big"
+echo "  big.test (40 records: TC, then TCP), proxy:   $proxied_big"
+echo "$stats" | jq -r --arg l "$learned" '"connect4 with \($l) learned addresses in the trie: \(.run_cnt) calls, \((.run_time_ns / .run_cnt) | floor) ns per call (bpf_stats)"'
+kill "$HOLDER" 2> /dev/null
+wait "$HOLDER" 2> /dev/null
+exit 0
