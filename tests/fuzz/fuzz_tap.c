@@ -24,7 +24,9 @@ static const char *const rules[] = {
 #define NR_RULES (sizeof(rules) / sizeof(rules[0]))
 
 static struct taplab lab;
-static struct sbt_policy_entry entries[NR_RULES + 16];
+/* the rules' entries and the floor's (with its NAT64 and 6to4 forms) */
+#define MAX_ENTRIES (NR_RULES + 64)
+static struct sbt_policy_entry entries[MAX_ENTRIES];
 static int nr_entries;
 static struct frame_addr guest4 = FRAME_V4(203, 0, 113, 254), resolver = FRAME_V4(192, 0, 2, 53);
 static struct frame_addr guest6 = FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 2);
@@ -51,7 +53,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			abort();
 		r[i].id = (uint32_t)i + 1;
 	}
-	nr_entries = sbt_policy_compile(r, NR_RULES, entries, NR_RULES + 16, &perr);
+	nr_entries = sbt_policy_compile(r, NR_RULES, entries, MAX_ENTRIES, &perr);
 	if (nr_entries < 0)
 		abort();
 	return 0;
