@@ -82,10 +82,10 @@ static const char *lost_message(const struct sbt_completeness *c)
 static uint64_t affecting(const struct probe_ctx *p)
 {
 	struct probe_site_totals t;
-	json_object *locs = probe_sites_json(&p->sites, &t);
-	uint64_t unplaced = p->sink.shells > t.count ? p->sink.shells - t.count : 0;
+	uint64_t unplaced;
 
-	json_object_put(locs);
+	probe_sites_count(&p->sites, &t);
+	unplaced = p->sink.shells > t.count ? p->sink.shells - t.count : 0;
 	return t.affecting + unplaced + (p->sink.sites_failed ? 1 : 0);
 }
 

@@ -668,23 +668,31 @@ static void count_of(json_object *o, const char *key, uint64_t *n)
 		*n += (uint64_t)json_object_get_int64(v);
 }
 
-json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_totals *t)
+void probe_sites_count(const struct probe_sites *ss, struct probe_site_totals *t)
 {
-	json_object *locs = json_object_new_array();
-
 	memset(t, 0, sizeof(*t));
-	for (int i = 0; locs && i < ss->nr; i++) {
+	for (int i = 0; i < ss->nr; i++) {
 		const struct probe_site *s = &ss->v[i];
-		json_object *agg, *arr, *omitted;
-		uint64_t n = 0;
+		uint64_t n = s->agg ? sbt_shellagg_count(s->agg) : 0;
 
-		if (!s->agg || !(agg = sbt_shellagg_to_json(s->agg)))
-			continue;
-		count_of(agg, "count", &n);
 		t->count += n;
 		*(s->phase == PROBE_BUILD ? &t->build : &t->boot) += n;
 		if (s->affects_final)
 			t->affecting += n;
+	}
+}
+
+json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_totals *t)
+{
+	json_object *locs = json_object_new_array();
+
+	probe_sites_count(ss, t);
+	for (int i = 0; locs && i < ss->nr; i++) {
+		const struct probe_site *s = &ss->v[i];
+		json_object *agg, *arr, *omitted;
+
+		if (!s->agg || !(agg = sbt_shellagg_to_json(s->agg)))
+			continue;
 		if (json_object_object_get_ex(agg, "omitted", &omitted)) {
 			count_of(omitted, "locations", &t->omitted_locations);
 			count_of(omitted, "count", &t->omitted_count);

@@ -122,6 +122,9 @@ struct probe_site_totals {
 	uint64_t omitted_locations, omitted_count;
 };
 
+/* The counts of the totals (count, affecting, build, boot), without the locations' JSON. */
+void probe_sites_count(const struct probe_sites *ss, struct probe_site_totals *t);
+
 /*
  * Every site's locations, each with phase, stage, affects_final_image,
  * source and remediation, in site order; totals filled. New array, NULL on
