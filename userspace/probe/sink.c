@@ -56,11 +56,17 @@ static void take_summary(struct probe_sink *ps, const struct sbt_ev_summary *s)
 	ps->complete = s->complete;
 }
 
-/* The phase of an exec: boot from the boot's start on (its time is known before its first exec). */
+/*
+ * The phase of an exec: boot from the boot's start on (its time is known
+ * before its first exec). The ns backend's boot command is a child of the
+ * sandbox's init, so init's phase pipe is read only for such an exec, not
+ * for every exec of the build.
+ */
 static enum probe_phase phase_of(struct probe_sink *ps, const struct sbt_exec *rec)
 {
 	if (!ps->boot_start_ns && ps->run && ps->run->phase_fd >= 0 &&
-	    sbt_sandbox_then_poll(ps->run) > 0 && ps->run->then.started)
+	    rec->ppid == (uint32_t)ps->run->pid && sbt_sandbox_then_poll(ps->run) > 0 &&
+	    ps->run->then.started)
 		ps->boot_start_ns = ps->run->then.start_ns;
 	return ps->boot_start_ns && rec->ts_boot_ns >= ps->boot_start_ns ? PROBE_BOOT : PROBE_BUILD;
 }
