@@ -305,8 +305,8 @@ static void remove_sandbox(struct agent *a, struct agent_sb *s)
 	ev.ts = sbt_now_epoch_ns();
 	ev.sandbox_change.source = s->source;
 	ev.sandbox_change.totals = &t;
+	release_slot(a, s); /* free before it is said: a reader may reuse it at once */
 	emit(a, &ev, &s->sb);
-	release_slot(a, s);
 	a->slots[s->sb.slot] = NULL;
 	a->nr--;
 	a->removed++;

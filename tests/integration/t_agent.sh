@@ -146,7 +146,7 @@ sleep 0.5
 C2=$P-c2
 SB2="$PARENT_NAME/libpod-$(cat "$WORK/$C2.id")"
 $PODMAN exec "$C2" /bin/true > /dev/null 2>&1
-sub_has() { jq -e --arg s "$SB2" 'select(.sandbox == $s and .filename == "/bin/true")' "$WORK/sub.jsonl" > /dev/null 2>&1; }
+sub_has() { jq -e -n --arg s "$SB2" 'any(inputs; .sandbox == $s and .filename == "/bin/true")' "$WORK/sub.jsonl" > /dev/null 2>&1; }
 wait_for 5 sub_has
 check_true "sbtrace events: a subscriber gets the stream live" sub_has
 check "sbtrace events --event ProcessExec: nothing else" "ProcessExec" \
@@ -175,7 +175,7 @@ reopened() { [ -s "$OUT" ]; }
 $PODMAN exec "$C1" /bin/true > /dev/null 2>&1
 wait_for 5 reopened
 check_true "after SIGHUP: a new file" test -s "$OUT"
-check_true "after SIGHUP: the exec is in the new file" sh -c "jq -e --arg s '$SB1' 'select(.event == \"ProcessExec\" and .sandbox == \$s and .filename == \"/bin/true\")' '$OUT' > /dev/null"
+check_true "after SIGHUP: the exec is in the new file" sh -c "jq -e -n --arg s '$SB1' 'any(inputs; .event == \"ProcessExec\" and .sandbox == \$s and .filename == \"/bin/true\")' '$OUT' > /dev/null"
 
 # --- stopping sandboxes: removed, with their final events ---------------------
 S1=$(echo $SHIM_PIDS | cut -d' ' -f1)
@@ -183,7 +183,7 @@ T0=$(date +%s)
 kill -TERM "$S1"
 wait "$S1" 2> /dev/null
 T1=$(date +%s)
-removed() { jq -e --arg s "$1" 'select(.event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
+removed() { jq -e -n --arg s "$1" 'any(inputs; .event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
 wait_for 30 removed "/sbtrace/$P-1"
 log "shim 1: exited $((T1 - T0)) s after SIGTERM, removed $(($(date +%s) - T1)) s later"
 check_true "shim 1 stopped: SandboxRemoved" removed "/sbtrace/$P-1"

@@ -44,12 +44,12 @@ check_true "... and named on stderr" grep -q "cannot register sandbox $PNAME/x0:
 # a slot comes back when its sandbox ends
 rmdir "$PARENT/c0"
 rmdir "$PARENT/x0" "$PARENT/x1"
-gone() { jq -e --arg s "$PNAME/c0" 'select(.event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
+gone() { jq -e -n --arg s "$PNAME/c0" 'any(inputs; .event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
 wait_for 20 gone ||
 	log "c0 not removed yet: dir $([ -d "$PARENT/c0" ] && echo present || echo gone); agent: $(tail -n 3 "$WORK/agent.err" | tr '\n' ' ')"
 check_true "an ended sandbox is removed" gone
 mkdir "$PARENT/y0" && "$SPAWN" "$PARENT/y0" -- /bin/true > /dev/null
-y_seen() { jq -e --arg s "$PNAME/y0" 'select(.event == "ProcessExec" and .sandbox == $s and .seq == 1)' "$OUT" > /dev/null 2>&1; }
+y_seen() { jq -e -n --arg s "$PNAME/y0" 'any(inputs; .event == "ProcessExec" and .sandbox == $s and .seq == 1)' "$OUT" > /dev/null 2>&1; }
 wait_for 5 y_seen
 check_true "its slot serves a new sandbox, from its first exec" y_seen
 
