@@ -257,16 +257,41 @@ static char *location_text(json_object *loc)
 	return buf;
 }
 
-/* locations[0] at source.file (relative to SRCROOT), line source.line; NULL file: none. */
-static int put_locations(json_object *result, json_object *src)
+/*
+ * The file the build was planned from (Dockerfile, Makefile, package.json:
+ * the first input named by a bare path, not "tree:", "tool:" ...), or NULL.
+ */
+static const char *entry_file(json_object *report)
+{
+	json_object *in = get(report, "inputs");
+
+	for (size_t i = 0;
+	     json_object_is_type(in, json_type_array) && i < json_object_array_length(in); i++) {
+		const char *name = get_str(json_object_array_get_idx(in, i), "name");
+
+		if (name && name[0] && !strchr(name, ':'))
+			return name;
+	}
+	return NULL;
+}
+
+/*
+ * locations[0] at source.file (relative to SRCROOT), line source.line; with
+ * no file there, the build's entry file without a line (code scanning
+ * refuses a result without a location); neither: none.
+ */
+static int put_locations(json_object *result, json_object *src, const char *entry)
 {
 	const char *file = get_str(src, "file");
-	int64_t line = get_pos(src, "line");
+	int64_t line = file && file[0] ? get_pos(src, "line") : 0;
 	json_object *locs, *loc, *phys, *art, *region;
-	bool absolute = file && file[0] == '/';
+	bool absolute;
 
 	if (!file || !file[0])
+		file = entry;
+	if (!file || !file[0])
 		return 0;
+	absolute = file[0] == '/';
 	locs = json_object_new_array();
 	if (put(result, "locations", locs))
 		return -ENOMEM;
@@ -310,7 +335,7 @@ static int put_location_properties(json_object *result, json_object *loc)
 	return 0;
 }
 
-static json_object *location_result(json_object *loc)
+static json_object *location_result(json_object *loc, const char *entry)
 {
 	json_object *r = json_object_new_object();
 	char *text;
@@ -322,8 +347,8 @@ static json_object *location_result(json_object *loc)
 	rc = put_str(r, "ruleId", SBT_SARIF_RULE_SHELL) ||
 	     put(r, "ruleIndex", json_object_new_int(0)) ||
 	     put_str(r, "level", get_bool(loc, "affects_final_image") ? "error" : "note") ||
-	     !text || put(r, "message", message(text)) || put_locations(r, get(loc, "source")) ||
-	     put_location_properties(r, loc);
+	     !text || put(r, "message", message(text)) ||
+	     put_locations(r, get(loc, "source"), entry) || put_location_properties(r, loc);
 	free(text);
 	if (rc) {
 		json_object_put(r);
@@ -383,7 +408,8 @@ static json_object *inconclusive_result(json_object *report)
 			 "no shell seen is not proof that none ran");
 	if (put_str(r, "ruleId", SBT_SARIF_RULE_INCONCLUSIVE) ||
 	    put(r, "ruleIndex", json_object_new_int(1)) || put_str(r, "level", "warning") ||
-	    put(r, "message", message(text)) || put(r, "properties", verdict_properties(report))) {
+	    put(r, "message", message(text)) || put_locations(r, NULL, entry_file(report)) ||
+	    put(r, "properties", verdict_properties(report))) {
 		json_object_put(r);
 		return NULL;
 	}
@@ -498,7 +524,8 @@ static int put_results(json_object *run, json_object *report, bool inconclusive)
 		return -ENOMEM;
 	for (size_t i = 0;
 	     json_object_is_type(locs, json_type_array) && i < json_object_array_length(locs); i++)
-		if (append(results, location_result(json_object_array_get_idx(locs, i))))
+		if (append(results,
+			   location_result(json_object_array_get_idx(locs, i), entry_file(report))))
 			return -ENOMEM;
 	if (inconclusive && append(results, inconclusive_result(report)))
 		return -ENOMEM;
