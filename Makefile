@@ -183,6 +183,10 @@ $(BIN)/sbtrace-shim: $(SHIM_OBJS) $(OBJ)/libsbtrace.a | $(BIN)
 
 # Helpers link libc alone, but for the filter's prober (its own seccomp listener thread).
 $(TESTBIN)/sbt-seccomp: HELPER_LDLIBS := $(LDLIBS_SECCOMP) -lpthread
+# The guest stream's reader: the library's frames and exec decoder.
+$(TESTBIN)/sbt-gsread: tests/helpers/sbt-gsread.c $(OBJ)/libsbtrace.a | $(TESTBIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_JSON)
 $(TESTBIN)/%: tests/helpers/%.c tests/common/frames.h | $(TESTBIN)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(HELPER_LDLIBS)

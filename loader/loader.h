@@ -49,6 +49,14 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox 
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
 
 /*
+ * trace.c: register the cgroup sandboxes of sandboxes[nr] with the exec hook
+ * (the fast slots, by kernel address where membership.c learns it, then the
+ * hash path by cgroup level). 0, or -errno after a message.
+ */
+int sbt_register_sandboxes(const struct sbt_plan *plan, const struct sbt_sandbox *sandboxes,
+			   uint32_t nr, struct sbt_hook_result *membership);
+
+/*
  * A shim's or the probe's sandbox (sb->pin_name): pin its n enforcing links
  * (what[i]: link i's name in the pin directory) under <bpffs>/sbtrace/NAME,
  * so they outlive this process. A failure is said once, on stderr.

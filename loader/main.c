@@ -9,6 +9,7 @@
 #include "agent_cmd.h"
 #include "cli.h"
 #include "events_cmd.h"
+#include "guest_agent.h"
 #include "probe.h"
 #include "top/top.h"
 #include "trace.h"
@@ -31,6 +32,8 @@ static void usage_main(FILE *f)
 		"  events     print a running agent's events (its subscriber socket)\n"
 		"  top        a live view of a running agent (ncurses; --once: text)\n"
 		"  features   probe the kernel and print the attach plan as JSON\n"
+		"  guest-agent  inside a microVM (its init runs it): the guest kernel's\n"
+		"             exec records, streamed to the host down a port\n"
 		"  probe      run a repo's build in a fresh sandbox: does it invoke a shell?\n"
 		"  version    print the version\n"
 		"  help       show help for a command: sbtrace help trace\n"
@@ -63,15 +66,24 @@ static int cmd_features(int argc, char **argv)
 	return sbt_features_main(argc, argv, sbt_features_run);
 }
 
+static int cmd_guest_agent(int argc, char **argv)
+{
+	return sbt_guest_agent_main(argc, argv, sbt_guest_agent_run);
+}
+
 static int cmd_probe(int argc, char **argv)
 {
 	return sbt_probe_main(argc, argv, sbt_trace_run);
 }
 
 static const struct sbt_command commands[] = {
-	{ "trace", cmd_trace, sbt_trace_usage },	  { "agent", cmd_agent, sbt_agent_usage },
-	{ "events", cmd_events, sbt_events_usage },	  { "top", cmd_top, sbt_top_usage },
-	{ "features", cmd_features, sbt_features_usage }, { "probe", cmd_probe, sbt_probe_usage },
+	{ "trace", cmd_trace, sbt_trace_usage },
+	{ "agent", cmd_agent, sbt_agent_usage },
+	{ "events", cmd_events, sbt_events_usage },
+	{ "top", cmd_top, sbt_top_usage },
+	{ "features", cmd_features, sbt_features_usage },
+	{ "probe", cmd_probe, sbt_probe_usage },
+	{ "guest-agent", cmd_guest_agent, sbt_guest_agent_usage },
 };
 
 int main(int argc, char **argv)

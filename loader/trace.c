@@ -525,8 +525,8 @@ static void snapshot_sandboxes(struct trace_ctx *ctx)
  * first SBT_FAST_SANDBOXES in the program's in-place table, the rest in the
  * hash map with their distinct levels.
  */
-static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trace_opts *opts,
-			      struct sbt_hook_result *membership)
+int sbt_register_sandboxes(const struct sbt_plan *plan, const struct sbt_sandbox *sandboxes,
+			   uint32_t nr, struct sbt_hook_result *membership)
 {
 	const struct sbt_sandbox *order[SBT_MAX_SANDBOXES];
 	uint64_t ptrs[SBT_FAST_SANDBOXES];
@@ -534,14 +534,14 @@ static int register_sandboxes(const struct sbt_plan *plan, const struct sbt_trac
 	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
 	uint32_t n = 0, nr_fast = 0, nr_levels = 0;
 
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+	for (uint32_t i = 0; i < nr && i < SBT_MAX_SANDBOXES; i++) {
 		uint32_t j;
 
-		if (!sbt_sandbox_has_cgroup(&opts->sandboxes[i]))
+		if (!sbt_sandbox_has_cgroup(&sandboxes[i]))
 			continue; /* a tap-only sandbox: its key is the tap, registered by tap.c */
-		for (j = n++; j > 0 && order[j - 1]->level < opts->sandboxes[i].level; j--)
+		for (j = n++; j > 0 && order[j - 1]->level < sandboxes[i].level; j--)
 			order[j] = order[j - 1];
-		order[j] = &opts->sandboxes[i];
+		order[j] = &sandboxes[i];
 	}
 	if (n == 0) { /* taps only: no cgroup, no membership check */
 		memset(membership, 0, sizeof(*membership));
@@ -663,7 +663,7 @@ static int trace_attach(struct trace_ctx *ctx)
 		fprintf(stderr, "sbtrace: cannot set up the ring buffer: %s\n", strerror(errno));
 		return SBT_EXIT_KERNEL;
 	}
-	if (register_sandboxes(plan, opts, &ctx->membership))
+	if (sbt_register_sandboxes(plan, opts->sandboxes, opts->nr_sandboxes, &ctx->membership))
 		return SBT_EXIT_KERNEL;
 	report_fallback(&ctx->membership);
 	err = sbt_egress_setup(ctx->egress, plan, &opts->egress, opts->sandboxes,

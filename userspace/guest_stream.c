@@ -11,7 +11,7 @@
 
 #include "guest_stream.h"
 
-_Static_assert(sizeof(struct sbt_gs_hello) == 96, "guest stream: HELLO payload layout");
+_Static_assert(sizeof(struct sbt_gs_hello) == 104, "guest stream: HELLO payload layout");
 _Static_assert(sizeof(struct sbt_gs_counters) == 32, "guest stream: counters payload layout");
 
 static uint32_t get32(const uint8_t *p)
@@ -84,8 +84,8 @@ static enum sbt_gs_err check_header(const struct sbt_gs_reader *r, uint32_t *len
 	return SBT_GS_OK;
 }
 
-enum sbt_gs_err sbt_gs_feed(struct sbt_gs_reader *r, const void *data, size_t n,
-			    sbt_gs_frame_fn cb, void *arg)
+enum sbt_gs_err sbt_gs_feed(struct sbt_gs_reader *r, const void *data, size_t n, sbt_gs_frame_fn cb,
+			    void *arg)
 {
 	const uint8_t *p = data;
 

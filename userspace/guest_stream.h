@@ -47,9 +47,10 @@ enum sbt_gs_type {
 };
 
 struct sbt_gs_hello {
-	uint32_t abi;	    /* SBT_ABI_VERSION of the records that follow */
-	uint32_t hb_ms;	    /* the heartbeat interval the agent keeps */
-	char mode[16];	    /* the exec hook's mode: tp_btf, raw_tp ... (NUL-padded) */
+	uint32_t abi;		  /* SBT_ABI_VERSION of the records that follow */
+	uint32_t hb_ms;		  /* the heartbeat interval the agent keeps */
+	int64_t boot_to_epoch_ns; /* the guest's CLOCK_REALTIME - CLOCK_BOOTTIME: records' ts */
+	char mode[16];		  /* the exec hook's mode: tp_btf, raw_tp ... (NUL-padded) */
 	char kernel[SBT_GS_KERNEL_LEN]; /* the guest kernel's release (NUL-padded) */
 	char pad[7];
 };
@@ -101,8 +102,8 @@ void sbt_gs_reader_free(struct sbt_gs_reader *r);
  * reader's state after: r->err (also returned) is SBT_GS_OK, or the first
  * error, after which every call returns it and takes nothing.
  */
-enum sbt_gs_err sbt_gs_feed(struct sbt_gs_reader *r, const void *data, size_t n,
-			    sbt_gs_frame_fn cb, void *arg);
+enum sbt_gs_err sbt_gs_feed(struct sbt_gs_reader *r, const void *data, size_t n, sbt_gs_frame_fn cb,
+			    void *arg);
 
 /* True when the stream ended where a frame ends (nothing half-read). */
 bool sbt_gs_at_boundary(const struct sbt_gs_reader *r);

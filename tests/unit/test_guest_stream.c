@@ -221,7 +221,8 @@ static void test_payloads(void **state)
 {
 	struct sbt_gs_hello h = { 0 }, out;
 	struct sbt_gs_counters c = { .execs = 3, .lost = 1 }, cout;
-	struct sbt_gs_frame f = { .type = SBT_GS_HELLO, .payload = (const uint8_t *)&h,
+	struct sbt_gs_frame f = { .type = SBT_GS_HELLO,
+				  .payload = (const uint8_t *)&h,
 				  .len = sizeof(h) };
 	uint8_t hdr[SBT_GS_HDR_LEN];
 
@@ -233,7 +234,8 @@ static void test_payloads(void **state)
 	assert_int_equal(strlen(out.kernel), sizeof(out.kernel) - 1);
 	f.len--;
 	assert_int_equal(sbt_gs_hello_of(&f, &out), -22);
-	f = (struct sbt_gs_frame){ .type = SBT_GS_BYE, .payload = (const uint8_t *)&c,
+	f = (struct sbt_gs_frame){ .type = SBT_GS_BYE,
+				   .payload = (const uint8_t *)&c,
 				   .len = sizeof(c) };
 	assert_int_equal(sbt_gs_counters_of(&f, &cout), 0);
 	assert_int_equal(cout.execs, 3);

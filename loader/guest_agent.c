@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `sbtrace guest-agent` (guest_agent_cmd.h): the exec hook in the guest
+ * kernel, for one cgroup, its records sent down a port in the guest
+ * stream's frames (guest_stream.h). The same object and the same attach
+ * plan as the host's trace: what the host decodes is what its own hook
+ * would have written. No egress hooks (the host judges the tap).
+ *
+ * Order: attach, register the cgroup, then HELLO and the ready line: the
+ * init releases the workload only after both, so its first exec is seen.
+ * Every write is whole or the agent stops: a port that fails leaves a gap
+ * the host sees (no BYE), never a quiet stream.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sbtrace.h"
+#include "sbtrace.skel.h"
+#include "clock.h"
+#include "guest_agent.h"
+#include "guest_stream.h"
+#include "loader.h"
+
+struct gagent {
+	const struct sbt_guest_agent_opts *o;
+	struct sbt_plan plan;
+	struct sbt_sandbox sb;
+	struct ring_buffer *rb;
+	int port;
+	uint32_t seq;
+	uint64_t records, start_ms;
+	int err; /* the first write error, -errno */
+};
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/* One frame, whole (a port may take it in parts), or g->err. */
+static int send_frame(struct gagent *g, enum sbt_gs_type type, const void *payload, uint32_t len)
+{
+	uint8_t hdr[SBT_GS_HDR_LEN];
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)payload, len } };
+	struct iovec *v = iov;
+	int nv = 2;
+
+	if (g->err)
+		return g->err;
+	if (sbt_gs_header(hdr, type, g->seq + 1, len))
+		return g->err = -EINVAL;
+	while (nv > 0) {
+		ssize_t n = writev(g->port, v, nv);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return g->err = n < 0 ? -errno : -EIO;
+		while (nv > 0 && (size_t)n >= v->iov_len) {
+			n -= (ssize_t)v->iov_len;
+			v++;
+			nv--;
+		}
+		if (nv > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= (size_t)n;
+		}
+	}
+	g->seq++;
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct gagent *g = ctx;
+
+	if (size > SBT_GS_PAYLOAD_MAX || send_frame(g, SBT_GS_RECORD, data, (uint32_t)size))
+		return -1; /* stops the drain: the error ends the agent */
+	g->records++;
+	return 0;
+}
+
+static void counters(struct gagent *g, struct sbt_gs_counters *c)
+{
+	struct sbt_sandbox_stats st = { 0 };
+	uint32_t slot = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(g->plan.skel->maps.sandbox_stats), &slot, &st);
+	c->uptime_ms = sbt_mono_ms() - g->start_ms;
+	c->execs = st.execs;
+	c->lost = st.lost;
+	c->records = g->records;
+}
+
+static int send_hello(struct gagent *g)
+{
+	struct sbt_gs_hello h;
+	struct utsname u;
+
+	memset(&h, 0, sizeof(h));
+	h.abi = SBT_ABI_VERSION;
+	h.hb_ms = g->o->hb_ms;
+	h.boot_to_epoch_ns = sbt_boot_epoch_offset_ns();
+	snprintf(h.mode, sizeof(h.mode), "%s", g->plan.exec.mode ? g->plan.exec.mode : "");
+	if (uname(&u) == 0)
+		snprintf(h.kernel, sizeof(h.kernel), "%s", u.release);
+	return send_frame(g, SBT_GS_HELLO, &h, sizeof(h));
+}
+
+static void say_ready(int fd)
+{
+	static const char line[] = "attached\n";
+
+	if (fd < 0)
+		return;
+	if (write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1))
+		fprintf(stderr, "sbtrace guest-agent: --ready-fd %d: %s\n", fd, strerror(errno));
+	close(fd);
+}
+
+/* Attach and register: an exit code. */
+static int attach(struct gagent *g)
+{
+	struct sbt_hook_result membership;
+	int err = sbt_sandbox_from_cgroup(g->o->cgroup, &g->sb);
+
+	if (err)
+		return SBT_EXIT_USAGE; /* it said why */
+	g->sb.slot = 0;
+	err = sbt_plan_attach(&g->o->exec, &g->plan);
+	if (err) {
+		fprintf(stderr,
+			"sbtrace guest-agent: cannot attach the exec hook: %s; does the guest "
+			"kernel have BPF and BTF? run 'sbtrace features' in the guest\n",
+			strerror(-err));
+		return SBT_EXIT_KERNEL;
+	}
+	if (sbt_register_sandboxes(&g->plan, &g->sb, 1, &membership))
+		return SBT_EXIT_KERNEL;
+	g->rb = ring_buffer__new(bpf_map__fd(g->plan.skel->maps.events), on_record, g, NULL);
+	if (!g->rb) {
+		fprintf(stderr, "sbtrace guest-agent: cannot set up the ring buffer: %s\n",
+			strerror(errno));
+		return SBT_EXIT_KERNEL;
+	}
+	return SBT_EXIT_OK;
+}
+
+static int stream(struct gagent *g)
+{
+	struct sbt_gs_counters c;
+	uint64_t next_beat = g->start_ms + g->o->hb_ms;
+
+	while (!stopping && !g->err) {
+		uint64_t now = sbt_mono_ms();
+		int n = ring_buffer__poll(g->rb, next_beat > now ? (int)(next_beat - now) : 0);
+
+		if (n < 0 && n != -EINTR && !g->err) {
+			fprintf(stderr, "sbtrace guest-agent: ring buffer: %s\n", strerror(-n));
+			return SBT_EXIT_RUNTIME;
+		}
+		if (sbt_mono_ms() >= next_beat && !g->err) {
+			counters(g, &c);
+			send_frame(g, SBT_GS_BEAT, &c, sizeof(c));
+			next_beat = sbt_mono_ms() + g->o->hb_ms;
+		}
+	}
+	if (!g->err)
+		ring_buffer__consume(g->rb);
+	counters(g, &c);
+	if (!g->err)
+		send_frame(g, SBT_GS_BYE, &c, sizeof(c));
+	if (g->err) {
+		fprintf(stderr, "sbtrace guest-agent: writing to %s: %s\n", g->o->port,
+			strerror(-g->err));
+		return SBT_EXIT_RUNTIME;
+	}
+	return SBT_EXIT_OK;
+}
+
+int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct gagent g = { .o = o, .port = -1 };
+	int ret;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	g.port = open(o->port, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (g.port < 0) {
+		fprintf(stderr, "sbtrace guest-agent: --port %s: %s\n", o->port, strerror(errno));
+		return SBT_EXIT_USAGE;
+	}
+	ret = attach(&g);
+	g.start_ms = sbt_mono_ms();
+	if (ret == SBT_EXIT_OK && send_hello(&g) == 0) {
+		say_ready(o->ready_fd);
+		ret = stream(&g);
+	} else if (ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace guest-agent: writing to %s: %s\n", o->port,
+			strerror(-g.err));
+		ret = SBT_EXIT_RUNTIME;
+	}
+	ring_buffer__free(g.rb);
+	sbt_plan_detach(&g.plan);
+	sbt_plan_destroy(&g.plan);
+	close(g.port);
+	return ret;
+}
