@@ -265,6 +265,8 @@ static void report_drops(struct agent *a, struct agent_sb *s)
 	s->lost_reported = st.lost;
 }
 
+static void emit_folded(void *arg, const struct sbt_egress *rec);
+
 /* A sandbox's final events: what never arrived, its shells; its totals into t. */
 static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox_totals *t)
 {
@@ -272,6 +274,7 @@ static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox
 	uint64_t missing;
 
 	report_drops(a, s);
+	sbt_agent_egress_flush_folds(&a->eg, s->sb.slot, emit_folded, a);
 	missing = s->kernel_execs > s->received ? s->kernel_execs - s->received : 0;
 	if (missing > s->lost_reported)
 		emit_lost(a, &s->sb,
@@ -461,6 +464,13 @@ static void handle_exec(struct agent *a, const void *data, size_t size)
 	emit(a, &out, &s->sb);
 }
 
+static void emit_egress(struct agent *a, struct sbt_event *out, struct agent_sb *s)
+{
+	out->egress.rule = sbt_agent_pol_rule_text(s->pol, out->egress.rec->rule_id);
+	out->egress.floor = sbt_egress_floor_text(out->egress.rec->floor_idx);
+	emit(a, out, &s->sb);
+}
+
 /* A verdict of a sandbox's egress hooks: EgressAllowed/Denied/Observed (counted by /metrics). */
 static void handle_egress(struct agent *a, const void *data, size_t size)
 {
@@ -481,9 +491,18 @@ static void handle_egress(struct agent *a, const void *data, size_t size)
 	}
 	out.ts = sbt_boot_to_epoch_ns(rec->ts_boot_ns, a->boot_offset);
 	out.egress.rec = rec;
-	out.egress.rule = sbt_agent_pol_rule_text(s->pol, rec->rule_id);
-	out.egress.floor = sbt_egress_floor_text(rec->floor_idx);
-	emit(a, &out, &s->sb);
+	emit_egress(a, &out, s);
+}
+
+/* The tail of a folded key (sbt_agent_egress_flush_folds), now. */
+static void emit_folded(void *arg, const struct sbt_egress *rec)
+{
+	struct agent *a = arg;
+	struct sbt_event out = { .kind = SBT_EV_EGRESS, .ts = sbt_now_epoch_ns() };
+
+	out.egress.rec = rec;
+	if (rec->slot < a->max && a->slots[rec->slot])
+		emit_egress(a, &out, a->slots[rec->slot]);
 }
 
 static int handle_record(void *ctx, void *data, size_t size)

@@ -25,12 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "decode.h"
 #include "egress_args.h"
 #include "policy.h"
 #include "sbtrace.h"
@@ -169,8 +171,9 @@ static void pol_fail(struct sbt_agent_pol *p, const char *sandbox, const char *f
 	p->cfg.rules = NULL;
 	p->cfg.nr_rules = 0;
 	p->mode = SBT_EGRESS_FAILED;
-	fprintf(stderr, "sbtrace agent: sandbox %s: egress policy refused: %s; all its egress is "
-			"denied\n",
+	fprintf(stderr,
+		"sbtrace agent: sandbox %s: egress policy refused: %s; all its egress is "
+		"denied\n",
 		sandbox, p->error);
 }
 
@@ -271,8 +274,8 @@ static char *read_policy_file(int dir_fd, const char *file, int *err, char *why,
 
 	if (fd < 0) {
 		*err = -errno;
-		snprintf(why, len, "%s", errno == ELOOP ? "a symbolic link (refused)"
-							 : strerror(errno));
+		snprintf(why, len, "%s",
+			 errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
@@ -294,7 +297,8 @@ static char *read_policy_file(int dir_fd, const char *file, int *err, char *why,
 	}
 	close(fd);
 	if (!buf || memchr(buf, '\0', used)) {
-		snprintf(why, len, buf ? "contains a NUL byte: policies are text" : "out of memory");
+		snprintf(why, len,
+			 buf ? "contains a NUL byte: policies are text" : "out of memory");
 		free(buf);
 		*err = -EINVAL;
 		return NULL;
@@ -332,10 +336,10 @@ struct sbt_agent_pol *sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const 
 
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p)
 {
-	return !p				  ? NULL
-	       : p->mode == SBT_EGRESS_FAILED	  ? "denied"
-	       : p->mode == SBT_EGRESS_AUDIT	  ? "audit"
-						  : "enforce";
+	return !p			      ? NULL
+	       : p->mode == SBT_EGRESS_FAILED ? "denied"
+	       : p->mode == SBT_EGRESS_AUDIT  ? "audit"
+					      : "enforce";
 }
 
 const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id)
@@ -422,4 +426,55 @@ void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	free(p->cfg.rules);
 	free(p);
+}
+
+/* ---- folded events ------------------------------------------------------------ */
+
+void sbt_agent_egress_flush_folds(struct sbt_agent_egress *ae, uint32_t slot,
+				  void (*fn)(void *arg, const struct sbt_egress *rec), void *arg)
+{
+	int fd = bpf_map__fd(ae->skel->maps.egress_fold);
+	struct sbt_fold_key *keys = NULL, key, next, *prev = NULL;
+	size_t n = 0, cap = 0;
+
+	/* the keys first: deleting while walking would restart the walk */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.slot != slot)
+			continue;
+		if (n == cap) {
+			struct sbt_fold_key *k = realloc(keys, (cap ? cap * 2 : 16) * sizeof(*k));
+
+			if (!k)
+				break;
+			keys = k;
+			cap = cap ? cap * 2 : 16;
+		}
+		keys[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sbt_fold_val val;
+		struct sbt_egress rec;
+
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &val) &&
+		    (bpf_map_lookup_elem(fd, &keys[i], &val) || bpf_map_delete_elem(fd, &keys[i])))
+			continue;
+		if (!val.folded)
+			continue;
+		memset(&rec, 0, sizeof(rec));
+		rec.slot = keys[i].slot;
+		rec.pid = keys[i].pid;
+		memcpy(rec.daddr, keys[i].daddr, 16);
+		rec.dport = keys[i].dport;
+		rec.proto = keys[i].proto;
+		rec.hook = keys[i].hook;
+		rec.verdict = keys[i].verdict;
+		rec.reason = keys[i].reason;
+		rec.family = memcmp(rec.daddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ? AF_INET
+											: AF_INET6;
+		rec.count = val.folded;
+		fn(arg, &rec);
+	}
+	free(keys);
 }

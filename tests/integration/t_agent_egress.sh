@@ -94,6 +94,19 @@ check "cnone: SandboxAdded, no policy" null \
 conn() { in_sandbox "$PARENT/$1" "$SBTNET" --timeout 2000 tcp "$2" 80 | awk '{ print ($1 == "ok") ? "ok" : $1 " " $2 }'; }
 check "ca: the allowed test host answers" ok "$(conn ca "$NET_T1_V4")"
 check "ca: the other one is refused at once (EPERM)" "err EPERM" "$(conn ca "$NET_T2_V4")"
+# Five denied connects of one process within the fold window: one record,
+# the other four folded in the kernel (counted when ca is removed, below).
+in_sandbox "$PARENT/ca" python3 -c "
+import errno, socket
+n = 0
+for i in range(5):
+    s = socket.socket()
+    try:
+        s.connect(('$NET_T2_V4', 80))
+    except OSError as e:
+        n += e.errno == errno.EPERM
+print(n)" > "$WORK/five.txt" 2>&1
+check "ca: five connects of one process, five EPERM" 5 "$(cat "$WORK/five.txt")"
 check "cbad: even the host its bad file allowed is refused (fail closed)" "err EPERM" "$(conn cbad "$NET_T1_V4")"
 check "cnone: no policy, not confined" ok "$(conn cnone "$NET_T2_V4")"
 check "the test host served ca, cnone and the shim (3 connects)" 3 \
@@ -148,6 +161,8 @@ check "shim removed: none of its links left" 0 "$(links_on "$SHIM_CG_ID")"
 rmdir "$PARENT/ca"
 wait_for 10 removed "$PARENT_NAME/ca"
 check_true "ca removed: SandboxRemoved" removed "$PARENT_NAME/ca"
+check "ca removed: its denials to $NET_T2_V4 count all six (the folded tail came out)" 6 \
+	"$(jq -s --arg s "$PARENT_NAME/ca" --arg d "$NET_T2_V4" '[.[] | select(.sandbox == $s and .event == "EgressDenied" and (tostring | contains($d))) | .count] | add' "$OUT")"
 
 validate_schema "$OUT"
 kill -INT "$TRACE_PID"
