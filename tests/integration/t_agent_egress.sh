@@ -76,6 +76,10 @@ check "shim: SandboxAdded with its policy from the state file" "true state_file 
 	"$(jq -r --arg s "$SB_SHIM" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.released) \(.egress.source) \(.egress.mode) \(.egress.rules) \(.egress.error)"' "$OUT")"
 SHIM_CG_ID=$(jq -r --arg s "$SB_SHIM" 'select(.event == "SandboxAdded" and .sandbox == $s) | .cgroup_id' "$OUT")
 check "shim: 6 egress links on its cgroup" 6 "$(links_on "$SHIM_CG_ID")"
+# The trace does not read the shim's rules: it refuses rather than drop them.
+"$SBTRACE" trace --sandbox "$P-s" --state-dir "$STATE" --duration 1 > /dev/null 2> "$WORK/trace-sb.err"
+check "sbtrace trace --sandbox of it without rules of its own: exit 2" 2 $?
+check_true "... saying only the agent reads them" grep -q "only sbtrace agent reads" "$WORK/trace-sb.err"
 
 # --- children of the parent: policy file, malformed file, none ------------------
 for c in ca cbad cnone; do mkdir "$PARENT/$c"; done
