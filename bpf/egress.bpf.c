@@ -67,6 +67,17 @@ static __always_inline bool enforcing(const struct sbt_egress_record *r)
 	return slot_mode(r->slot) >= SBT_EGRESS_ENFORCE; /* PENDING and FAILED deny too */
 }
 
+/*
+ * A socket of no sandbox: allowed (the hooks are attached to sandbox cgroups),
+ * except under the watched parents of an agent with --policy-dir, where it is
+ * a child that got no slot (all taken) or not yet one (no cgroup_mkdir hook):
+ * denied, fail closed (nothing to report it under: the agent says so).
+ */
+static __always_inline int no_slot_verdict(void)
+{
+	return agent_modes && agent_mkdir_mode == SBT_EGRESS_PENDING ? 0 : 1;
+}
+
 /* An agent slot without an applied policy (PENDING, FAILED): true and the reason set. */
 static __always_inline bool unapplied(struct sbt_egress_record *r, __u32 mode)
 {
@@ -194,8 +205,8 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool 
 	struct sbt_egress_record r;
 	int slot = sandbox_of_current(NULL);
 
-	if (slot < 0)
-		return 1; /* a socket of the sandbox used by an outside task: see README */
+	if (slot < 0) /* (or a socket of the sandbox used by an outside task: see README) */
+		return no_slot_verdict();
 	if (slot_mode((__u32)slot) == SBT_EGRESS_OBSERVE)
 		return 1; /* the agent: a sandbox without a policy under a watched parent */
 	record_init(&r, slot, hook);
@@ -303,7 +314,9 @@ int egress_sock_create(struct bpf_sock *ctx)
 	if (ctx->type != SOCK_RAW || (ctx->family != AF_INET && ctx->family != AF_INET6))
 		return 1;
 	slot = sandbox_of_current(NULL);
-	if (slot < 0 || slot_mode((__u32)slot) == SBT_EGRESS_OBSERVE)
+	if (slot < 0)
+		return no_slot_verdict();
+	if (slot_mode((__u32)slot) == SBT_EGRESS_OBSERVE)
 		return 1;
 	record_init(&r, slot, SBT_HOOK_SOCK_CREATE);
 	r.family = (__u8)ctx->family;
@@ -384,7 +397,7 @@ int egress_skb(struct __sk_buff *skb)
 	}
 	slot = sandbox_of(NULL, skb);
 	if (slot < 0)
-		return 1;
+		return no_slot_verdict();
 	record_init(&r, slot, SBT_HOOK_CGROUP_SKB);
 	r.family = family;
 	r.proto = proto;

@@ -47,7 +47,7 @@ check "a group-writable --policy-dir: exit 2" 2 $?
 check_true "... and the message says why" grep -q "writable by nobody else" "$WORK/gw.err"
 
 "$SBTRACE" agent --cgroup-parent "$PARENT" --state-dir "$STATE" --policy-dir "$PDIR" \
-	--out "$OUT" --metrics-addr "127.0.0.1:$PORT" --stats-interval 1 --no-socket \
+	--out "$OUT" --metrics-addr "127.0.0.1:$PORT" --stats-interval 1 --no-socket --max-sandboxes 5 \
 	--poll-ms 20 2> "$WORK/agent.err" &
 TRACE_PID=$!
 TRACE_OUT=$OUT
@@ -126,6 +126,12 @@ check "crace: a connect at once after mkdir to a host its policy does not allow:
 	"err EPERM" "$(conn crace "$NET_T2_V4")"
 wait_for 5 added crace
 log "crace: SandboxAdded (policy applied) $(( $(jq -r --arg s "$PARENT_NAME/crace" 'select(.event == "SandboxAdded" and .sandbox == $s) | .ts / 1000 | floor' "$OUT") - T_MKDIR / 1000 )) us after mkdir; its first denial: $(jq -r --arg s "$PARENT_NAME/crace" 'select(.event == "EgressDenied" and .sandbox == $s) | .reason' "$OUT" | head -n 1)"
+
+# A sixth sandbox finds no slot (--max-sandboxes 5): under --policy-dir it is
+# denied, not let through unconfined.
+mkdir "$PARENT/cfull"
+check "cfull (no slot left): its connect is refused (EPERM)" "err EPERM" "$(conn cfull "$NET_T1_V4")"
+check_true "cfull: the agent says it is not registered" grep -q "cfull.*raise --max-sandboxes\|max-sandboxes.*cfull" "$WORK/agent.err"
 
 # --- events: the right sandbox, verdict and reason ----------------------------
 sleep 0.3
