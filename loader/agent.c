@@ -805,7 +805,7 @@ static int agent_attach(struct agent *a)
 static void emit_started(struct agent *a)
 {
 	const struct sbt_hook_result *hooks[] = { &a->plan.exec, &a->membership, &a->mkdir_res,
-						  NULL };
+						  &a->eg.res, NULL };
 	struct sbt_event ev = { .kind = SBT_EV_STARTED, .ts = sbt_now_epoch_ns() };
 	struct utsname u;
 

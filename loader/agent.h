@@ -61,6 +61,7 @@ struct sbt_agent_egress {
 	int dir_fd, mode_fd, policy_fd;
 	struct bpf_link *parent_links[SBT_AGENT_MAX_PARENTS * SBT_AGENT_EGRESS_PROGS];
 	size_t nr_parent_links;
+	struct sbt_hook_result res; /* TraceStarted.hooks.egress: cgroup_link */
 };
 
 /* A sandbox's policy: its rules (ids 1, 2, ...), mode, trie entries and links. */

@@ -116,6 +116,10 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
 	ae->dir_fd = -1;
 	ae->mode_fd = bpf_map__fd(skel->maps.agent_egress_mode);
 	ae->policy_fd = bpf_map__fd(skel->maps.egress_policy);
+	/* loaded; linked to a sandbox's cgroup with its policy, to the parents with --policy-dir */
+	ae->res.capability = "egress";
+	sbt_hook_record(&ae->res, "cgroup_link", "attached", 0);
+	ae->res.mode = "cgroup_link";
 	if (!policy_dir)
 		return 0;
 	ae->dir_fd = open(policy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

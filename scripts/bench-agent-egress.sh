@@ -8,7 +8,7 @@
 # Prints connect4's ns per call (bpf_stats, folded events) and connects/s,
 # medians of BENCH_ROUNDS (default 3) rounds with their ranges.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 SBTRACE=build/bin/sbtrace
 STORM=build/bench/connect_storm
 ROUNDS=${BENCH_ROUNDS:-3}

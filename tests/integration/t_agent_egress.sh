@@ -54,6 +54,8 @@ TRACE_OUT=$OUT
 has_started() { [ -s "$OUT" ] && head -n 1 "$OUT" | grep -q '"TraceStarted"'; }
 wait_for 10 has_started || { log "agent did not start: $(cat "$WORK/agent.err")"; exit 1; }
 
+check "TraceStarted: the egress hooks, as cgroup links" cgroup_link \
+	"$(head -n 1 "$OUT" | jq -r '.hooks.egress.mode')"
 # The agent's egress links: on the parent (6, from the start) and per shim sandbox.
 links_on() { bpftool -j link show 2> /dev/null | jq --argjson c "$1" '[.[] | select(.type == "cgroup" and .cgroup_id == $c)] | length'; }
 check "6 egress links on the watched parent" 6 "$(links_on "$PARENT_ID")"
