@@ -7,7 +7,8 @@
 # and /metrics counts equal the events; a malformed policy file denies its
 # child everything (file:line said); a sandbox without a policy is left
 # alone; a group-writable policy dir is refused; no link is left once a
-# sandbox is removed, nor once the agent stops.
+# sandbox is removed, nor once the agent stops. A podman container gets its
+# policy file by its cgroup name; a child beyond --max-sandboxes is denied.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlib.sh"
 
@@ -24,7 +25,18 @@ command -v bpftool > /dev/null || fail "bpftool missing (make deps)"
 command -v curl > /dev/null || fail "curl missing (make deps: curl)"
 net_world_up || exit 1
 
+IMAGE=localhost/sbtrace-busybox:latest
+PODMAN="podman --runtime runc --cgroup-manager cgroupfs --events-backend file"
+CTR="$P-c"
+if PODMAN_ENV=$("$TOP/scripts/podman-setup.sh" 2> "$WORK/podman-setup.err"); then
+	eval "$PODMAN_ENV"
+else
+	fail "scripts/podman-setup.sh failed: $(tail -n 3 "$WORK/podman-setup.err")"
+	finish
+fi
+
 egress_cleanup() {
+	$PODMAN rm -f -t 0 "$CTR" > /dev/null 2>&1
 	[ -n "$SHIM_PID" ] && kill -TERM "$SHIM_PID" 2> /dev/null && wait "$SHIM_PID" 2> /dev/null
 	remove_sandboxes "$SHIM" "$STATE" "$P"
 	net_cleanup_hook
@@ -96,6 +108,7 @@ check_true "cbad: stderr says file:line and that it is denied" sh -c "grep -F '$
 check "cnone: SandboxAdded, no policy" null \
 	"$(jq -c --arg s "$PARENT_NAME/cnone" 'select(.event == "SandboxAdded" and .sandbox == $s) | .egress' "$OUT")"
 
+ev() { jq -e -n --arg s "$1" --arg e "$2" --arg r "$3" 'any(inputs; .sandbox == $s and .event == $e and .reason == $r)' "$OUT" > /dev/null 2>&1; }
 # "ok" or "err ERRNO"
 conn() { in_sandbox "$PARENT/$1" "$SBTNET" --timeout 2000 tcp "$2" 80 | awk '{ print ($1 == "ok") ? "ok" : $1 " " $2 }'; }
 check "ca: the allowed test host answers" ok "$(conn ca "$NET_T1_V4")"
@@ -135,10 +148,33 @@ mkdir "$PARENT/cfull"
 check "cfull (no slot left): its connect is refused (EPERM)" "err EPERM" "$(conn cfull "$NET_T1_V4")"
 check_true "cfull: the agent says it is not registered" grep -q "cfull.*raise --max-sandboxes\|max-sandboxes.*cfull" "$WORK/agent.err"
 
+rmdir "$PARENT/cfull" "$PARENT/crace"
+removed() { jq -e -n --arg s "$1" 'any(inputs; .event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
+wait_for 10 removed "$PARENT_NAME/crace"
+
+# A podman container under the parent: its policy file is named after its
+# cgroup (libpod-<id>), written between create and start. --network=none: an
+# allowed connect fails with ENETUNREACH (it got past the hook), a denied one
+# with EPERM.
+$PODMAN create --name "$CTR" --network=none --cgroup-parent="$PARENT_NAME" "$IMAGE" /bin/sh -c \
+	"nc -w 2 $NET_T1_V4 80 < /dev/null; nc -w 2 $NET_T2_V4 80 < /dev/null" > "$WORK/ctr.id" 2> "$WORK/ctr.err" ||
+	fail "podman create: $(cat "$WORK/ctr.err")"
+CID=$(cat "$WORK/ctr.id")
+SB_CTR="$PARENT_NAME/libpod-$CID"
+printf 'cidr %s/32 port 80 proto tcp\n' "$NET_T1_V4" > "$PDIR/libpod-$CID.policy"
+$PODMAN start -a "$CTR" > "$WORK/ctr.out" 2>&1
+check "container: the allowed host passes the hook (no route: ENETUNREACH)" 1 \
+	"$(grep -c "($NET_T1_V4).*Network is unreachable" "$WORK/ctr.out")"
+check "container: the other host is refused (EPERM)" 1 \
+	"$(grep -c "($NET_T2_V4).*Operation not permitted" "$WORK/ctr.out")"
+check "container: SandboxAdded with its policy file" "policy_dir enforce" \
+	"$(jq -r --arg s "$SB_CTR" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.egress.source) \(.egress.mode)"' "$OUT")"
+check_true "container: EgressAllowed (rule)" ev "$SB_CTR" EgressAllowed rule
+check_true "container: EgressDenied (not_in_allowlist)" ev "$SB_CTR" EgressDenied not_in_allowlist
+
 # --- events: the right sandbox, verdict and reason ----------------------------
 sleep 0.3
 verdicts() { jq -r --arg s "$1" 'select(.sandbox == $s and (.event | startswith("Egress"))) | "\(.event) \(.reason) \(.dst.addr // .daddr // "")"' "$OUT" | sort | uniq | tr '\n' ';'; }
-ev() { jq -e -n --arg s "$1" --arg e "$2" --arg r "$3" 'any(inputs; .sandbox == $s and .event == $e and .reason == $r)' "$OUT" > /dev/null 2>&1; }
 check_true "shim: EgressAllowed (rule)" ev "$SB_SHIM" EgressAllowed rule
 check_true "shim: EgressDenied (not_in_allowlist)" ev "$SB_SHIM" EgressDenied not_in_allowlist
 check_true "ca: EgressAllowed (rule)" ev "$PARENT_NAME/ca" EgressAllowed rule
@@ -166,7 +202,6 @@ check_true "/metrics: some egress counted" sh -c "[ $(msum "$PARENT_NAME/ca" den
 kill -TERM "$SHIM_PID"
 wait "$SHIM_PID" 2> /dev/null
 SHIM_PID=""
-removed() { jq -e -n --arg s "$1" 'any(inputs; .event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
 wait_for 30 removed "$SB_SHIM"
 check_true "shim stopped: SandboxRemoved" removed "$SB_SHIM"
 check "shim removed: none of its links left" 0 "$(links_on "$SHIM_CG_ID")"
