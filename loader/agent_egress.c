@@ -191,8 +191,9 @@ static int parse_line(struct sbt_agent_pol *p, char *line, char *msg, size_t len
 
 	if (sscanf(line, " %15s", word) == 1 && strcmp(word, "egress") == 0) {
 		char mode[16], extra[2];
+		int got_words = sscanf(line, " egress %15s %1s", mode, extra);
 
-		if (sscanf(line, " egress %15s %1s", mode, extra) != 1 ||
+		if ((got_words != 1 && !(got_words == 2 && extra[0] == '#')) ||
 		    (strcmp(mode, "enforce") != 0 && strcmp(mode, "audit") != 0)) {
 			snprintf(msg, len, "1: 'egress' takes enforce or audit");
 			return -1;

@@ -128,7 +128,7 @@ print(n)" > "$WORK/five.txt" 2>&1
 check "ca: five connects of one process, five EPERM" 5 "$(cat "$WORK/five.txt")"
 check "cbad: even the host its bad file allowed is refused (fail closed)" "err EPERM" "$(conn cbad "$NET_T1_V4")"
 check "cnone: no policy, not confined" ok "$(conn cnone "$NET_T2_V4")"
-check "the test host served ca, cnone and the shim (3 connects)" 3 \
+check "the test host served ca, cnone and the shim (3 connects so far)" 3 \
 	"$(awk '$1 == "tcp"' "$NET_SERVER_LOG" | wc -l)"
 
 # The race: a child with a policy, connecting right after its mkdir, before
@@ -171,6 +171,17 @@ check "container: SandboxAdded with its policy file" "policy_dir enforce" \
 	"$(jq -r --arg s "$SB_CTR" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.egress.source) \(.egress.mode)"' "$OUT")"
 check_true "container: EgressAllowed (rule)" ev "$SB_CTR" EgressAllowed rule
 check_true "container: EgressDenied (not_in_allowlist)" ev "$SB_CTR" EgressDenied not_in_allowlist
+
+# A policy file in audit mode: nothing refused, what would be is reported.
+printf 'egress audit # report only\ncidr %s/32 port 80\n' "$NET_T1_V4" > "$PDIR/caudit.policy"
+mkdir "$PARENT/caudit"
+wait_for 5 added caudit
+check "caudit: SandboxAdded, audit" "policy_dir audit 1" \
+	"$(jq -r --arg s "$PARENT_NAME/caudit" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.egress.source) \(.egress.mode) \(.egress.rules)"' "$OUT")"
+check "caudit: a host its rules do not allow is reached" ok "$(conn caudit "$NET_T2_V4")"
+sleep 0.2
+check "caudit: EgressObserved, would_deny" "not_in_allowlist true" \
+	"$(jq -r --arg s "$PARENT_NAME/caudit" 'select(.event == "EgressObserved" and .sandbox == $s) | "\(.reason) \(.would_deny)"' "$OUT" | head -n 1)"
 
 # --- events: the right sandbox, verdict and reason ----------------------------
 sleep 0.3
