@@ -178,7 +178,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	const char *shim_name = shim ? shim->name : NULL;
 	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_ADDED };
 	struct agent_sb *s = calloc(1, sizeof(*s));
-	int slot;
+	int slot, err;
 
 	if (!s)
 		return -ENOMEM;
@@ -201,10 +201,10 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	s->sb.slot = (uint32_t)slot;
 	s->sb.origin = strcmp(source, "shim") == 0 ? "sandbox" : "cgroup";
 	s->source = source;
-	s->pol = shim ? sbt_agent_pol_from_state(shim, a->o->state_dir)
-		      : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1);
-	/* in place before the answer; hooks that cannot be attached: not released */
-	if (sbt_agent_pol_apply(&a->eg, s->pol, s->sb.slot, &s->sb, shim != NULL)) {
+	err = shim ? sbt_agent_pol_from_state(shim, a->o->state_dir, &s->pol)
+		   : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1, &s->pol);
+	/* in place before the answer; else not registered (a shim: not released) */
+	if (err || sbt_agent_pol_apply(&a->eg, s->pol, s->sb.slot, &s->sb, shim != NULL)) {
 		fprintf(stderr,
 			"sbtrace agent: sandbox %s: its egress policy cannot be enforced: "
 			"not registered%s\n",
@@ -223,12 +223,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	ev.ts = sbt_now_epoch_ns();
 	ev.sandbox_change.source = source;
 	ev.sandbox_change.registered_by = s->registered_by;
-	if (s->pol) {
-		ev.sandbox_change.egress_source = s->pol->source;
-		ev.sandbox_change.egress_mode = sbt_agent_pol_mode_name(s->pol);
-		ev.sandbox_change.egress_error = s->pol->error[0] ? s->pol->error : NULL;
-		ev.sandbox_change.egress_rules = s->pol->cfg.nr_rules;
-	}
+	sbt_agent_pol_describe(s->pol, &ev.sandbox_change);
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
 	emit(a, &ev, &s->sb);

@@ -83,12 +83,18 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
 			  const char *policy_dir, const struct sbt_sandbox *parents, int nr);
 void sbt_agent_egress_free(struct sbt_agent_egress *ae);
 int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode);
-/* A shim sandbox's policy (NULL: its state file has none); a refused one is FAILED. */
-struct sbt_agent_pol *sbt_agent_pol_from_state(const struct sbt_sandbox_state *st,
-					       const char *state_dir);
-/* DIR/<child>.policy (NULL: no --policy-dir, or no file); a refused one is FAILED. */
-struct sbt_agent_pol *sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox,
-					     const char *child);
+/*
+ * A shim sandbox's policy into *out (NULL: its state file has none); a
+ * refused one is FAILED (denied). 0, or -ENOMEM (then nothing may run).
+ */
+int sbt_agent_pol_from_state(const struct sbt_sandbox_state *st, const char *state_dir,
+			     struct sbt_agent_pol **out);
+/* DIR/<child>.policy into *out (NULL: no --policy-dir, or no file); as above. */
+int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, const char *child,
+			   struct sbt_agent_pol **out);
+struct sbt_ev_sandbox;
+/* SandboxAdded's egress fields (none for p NULL). */
+void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox *c);
 /*
  * Write p into slot's trie and mode (p NULL: OBSERVE), attaching the hooks to
  * the sandbox's own cgroup when `attach`. A policy that cannot be written

@@ -37,6 +37,7 @@
 #include "policy.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
+#include "sink.h"
 
 static struct bpf_program *const *enforcers(struct sbtrace_bpf *skel)
 {
@@ -244,21 +245,21 @@ static void parse_text(struct sbt_agent_pol *p, const char *sandbox, const char 
 	}
 }
 
-struct sbt_agent_pol *sbt_agent_pol_from_state(const struct sbt_sandbox_state *st,
-					       const char *state_dir)
+int sbt_agent_pol_from_state(const struct sbt_sandbox_state *st, const char *state_dir,
+			     struct sbt_agent_pol **out)
 {
 	struct sbt_agent_pol *p;
 	char where[PATH_MAX + 32], *text;
 
+	*out = NULL;
 	if (!st->egress_mode[0])
-		return NULL;
+		return 0;
 	p = pol_new("state_file");
 	text = strdup(st->egress_rules);
 	if (!p || !text) {
 		free(text);
-		if (p)
-			pol_fail(p, st->name, "out of memory");
-		return p;
+		free(p);
+		return -ENOMEM;
 	}
 	snprintf(where, sizeof(where), "%s/%s.json egress.rules", state_dir, st->name);
 	parse_text(p, st->name, where, text);
@@ -266,7 +267,8 @@ struct sbt_agent_pol *sbt_agent_pol_from_state(const struct sbt_sandbox_state *s
 	if (p->mode != SBT_EGRESS_FAILED)
 		p->mode = strcmp(st->egress_mode, "audit") == 0 ? SBT_EGRESS_AUDIT
 								: SBT_EGRESS_ENFORCE;
-	return p;
+	*out = p;
+	return 0;
 }
 
 /* DIR/<child>.policy into a NUL-terminated buffer; NULL and *err (-ENOENT: no file). */
@@ -312,31 +314,45 @@ static char *read_policy_file(int dir_fd, const char *file, int *err, char *why,
 	return buf;
 }
 
-struct sbt_agent_pol *sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox,
-					     const char *child)
+int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, const char *child,
+			   struct sbt_agent_pol **out)
 {
 	char file[PATH_MAX], where[2 * PATH_MAX], why[200];
 	struct sbt_agent_pol *p;
 	char *text;
 	int err = 0;
 
+	*out = NULL;
 	if (!ae->policy_dir)
-		return NULL;
+		return 0;
 	if ((size_t)snprintf(file, sizeof(file), "%s.policy", child) >= sizeof(file))
 		err = -ENAMETOOLONG;
 	snprintf(where, sizeof(where), "%s/%s", ae->policy_dir, file);
 	text = err ? NULL : read_policy_file(ae->dir_fd, file, &err, why, sizeof(why));
 	if (err == -ENOENT)
-		return NULL; /* no policy: the sandbox is not confined */
+		return 0; /* no policy: the sandbox is not confined */
 	p = pol_new("policy_dir");
-	if (!p)
-		return NULL;
+	if (!p) {
+		free(text);
+		return -ENOMEM;
+	}
 	if (!text)
 		pol_fail(p, sandbox, "%s: %s", where, err == -ENAMETOOLONG ? "name too long" : why);
 	else
 		parse_text(p, sandbox, where, text);
 	free(text);
-	return p;
+	*out = p;
+	return 0;
+}
+
+void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox *c)
+{
+	if (!p)
+		return;
+	c->egress_source = p->source;
+	c->egress_mode = sbt_agent_pol_mode_name(p);
+	c->egress_error = p->error[0] ? p->error : NULL;
+	c->egress_rules = p->cfg.nr_rules;
 }
 
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p)
@@ -407,14 +423,17 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	if (!p)
 		return sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	/* denied while it is being written: no half-written trie decides */
-	err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_FAILED);
+	err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING);
 	if (!err && p->mode != SBT_EGRESS_FAILED && write_trie(ae, p, slot)) {
+		char why[sizeof(p->error)];
+
+		snprintf(why, sizeof(why), "%s", p->error);
 		clear_trie(ae, p, slot);
-		pol_fail(p, sb->name, "cannot apply: %s", p->error);
+		pol_fail(p, sb->name, "cannot apply: %s", why);
 	}
 	if (!err && attach)
 		err = attach_cgroup(ae->skel, sb->path, p->links, &p->nr_links);
-	if (!err && p->mode != SBT_EGRESS_FAILED)
+	if (!err) /* FAILED (denied) when it was refused */
 		err = sbt_agent_egress_set_mode(ae, slot, (uint32_t)p->mode);
 	return err;
 }
