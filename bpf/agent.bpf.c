@@ -6,7 +6,7 @@
  * task can be moved into it before its membership entry exists: its first
  * exec cannot be missed, however late userspace notices the directory.
  */
-#include "common.bpf.h"
+#include "policy.bpf.h"
 
 /* Watched parents: cgroup id -> 1. Their direct children are sandboxes. */
 struct {
@@ -34,7 +34,7 @@ int BPF_PROG(agent_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	__u64 id = BPF_CORE_READ(cgrp, kn, id);
 	struct sbt_sandbox_stats zero = {};
 	struct sbt_sandbox_key_val v;
-	__u32 slot;
+	__u32 slot, mode = agent_mkdir_mode;
 
 	if (!bpf_map_lookup_elem(&agent_parents, &parent))
 		return 0;
@@ -45,6 +45,8 @@ int BPF_PROG(agent_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	v.slot = slot;
 	v.level = BPF_CORE_READ(cgrp, level);
 	bpf_map_update_elem(&sandbox_stats, &slot, &zero, BPF_ANY);
+	/* before it is a member: its first connect finds the mode (PENDING: denied) */
+	bpf_map_update_elem(&agent_egress_mode, &slot, &mode, BPF_ANY);
 	if (bpf_map_update_elem(&sandbox_cgroups, &id, &v, BPF_NOEXIST)) {
 		bpf_map_push_elem(&agent_free_slots, &slot, 0);
 		__sync_fetch_and_add(&agent_mkdir_no_slot, 1);

@@ -64,7 +64,28 @@ static __always_inline void record_init(struct sbt_egress_record *r, int slot, _
 
 static __always_inline bool enforcing(const struct sbt_egress_record *r)
 {
-	return egress_mode[r->slot & (SBT_MAX_SANDBOXES - 1)] == SBT_EGRESS_ENFORCE;
+	return slot_mode(r->slot) >= SBT_EGRESS_ENFORCE; /* PENDING and FAILED deny too */
+}
+
+/*
+ * A socket of no sandbox: allowed (the hooks are attached to sandbox cgroups),
+ * except under the watched parents of an agent with --policy-dir, where it is
+ * a child that got no slot (all taken) or not yet one (no cgroup_mkdir hook):
+ * denied, fail closed (nothing to report it under: the agent says so).
+ */
+static __always_inline int no_slot_verdict(void)
+{
+	return agent_modes && agent_mkdir_mode == SBT_EGRESS_PENDING ? 0 : 1;
+}
+
+/* An agent slot without an applied policy (PENDING, FAILED): true and the reason set. */
+static __always_inline bool unapplied(struct sbt_egress_record *r, __u32 mode)
+{
+	if (mode < SBT_EGRESS_PENDING)
+		return false;
+	r->reason =
+		mode == SBT_EGRESS_PENDING ? SBT_REASON_POLICY_PENDING : SBT_REASON_POLICY_ERROR;
+	return true;
 }
 
 /* A refusal: EgressDenied and 0 (the call fails) when enforcing, else EgressObserved would_deny and 1. */
@@ -86,6 +107,8 @@ static __always_inline int decide(struct sbt_egress_record *r, bool own_netns)
 {
 	struct verdict v;
 
+	if (unapplied(r, slot_mode(r->slot)))
+		return deny(r);
 	policy_check(r->slot, r->daddr, r->dport, r->proto, own_netns, &v);
 	r->rule_id = v.rule_id;
 	r->floor_idx = v.floor_idx;
@@ -182,8 +205,10 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool 
 	struct sbt_egress_record r;
 	int slot = sandbox_of_current(NULL);
 
-	if (slot < 0)
-		return 1; /* a socket of the sandbox used by an outside task: see README */
+	if (slot < 0) /* (or a socket of the sandbox used by an outside task: see README) */
+		return no_slot_verdict();
+	if (slot_mode((__u32)slot) == SBT_EGRESS_OBSERVE)
+		return 1; /* the agent: a sandbox without a policy under a watched parent */
 	record_init(&r, slot, hook);
 	r.family = v6 ? AF_INET6 : AF_INET;
 	r.sock_type = (__u8)ctx->type;
@@ -290,12 +315,15 @@ int egress_sock_create(struct bpf_sock *ctx)
 		return 1;
 	slot = sandbox_of_current(NULL);
 	if (slot < 0)
+		return no_slot_verdict();
+	if (slot_mode((__u32)slot) == SBT_EGRESS_OBSERVE)
 		return 1;
 	record_init(&r, slot, SBT_HOOK_SOCK_CREATE);
 	r.family = (__u8)ctx->family;
 	r.sock_type = SOCK_RAW;
 	r.proto = (__u8)ctx->protocol;
 	r.reason = SBT_REASON_RAW_SOCKET;
+	unapplied(&r, slot_mode((__u32)slot));
 	return deny(&r);
 }
 
@@ -369,15 +397,17 @@ int egress_skb(struct __sk_buff *skb)
 	}
 	slot = sandbox_of(NULL, skb);
 	if (slot < 0)
-		return 1;
+		return no_slot_verdict();
 	record_init(&r, slot, SBT_HOOK_CGROUP_SKB);
 	r.family = family;
 	r.proto = proto;
 	r.dport = dport;
 	__builtin_memcpy(r.daddr, daddr, 16);
-	mode = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)];
+	mode = slot_mode((__u32)slot);
 	if (mode == SBT_EGRESS_OBSERVE)
 		return 1;
+	if (unapplied(&r, mode))
+		return deny(&r);
 	/*
 	 * In audit mode TCP and UDP packets follow socket calls the sock_addr
 	 * hooks already reported (nothing was refused); only the rest is news.
@@ -400,7 +430,7 @@ static __always_inline void observe_connect(int slot, __u16 family, const __u8 d
 {
 	struct sbt_egress_record r;
 
-	if (egress_mode[slot & (SBT_MAX_SANDBOXES - 1)] != SBT_EGRESS_OBSERVE)
+	if (slot_mode((__u32)slot) != SBT_EGRESS_OBSERVE)
 		return; /* with a policy the sock_addr hooks give the verdict */
 	record_init(&r, slot, SBT_HOOK_TCP_CONNECT);
 	r.family = (__u8)family;
@@ -514,7 +544,7 @@ int packet_socket(struct socket_args *ctx)
 	r.proto = 0;
 	r.verdict = SBT_VERDICT_OBSERVED;
 	r.reason = SBT_REASON_PACKET_SOCKET;
-	r.would_deny = egress_mode[slot & (SBT_MAX_SANDBOXES - 1)] != SBT_EGRESS_OBSERVE;
+	r.would_deny = slot_mode((__u32)slot) != SBT_EGRESS_OBSERVE;
 	emit_traced(&r);
 	return 0;
 }

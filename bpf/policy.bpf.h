@@ -50,6 +50,35 @@ SBT_POLICY_SHARED struct {
 	__type(value, struct sbt_fold_val);
 } egress_fold SEC(".maps");
 
+/*
+ * sbtrace agent: each slot's mode lives in a map sized to --max-sandboxes
+ * (the trace's egress_mode[] has SBT_MAX_SANDBOXES entries). A slot without
+ * an entry is denied. agent_mkdir_mode is what the cgroup_mkdir program
+ * gives a new child of a watched parent: SBT_EGRESS_PENDING with
+ * --policy-dir (denied until the agent applied its policy), else OBSERVE.
+ * The trace leaves agent_modes 0: the branch is pruned at load.
+ */
+SBT_POLICY_SHARED const volatile __u32 agent_modes SBT_POLICY_INIT(0);
+SBT_POLICY_SHARED const volatile __u32 agent_mkdir_mode SBT_POLICY_INIT(0);
+
+SBT_POLICY_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SBT_MAX_SANDBOXES); /* resized to --max-sandboxes before load */
+	__type(key, __u32);
+	__type(value, __u32);
+} agent_egress_mode SEC(".maps");
+
+/* The egress mode of a slot (enum sbt_egress_mode). */
+static __always_inline __u32 slot_mode(__u32 slot)
+{
+	if (agent_modes) {
+		const __u32 *m = bpf_map_lookup_elem(&agent_egress_mode, &slot);
+
+		return m ? *m : SBT_EGRESS_FAILED;
+	}
+	return egress_mode[slot & (SBT_MAX_SANDBOXES - 1)];
+}
+
 struct verdict {
 	__u32 rule_id;
 	__u32 floor_idx;

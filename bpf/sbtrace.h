@@ -109,6 +109,10 @@ enum sbt_egress_mode {
 	SBT_EGRESS_OBSERVE = 0, /* no policy: TCP connects observed, nothing enforced */
 	SBT_EGRESS_AUDIT = 1,	/* policy evaluated, never enforced: EgressObserved + would_deny */
 	SBT_EGRESS_ENFORCE = 2, /* policy enforced: EgressAllowed / EgressDenied */
+	/* sbtrace agent only: every destination denied (EgressDenied) until ... */
+	SBT_EGRESS_PENDING =
+		3,	       /* ... the agent applies the slot's policy (reason policy_pending) */
+	SBT_EGRESS_FAILED = 4, /* ... forever: its policy cannot be applied (policy_error) */
 };
 
 /* Which hook saw the event. */
@@ -149,6 +153,9 @@ enum sbt_reason {
 	SBT_REASON_UNSUPPORTED,	   /* frame type, source route, routing header, mapped address */
 	/* cgroup: DNS (UDP/TCP port 53, any destination) redirected to sbtrace's proxy */
 	SBT_REASON_DNS_PROXY,
+	/* sbtrace agent: a sandbox whose policy is not applied yet, or cannot be (fail closed) */
+	SBT_REASON_POLICY_PENDING,
+	SBT_REASON_POLICY_ERROR,
 	SBT_REASON__MAX,
 };
 

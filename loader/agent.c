@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "agent_int.h"
 #include "clock.h"
 #include "decode.h"
 #include "loader.h"
@@ -54,41 +55,6 @@ static void on_hup(int sig)
 	(void)sig;
 	hup_signal = 1;
 }
-
-struct agent_sb {
-	struct sbt_sandbox sb;
-	const char *source;	   /* "shim", "cgroup_parent" */
-	const char *registered_by; /* "cgroup_mkdir", "agent" */
-	uint64_t received, lost_reported, kernel_execs, kernel_lost, shells;
-	uint64_t first_exec_ts;
-	struct sbt_shellagg *agg;
-};
-
-struct agent {
-	struct sbt_agent_opts *o;
-	struct sbt_plan plan;
-	struct ring_buffer *rb;
-	struct bpf_link *mkdir_link;
-	struct sbt_hook_result mkdir_res, membership;
-	struct agent_sb **slots;
-	const char **names; /* live sandboxes' names, for the procfs lookups */
-	uint32_t max, nr;
-	int stats_fd, cgroups_fd, free_fd, parents_fd;
-	int ino, wd_state, wd_parent[SBT_AGENT_MAX_PARENTS];
-	struct sbt_sandbox parent[SBT_AGENT_MAX_PARENTS];
-	struct sbt_proctab *proc;
-	struct sbt_procfs_ctx procfs;
-	struct sbt_shellid shellid;
-	const char **argv_store;
-	char *tail;
-	int64_t boot_offset;
-	uint64_t decode_errors, added, removed;
-	enum sbt_decode_err first_decode_err;
-	uint64_t start_ms, attach_ms;
-	double start_epoch;
-	struct sbt_agent_obs obs;
-	struct sbt_http *http;
-};
 
 static void emit(struct agent *a, struct sbt_event *ev, const struct sbt_sandbox *sb)
 {
@@ -154,6 +120,8 @@ static int take_slot(struct agent *a, const struct sbt_sandbox *sb, const char *
 	if (bpf_map_lookup_and_delete_elem(a->free_fd, NULL, &slot))
 		return -ENOSPC;
 	err = ensure_level(a, sb->level);
+	if (!err) /* before it is a member, as the mkdir program does */
+		err = sbt_agent_egress_set_mode(&a->eg, slot, a->o->trace.exec.agent_mkdir_mode);
 	v.slot = slot;
 	v.level = sb->level;
 	if (!err && bpf_map_update_elem(a->stats_fd, &slot, &zero, BPF_ANY))
@@ -173,6 +141,8 @@ static void release_slot(struct agent *a, struct agent_sb *s)
 	struct sbt_sandbox_stats zero = { 0 };
 	uint32_t slot = s->sb.slot;
 
+	sbt_agent_pol_free(&a->eg, s->pol, slot); /* before the slot can be taken again */
+	s->pol = NULL;
 	bpf_map_delete_elem(a->cgroups_fd, &s->sb.cgroup_id);
 	bpf_map_update_elem(a->stats_fd, &slot, &zero, BPF_ANY);
 	bpf_map_update_elem(a->free_fd, NULL, &slot, 0);
@@ -202,11 +172,13 @@ static bool release_shim(struct agent *a, const char *name)
  * Register the sandbox of cgroup `path` (a shim's when shim_name is set).
  * 0 (also when already known), or -errno after a message.
  */
-static int add_sandbox(struct agent *a, const char *path, const char *source, const char *shim_name)
+static int add_sandbox(struct agent *a, const char *path, const char *source,
+		       const struct sbt_sandbox_state *shim)
 {
+	const char *shim_name = shim ? shim->name : NULL;
 	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_ADDED };
 	struct agent_sb *s = calloc(1, sizeof(*s));
-	int slot;
+	int slot, err;
 
 	if (!s)
 		return -ENOMEM;
@@ -229,6 +201,19 @@ static int add_sandbox(struct agent *a, const char *path, const char *source, co
 	s->sb.slot = (uint32_t)slot;
 	s->sb.origin = strcmp(source, "shim") == 0 ? "sandbox" : "cgroup";
 	s->source = source;
+	err = shim ? sbt_agent_pol_from_state(shim, a->o->state_dir, &s->pol)
+		   : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1, &s->pol);
+	/* in place before the answer; else not registered (a shim: not released) */
+	if (err || sbt_agent_pol_apply(&a->eg, s->pol, s->sb.slot, &s->sb, shim != NULL)) {
+		fprintf(stderr,
+			"sbtrace agent: sandbox %s: its egress policy cannot be enforced: "
+			"not registered%s\n",
+			s->sb.name, shim ? ", its workload not released" : "");
+		release_slot(a, s);
+		sbt_shellagg_free(s->agg);
+		free(s);
+		return -EPERM;
+	}
 	if (shim_name)
 		snprintf(s->sb.pin_name, sizeof(s->sb.pin_name), "%s", shim_name);
 	a->slots[slot] = s;
@@ -238,6 +223,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source, co
 	ev.ts = sbt_now_epoch_ns();
 	ev.sandbox_change.source = source;
 	ev.sandbox_change.registered_by = s->registered_by;
+	sbt_agent_pol_describe(s->pol, &ev.sandbox_change);
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
 	emit(a, &ev, &s->sb);
@@ -254,6 +240,15 @@ static void report_drops(struct agent *a, struct agent_sb *s)
 		return;
 	s->kernel_execs = st.execs;
 	s->kernel_lost = st.lost;
+	if (st.egress_lost > s->eg_lost_reported) {
+		emit_lost(a, &s->sb,
+			  &(struct sbt_ev_lost){ .lost = st.egress_lost - s->eg_lost_reported,
+						 .lost_total = st.egress_lost,
+						 .has_total = true,
+						 .reason = "ringbuf_full",
+						 .kind = "egress" });
+		s->eg_lost_reported = st.egress_lost;
+	}
 	if (st.lost <= s->lost_reported)
 		return;
 	emit_lost(a, &s->sb,
@@ -265,6 +260,8 @@ static void report_drops(struct agent *a, struct agent_sb *s)
 	s->lost_reported = st.lost;
 }
 
+static void emit_folded(void *arg, const struct sbt_egress *rec);
+
 /* A sandbox's final events: what never arrived, its shells; its totals into t. */
 static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox_totals *t)
 {
@@ -272,6 +269,7 @@ static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox
 	uint64_t missing;
 
 	report_drops(a, s);
+	sbt_agent_egress_flush_folds(&a->eg, s->sb.slot, emit_folded, a);
 	missing = s->kernel_execs > s->received ? s->kernel_execs - s->received : 0;
 	if (missing > s->lost_reported)
 		emit_lost(a, &s->sb,
@@ -343,7 +341,7 @@ static void add_shim(struct agent *a, const char *file)
 			"sbtrace agent: shim sandbox %s runs in a microVM: its execs are not "
 			"visible from the host; its tap is not watched by the agent\n",
 			name);
-	add_sandbox(a, st.cgroup_path, "shim", name);
+	add_sandbox(a, st.cgroup_path, "shim", &st);
 }
 
 static void scan_dir(struct agent *a, const char *dir, int parent_idx)
@@ -461,15 +459,58 @@ static void handle_exec(struct agent *a, const void *data, size_t size)
 	emit(a, &out, &s->sb);
 }
 
+static void emit_egress(struct agent *a, struct sbt_event *out, struct agent_sb *s)
+{
+	out->egress.rule = sbt_agent_pol_rule_text(s->pol, out->egress.rec->rule_id);
+	out->egress.floor = sbt_egress_floor_text(out->egress.rec->floor_idx);
+	emit(a, out, &s->sb);
+}
+
+/* A verdict of a sandbox's egress hooks: EgressAllowed/Denied/Observed (counted by /metrics). */
+static void handle_egress(struct agent *a, const void *data, size_t size)
+{
+	struct sbt_event out = { .kind = SBT_EV_EGRESS };
+	struct sbt_egress r;
+	const struct sbt_egress *rec = &r;
+	enum sbt_decode_err derr = sbt_decode_egress(data, size, &r);
+	struct agent_sb *s = NULL;
+
+	if (derr == SBT_DECODE_OK && rec->slot < a->max)
+		s = a->slots[rec->slot];
+	if (derr == SBT_DECODE_OK && !s)
+		derr = SBT_DECODE_BAD_FIELD;
+	if (derr != SBT_DECODE_OK) {
+		if (!a->decode_errors++)
+			a->first_decode_err = derr;
+		return;
+	}
+	out.ts = sbt_boot_to_epoch_ns(rec->ts_boot_ns, a->boot_offset);
+	out.egress.rec = rec;
+	emit_egress(a, &out, s);
+}
+
+/* The tail of a folded key (sbt_agent_egress_flush_folds), now. */
+static void emit_folded(void *arg, const struct sbt_egress *rec)
+{
+	struct agent *a = arg;
+	struct sbt_event out = { .kind = SBT_EV_EGRESS, .ts = sbt_now_epoch_ns() };
+
+	out.egress.rec = rec;
+	if (rec->slot < a->max && a->slots[rec->slot])
+		emit_egress(a, &out, a->slots[rec->slot]);
+}
+
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct agent *a = ctx;
+	int t = sbt_record_type(data, size);
 
-	if (sbt_record_type(data, size) == SBT_REC_EXEC) {
+	if (t == SBT_REC_EXEC)
 		handle_exec(a, data, size);
-	} else if (!a->decode_errors++) {
-		a->first_decode_err = SBT_DECODE_BAD_FIELD; /* no egress hooks are loaded */
-	}
+	else if (t == SBT_REC_EGRESS)
+		handle_egress(a, data, size);
+	else if (!a->decode_errors++)
+		a->first_decode_err = SBT_DECODE_BAD_FIELD;
 	return 0;
 }
 
@@ -556,6 +597,8 @@ static struct agent *agent_new(struct sbt_agent_opts *o)
 	a->ino = -1;
 	a->wd_state = -1;
 	a->obs.stats_fd = -1;
+	a->eg.dir_fd = -1;
+	a->eg.mode_fd = -1;
 	for (int i = 0; i < SBT_AGENT_MAX_PARENTS; i++)
 		a->wd_parent[i] = -1;
 	a->slots = calloc(a->max, sizeof(struct agent_sb *));
@@ -574,6 +617,12 @@ static void agent_free(struct agent *a)
 {
 	sbt_http_stop(a->http);
 	sbt_agent_obs_free(&a->obs);
+	for (uint32_t i = 0; a->slots && i < a->max; i++)
+		if (a->slots[i] && a->plan.skel) {
+			sbt_agent_pol_free(&a->eg, a->slots[i]->pol, i);
+			a->slots[i]->pol = NULL;
+		}
+	sbt_agent_egress_free(&a->eg);
 	bpf_link__destroy(a->mkdir_link);
 	ring_buffer__free(a->rb);
 	sbt_plan_destroy(&a->plan);
@@ -730,6 +779,8 @@ static int agent_attach(struct agent *a)
 		err = register_parents(a);
 	if (err)
 		return err;
+	if (sbt_agent_egress_init(&a->eg, skel, a->o->policy_dir, a->parent, a->o->nr_parents))
+		return SBT_EXIT_KERNEL;
 	attach_mkdir(a);
 	sbt_agent_obs_init(&a->obs, bpf_map__fd(skel->maps.events), a->o->trace.exec.ringbuf_bytes);
 	bpf_object__for_each_program(prog, skel->obj)
@@ -749,7 +800,7 @@ static int agent_attach(struct agent *a)
 static void emit_started(struct agent *a)
 {
 	const struct sbt_hook_result *hooks[] = { &a->plan.exec, &a->membership, &a->mkdir_res,
-						  NULL };
+						  &a->eg.res, NULL };
 	struct sbt_event ev = { .kind = SBT_EV_STARTED, .ts = sbt_now_epoch_ns() };
 	struct utsname u;
 
@@ -885,6 +936,7 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct agent *a = agent_new(o);
 	uint64_t t0 = sbt_mono_ms();
+	char why[256];
 	const char *reason;
 	int ret, err;
 
@@ -900,6 +952,11 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (o->policy_dir && sbt_agent_policy_dir_check(o->policy_dir, why, sizeof(why))) {
+		fprintf(stderr, "sbtrace agent: --policy-dir %s: %s\n", o->policy_dir, why);
+		agent_free(a);
+		return SBT_EXIT_USAGE;
+	}
 	ret = agent_attach(a);
 	if (ret == SBT_EXIT_OK && o->metrics_addr) {
 		a->http = sbt_http_start(o->metrics_addr, render_metrics, a);

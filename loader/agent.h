@@ -3,11 +3,15 @@
 #ifndef SBT_LOADER_AGENT_H
 #define SBT_LOADER_AGENT_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "agent_cmd.h"
 #include "metrics.h"
+#include "policy.h"
+#include "tracer.h"
 
 /* Run the agent to its end: an exit code (an sbt_agent_fn). */
 int sbt_agent_run(struct sbt_agent_opts *opts);
@@ -42,5 +46,73 @@ struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render,
 int sbt_http_fd(const struct sbt_http *h); /* poll it for POLLIN, then sbt_http_run() */
 void sbt_http_run(struct sbt_http *h);
 void sbt_http_stop(struct sbt_http *h);
+
+/* ---- per-sandbox egress policy (agent_egress.c) ---- */
+
+struct bpf_link;
+struct sbt_sandbox;
+struct sbt_sandbox_state;
+
+#define SBT_AGENT_EGRESS_PROGS 6 /* connect4/6, sendmsg4/6, sock_create, cgroup_skb egress */
+
+struct sbt_agent_egress {
+	struct sbtrace_bpf *skel;
+	const char *policy_dir; /* --policy-dir, NULL: none */
+	int dir_fd, mode_fd, policy_fd;
+	struct bpf_link *parent_links[SBT_AGENT_MAX_PARENTS * SBT_AGENT_EGRESS_PROGS];
+	size_t nr_parent_links;
+	struct sbt_hook_result res; /* TraceStarted.hooks.egress: cgroup_link */
+};
+
+/* A sandbox's policy: its rules (ids 1, 2, ...), mode, trie entries and links. */
+struct sbt_agent_pol {
+	const char *source; /* "state_file" or "policy_dir" */
+	int mode;	    /* SBT_EGRESS_ENFORCE, _AUDIT, or _FAILED (denied: error says why) */
+	struct sbt_egress_cfg cfg;
+	char error[PATH_MAX + 400];
+	struct sbt_policy_entry *entries;
+	size_t nr_entries;
+	struct bpf_link *links[SBT_AGENT_EGRESS_PROGS]; /* a shim sandbox's own */
+	size_t nr_links;
+};
+
+/* --policy-dir: root's, writable by nobody else. 0, or -errno and why. */
+int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len);
+/* Open --policy-dir, attach the hooks to each parent (when there is one). 0 or -errno. */
+int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
+			  const char *policy_dir, const struct sbt_sandbox *parents, int nr);
+void sbt_agent_egress_free(struct sbt_agent_egress *ae);
+int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode);
+/*
+ * A shim sandbox's policy into *out (NULL: its state file has none); a
+ * refused one is FAILED (denied). 0, or -ENOMEM (then nothing may run).
+ */
+int sbt_agent_pol_from_state(const struct sbt_sandbox_state *st, const char *state_dir,
+			     struct sbt_agent_pol **out);
+/* DIR/<child>.policy into *out (NULL: no --policy-dir, or no file); as above. */
+int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, const char *child,
+			   struct sbt_agent_pol **out);
+struct sbt_ev_sandbox;
+/* SandboxAdded's egress fields (none for p NULL). */
+void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox *c);
+/*
+ * Write p into slot's trie and mode (p NULL: OBSERVE), attaching the hooks to
+ * the sandbox's own cgroup when `attach`. A policy that cannot be written
+ * turns FAILED (denied). 0, or -errno when the hooks could not be attached.
+ */
+int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
+			const struct sbt_sandbox *sb, bool attach);
+/* Detach, clear the slot's trie entries, mode OBSERVE; frees p. */
+void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot);
+const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p); /* NULL for none */
+const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id);
+/*
+ * Events folded in the kernel since their key's last record, of `slot`: one
+ * record each (count: how many) to fn, and the keys deleted (a sandbox that
+ * ends, the agent that stops: the tail is never lost).
+ */
+struct sbt_egress;
+void sbt_agent_egress_flush_folds(struct sbt_agent_egress *ae, uint32_t slot,
+				  void (*fn)(void *arg, const struct sbt_egress *rec), void *arg);
 
 #endif

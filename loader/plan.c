@@ -162,6 +162,8 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 	skel->rodata->wakeup_each = opts->poll_ms == 0;
 	skel->rodata->wakeup_watermark = opts->ringbuf_bytes / 4;
 	skel->rodata->host_netns_cookie = opts->host_netns_cookie;
+	skel->rodata->agent_modes = opts->agent;
+	skel->rodata->agent_mkdir_mode = opts->agent_mkdir_mode;
 	/* SBTRACE_FOLD_WINDOW_MS: a benchmark knob (0 sends every egress event) */
 	fold = getenv("SBTRACE_FOLD_WINDOW_MS");
 	if (fold)
@@ -174,6 +176,8 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 		err = bpf_map__set_max_entries(skel->maps.sandbox_stats, opts->max_sandboxes);
 	if (!err && opts->max_sandboxes)
 		err = bpf_map__set_max_entries(skel->maps.agent_free_slots, opts->max_sandboxes);
+	if (!err && opts->max_sandboxes)
+		err = bpf_map__set_max_entries(skel->maps.agent_egress_mode, opts->max_sandboxes);
 	if (!err)
 		err = sbtrace_bpf__load(skel);
 	if (err) {

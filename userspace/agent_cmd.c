@@ -32,8 +32,18 @@ void sbt_agent_usage(FILE *f)
 		"    so no process can run in it unregistered (its first exec is traced).\n"
 		"Each sandbox has its own name (its cgroup path). When its cgroup is gone\n"
 		"its last events, ShellInvocationObserved and SandboxRemoved come out.\n"
-		"Egress is not watched by the agent (use sbtrace trace --sandbox for a\n"
-		"sandbox's egress policy).\n"
+		"\n"
+		"Egress policy, per sandbox (nothing is enforced for a sandbox without one):\n"
+		"  - a shim sandbox: the rules in its state file (sbtrace-shim run --allow,\n"
+		"    --egress), enforced before its workload is released;\n"
+		"  - a child of --cgroup-parent: the file DIR/<child's cgroup name>.policy,\n"
+		"    one rule a line ('cidr ADDR[/LEN] [port N[-M]] [proto tcp|udp]', '#'\n"
+		"    comments, an optional line 'egress audit'), read once when the child\n"
+		"    is registered. With --policy-dir a new child is denied everything\n"
+		"    (reason policy_pending) from its mkdir until its policy is applied.\n"
+		"A policy that cannot be read, parsed or applied denies the sandbox all\n"
+		"egress (reason policy_error; FILE:LINE:COL on stderr and in SandboxAdded).\n"
+		"Host rules need a DNS proxy the agent does not run yet: refused the same.\n"
 		"\n"
 		"Sandboxes:\n"
 		"      --cgroup-parent PATH  a cgroup v2 directory (absolute or relative to\n"
@@ -42,6 +52,8 @@ void sbt_agent_usage(FILE *f)
 		"      --state-dir DIR    sbtrace-shim's state directory (default %s;\n"
 		"                         created if missing)\n"
 		"      --no-shim          do not watch shim sandboxes\n"
+		"      --policy-dir DIR   egress policies of --cgroup-parent children (above);\n"
+		"                         DIR must be owned by root, writable by nobody else\n"
 		"      --max-sandboxes N  sandboxes at once (1..%d, default %d): the size of\n"
 		"                         the BPF maps; a child cgroup beyond it is counted\n"
 		"                         (sandboxes_unregistered) and reported, not traced\n"
@@ -93,6 +105,7 @@ enum agent_opt {
 	OPT_POLL_MS,
 	OPT_SOCKET,
 	OPT_NO_SOCKET,
+	OPT_POLICY_DIR,
 };
 
 static const struct option agent_longopts[] = {
@@ -113,6 +126,7 @@ static const struct option agent_longopts[] = {
 	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "no-socket", no_argument, NULL, OPT_NO_SOCKET },
+	{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -266,6 +280,9 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 	case OPT_NO_SOCKET:
 		a->socket_path = NULL;
 		return -1;
+	case OPT_POLICY_DIR:
+		a->policy_dir = arg;
+		return -1;
 	case 'o':
 		if (strcmp(arg, "json") == 0)
 			a->format = SBT_FORMAT_JSON;
@@ -324,7 +341,15 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!a->state_dir && a->nr_parents == 0)
 		return usage_error("%snothing to watch: --no-shim without --cgroup-parent", "");
+	if (a->policy_dir && a->nr_parents == 0)
+		return usage_error(
+			"%s--policy-dir needs --cgroup-parent (a shim sandbox's policy is "
+			"in its state file)",
+			"");
 	eo->max_sandboxes = a->max_sandboxes;
+	eo->policy = true; /* the egress hooks, attached per sandbox with a policy */
+	eo->agent_mkdir_mode = a->policy_dir ? SBT_EGRESS_PENDING : SBT_EGRESS_OBSERVE;
+	eo->host_netns_cookie = sbt_netns_cookie();
 	return -1;
 }
 

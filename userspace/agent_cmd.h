@@ -25,8 +25,9 @@ struct sbt_metrics_sink;
 struct sbt_agent_opts {
 	struct sbt_trace_opts trace; /* exec options, sinks, duration (no sandboxes) */
 	enum sbt_format format;
-	const char *out_path;  /* --out (appended; reopened on SIGHUP), NULL: stdout */
-	const char *state_dir; /* shim state files; NULL: --no-shim */
+	const char *out_path;	/* --out (appended; reopened on SIGHUP), NULL: stdout */
+	const char *policy_dir; /* --policy-dir: DIR/<child>.policy per --cgroup-parent child */
+	const char *state_dir;	/* shim state files; NULL: --no-shim */
 	const char *parents[SBT_AGENT_MAX_PARENTS]; /* --cgroup-parent, as given */
 	int nr_parents;
 	uint32_t max_sandboxes;

@@ -221,6 +221,8 @@ const char *sbt_egress_reason_name(unsigned int reason)
 		[SBT_REASON_MALFORMED] = "malformed",
 		[SBT_REASON_FRAGMENT] = "fragment",
 		[SBT_REASON_UNSUPPORTED] = "unsupported",
+		[SBT_REASON_POLICY_PENDING] = "policy_pending",
+		[SBT_REASON_POLICY_ERROR] = "policy_error",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_REASON__MAX, "a name per reason");
 

@@ -323,6 +323,22 @@ static json_object *stopped_json(const struct sbt_event *ev, const struct sbt_sa
 	return o;
 }
 
+/* SandboxAdded's egress: null when the sandbox has no policy. */
+static json_object *egress_policy_json(const struct sbt_ev_sandbox *c)
+{
+	json_object *o;
+
+	if (!c->egress_mode)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "source", json_object_new_string(c->egress_source));
+	json_object_object_add(o, "mode", json_object_new_string(c->egress_mode));
+	json_object_object_add(o, "rules", json_object_new_uint64(c->egress_rules));
+	json_object_object_add(o, "error",
+			       c->egress_error ? json_object_new_string(c->egress_error) : NULL);
+	return o;
+}
+
 static json_object *sandbox_change_json(const struct sbt_event *ev)
 {
 	const struct sbt_ev_sandbox *c = &ev->sandbox_change;
@@ -340,6 +356,7 @@ static json_object *sandbox_change_json(const struct sbt_event *ev)
 		json_object_object_add(o, "registered_by",
 				       json_object_new_string(c->registered_by));
 		json_object_object_add(o, "released", json_object_new_boolean(c->released));
+		json_object_object_add(o, "egress", egress_policy_json(c));
 	} else {
 		json_object_object_add(o, "totals", totals_json(ev->sandbox->name, c->totals));
 	}

@@ -230,6 +230,10 @@ struct sbt_sandbox_run {
 	/* spec.then_argv: init's phase records (read end, non-blocking), -1 without */
 	int phase_fd;
 	struct sbt_sandbox_then then;
+	/* The sandbox's egress policy for sbtrace agent (state file: egress), NULL: none. */
+	const char *egress_mode;	 /* "enforce" or "audit" */
+	const char *const *egress_rules; /* rule lines, policy.h's grammar */
+	int nr_egress_rules;
 };
 
 /*
@@ -307,6 +311,8 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run);
 int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run);
 /* Rewrite the run's state file (run->state_file) with what changed. 0 or -errno. */
 int sbt_state_update(const struct sbt_sandbox_run *run);
+#define SBT_STATE_EGRESS_MAX   16384 /* the rules' text in a state file */
+#define SBT_STATE_EGRESS_RULES 256   /* rules in a state file */
 struct sbt_sandbox_state {
 	char name[SBT_SANDBOX_NAME_MAX + 1];
 	char backend[16];
@@ -323,6 +329,14 @@ struct sbt_sandbox_state {
 	int tap_ifindex;
 	char guest_addrs[SBT_VM_MAX_ADDRS][64];
 	int nr_guest_addrs;
+	/*
+	 * "egress": {"mode": "enforce"|"audit", "rules": ["cidr ...", ...]}, written
+	 * by the shim (--allow, --egress) for sbtrace agent: egress_mode "" when the
+	 * file has none; the rules (unparsed: the agent parses them) one a line.
+	 */
+	char egress_mode[8];
+	char egress_rules[SBT_STATE_EGRESS_MAX];
+	int nr_egress_rules;
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */
 int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st, char *err,

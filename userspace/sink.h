@@ -119,6 +119,11 @@ struct sbt_ev_sandbox {
 	const char *registered_by; /* "cgroup_mkdir" (BPF, at mkdir) or "agent" (userspace) */
 	bool released;		   /* a shim's workload was waiting and was told "attached" */
 	const struct sbt_sandbox_totals *totals; /* SandboxRemoved only */
+	/* SandboxAdded: its egress policy (egress_mode NULL: none, nothing enforced) */
+	const char *egress_source; /* "state_file" or "policy_dir" */
+	const char *egress_mode;   /* "enforce", "audit" or "denied" (refused: egress_error) */
+	const char *egress_error;
+	size_t egress_rules;
 };
 
 /* One sandbox in TraceStats. */

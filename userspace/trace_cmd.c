@@ -419,6 +419,20 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 				a->names[i], err, a->names[i]);
 			return SBT_EXIT_USAGE;
 		}
+		/* Fail closed: a policy the shim recorded for the agent is never dropped unseen. */
+		if (st.egress_mode[0] && !opts->egress.nr_rules &&
+		    a->egress_mode != SBT_EGRESS_ENFORCE && a->egress_mode != SBT_EGRESS_AUDIT) {
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: its state file carries an egress "
+				"policy "
+				"(sbtrace-shim run --allow/--egress) that only sbtrace agent "
+				"reads; "
+				"give this trace its own (--allow-cidr ..., --egress enforce) or "
+				"run "
+				"sbtrace agent\n",
+				st.name);
+			return SBT_EXIT_USAGE;
+		}
 		sb = &opts->sandboxes[opts->nr_sandboxes];
 		if (sbt_sandbox_from_cgroup(st.cgroup_path, sb) < 0)
 			return SBT_EXIT_USAGE;

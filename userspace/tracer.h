@@ -189,6 +189,7 @@ struct sbt_exec_opts {
 	bool tap;		    /* load the tap program (tc) */
 	bool no_exec_attach;	    /* taps only: load the exec hook, attach it nowhere */
 	bool agent;		    /* load the agent's cgroup_mkdir program (attached by it) */
+	uint32_t agent_mkdir_mode;  /* the agent: a new child's egress mode (PENDING or OBSERVE) */
 	uint32_t max_sandboxes;	    /* the agent: slots in the maps; 0: SBT_MAX_SANDBOXES */
 	uint64_t host_netns_cookie; /* the loader's network namespace */
 	bool verbose;		    /* libbpf's own messages on stderr */

@@ -51,6 +51,8 @@ static void test_agent_args(void **state)
 	const char *noshim[] = { "agent", "--no-shim" };
 	const char *badaddr[] = { "agent", "--metrics-addr", "localhost:9464" };
 	const char *badmax[] = { "agent", "--max-sandboxes", "0" };
+	const char *pdir_alone[] = { "agent", "--policy-dir", "/etc/sbtrace/policies" };
+	const char *pdir[] = { "agent", "--cgroup-parent", "/pods", "--policy-dir", "/etc/p" };
 
 	(void)state;
 	assert_int_equal(parse(&o, ok, ARRAY_SIZE(ok)), -1);
@@ -61,10 +63,18 @@ static void test_agent_args(void **state)
 	assert_int_equal(o.trace.exec.max_sandboxes, 4096);
 	assert_true(o.trace.exec.agent);
 	assert_int_equal(o.trace.egress.mode, SBT_EGRESS_OFF);
+	assert_true(o.trace.exec.policy); /* the egress hooks, for sandboxes with a policy */
+	assert_int_equal(o.trace.exec.agent_mkdir_mode, SBT_EGRESS_OBSERVE);
+	assert_null(o.policy_dir);
 	assert_non_null(o.state_dir);
 	assert_int_equal(parse(&o, noshim, ARRAY_SIZE(noshim)), SBT_EXIT_USAGE);
 	assert_int_equal(parse(&o, badaddr, ARRAY_SIZE(badaddr)), SBT_EXIT_USAGE);
 	assert_int_equal(parse(&o, badmax, ARRAY_SIZE(badmax)), SBT_EXIT_USAGE);
+	/* --policy-dir is for --cgroup-parent children; their new slots start denied */
+	assert_int_equal(parse(&o, pdir_alone, ARRAY_SIZE(pdir_alone)), SBT_EXIT_USAGE);
+	assert_int_equal(parse(&o, pdir, ARRAY_SIZE(pdir)), -1);
+	assert_string_equal(o.policy_dir, "/etc/p");
+	assert_int_equal(o.trace.exec.agent_mkdir_mode, SBT_EGRESS_PENDING);
 }
 
 static void test_hostport(void **state)

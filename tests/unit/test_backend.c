@@ -97,6 +97,26 @@ static void test_state_qemu_needs_its_fields(void **state)
 	assert_non_null(strstr(err, "field 'tap' is missing"));
 }
 
+/* "egress" (sbtrace-shim run --allow): refused unless {mode: enforce|audit, rules: [one-line strings]}. */
+static void test_state_egress_refused(void **state)
+{
+	static const char *const bad[] = {
+		",\"egress\":[]",
+		",\"egress\":{\"mode\":\"enforce\"}",
+		",\"egress\":{\"mode\":\"allow\",\"rules\":[]}",
+		",\"egress\":{\"mode\":\"enforce\",\"rules\":[1]}",
+		",\"egress\":{\"mode\":\"audit\",\"rules\":[\"cidr 192.0.2.1\\ncidr 0.0.0.0/0\"]}",
+	};
+	char json[1024], err[PATH_MAX + 512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(json, sizeof(json), STATE_HEAD, "ns", bad[i]);
+		assert_int_equal(read_state(json, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "field 'egress"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -104,6 +124,7 @@ int main(void)
 		cmocka_unit_test(test_parse_refuses),
 		cmocka_unit_test(test_state_foreign_fields),
 		cmocka_unit_test(test_state_qemu_needs_its_fields),
+		cmocka_unit_test(test_state_egress_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,6 +69,15 @@ static struct json_object *state_json(const struct sbt_sandbox_run *run,
 	json_object_object_add(o, "tracer_pid", json_object_new_int(run->tracer_pid));
 	if (run->tracer_lost)
 		json_object_object_add(o, "tracer_lost", json_object_new_boolean(1));
+	if (run->egress_mode) {
+		struct json_object *eg = json_object_new_object(), *rules = json_object_new_array();
+
+		for (int i = 0; i < run->nr_egress_rules; i++)
+			json_object_array_add(rules, json_object_new_string(run->egress_rules[i]));
+		json_object_object_add(eg, "mode", json_object_new_string(run->egress_mode));
+		json_object_object_add(eg, "rules", rules);
+		json_object_object_add(o, "egress", eg);
+	}
 	vis = json_object_new_object();
 	json_object_object_add(vis, "exec", json_object_new_string(ops->vis_exec));
 	json_object_object_add(vis, "network", json_object_new_string(ops->vis_network));
@@ -249,6 +258,49 @@ static int parse_visibility(struct json_object *root, struct sbt_sandbox_state *
 	return ret;
 }
 
+/* "egress": {"mode": "enforce"|"audit", "rules": [STRING...]}, optional. */
+static int parse_egress(struct json_object *root, struct sbt_sandbox_state *st,
+			const struct sbx_state_ctx *v)
+{
+	struct json_object *eg, *mode, *rules;
+	const char *m;
+	size_t used = 0, n;
+
+	if (!json_object_object_get_ex(root, "egress", &eg))
+		return 0;
+	if (!json_object_is_type(eg, json_type_object) ||
+	    !json_object_object_get_ex(eg, "mode", &mode) ||
+	    !json_object_object_get_ex(eg, "rules", &rules) ||
+	    !json_object_is_type(rules, json_type_array))
+		return sbx_state_bad(v, -EINVAL, "' must be {\"mode\": ..., \"rules\": [...]}",
+				     "egress");
+	m = json_object_is_type(mode, json_type_string) ? json_object_get_string(mode) : "";
+	if (strcmp(m, "enforce") != 0 && strcmp(m, "audit") != 0)
+		return sbx_state_bad(v, -EINVAL, ".mode' must be enforce or audit", "egress");
+	snprintf(st->egress_mode, sizeof(st->egress_mode), "%s", m);
+	n = json_object_array_length(rules);
+	if (n > SBT_STATE_EGRESS_RULES)
+		return sbx_state_bad(v, -E2BIG, ".rules' has too many rules", "egress");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *r = json_object_array_get_idx(rules, i);
+		const char *s =
+			json_object_is_type(r, json_type_string) ? json_object_get_string(r) : NULL;
+		size_t len = s ? strlen(s) : 0;
+
+		if (!s || (int)len != json_object_get_string_len(r) || strchr(s, '\n') ||
+		    used + len + 1 >= sizeof(st->egress_rules))
+			return sbx_state_bad(v, -EINVAL,
+					     ".rules' must be strings of one line, 16 KiB in all",
+					     "egress");
+		memcpy(st->egress_rules + used, s, len);
+		used += len;
+		st->egress_rules[used++] = '\n';
+	}
+	st->egress_rules[used] = '\0';
+	st->nr_egress_rules = (int)n;
+	return 0;
+}
+
 /* A canonical absolute path strictly below `top`: no //, no . or .. component. */
 static bool path_below(const char *path, const char *top)
 {
@@ -398,6 +450,8 @@ static int parse_fields(struct json_object *root, const char *name, struct sbt_s
 		st->start_ns = (uint64_t)i;
 	if (!ret)
 		ret = parse_visibility(root, st, v);
+	if (!ret)
+		ret = parse_egress(root, st, v);
 	if (!ret)
 		ret = parse_backend_fields(root, st, v);
 	return ret;

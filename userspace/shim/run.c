@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "envset.h"
+#include "policy.h"
 #include "sandbox.h"
 #include "shim.h"
 
@@ -35,6 +36,8 @@ enum run_opt {
 	OPT_VM_MEM,
 	OPT_VM_TIMEOUT,
 	OPT_TIMINGS,
+	OPT_ALLOW,
+	OPT_EGRESS,
 };
 
 /* What the options say: the spec, and what the run itself takes. */
@@ -47,6 +50,9 @@ struct run_opts {
 	struct sbt_env env_check; /* --env values as given, checked as they come */
 	char *env[SBT_ENV_MAX + 1];
 	int nr_env;
+	const char *allow[SBT_STATE_EGRESS_RULES]; /* --allow, checked */
+	int nr_allow;
+	const char *egress; /* --egress, or "enforce" with --allow */
 };
 
 /* What a run holds; run_end() releases it. */
@@ -94,6 +100,13 @@ void shim_usage_run(FILE *f)
 		"                         environment enters: the workload gets PATH, HOME\n"
 		"                         (/root), LANG, TERM and what --env adds\n"
 		"  -s, --state-dir DIR    state files (default %s)\n"
+		"      --allow RULE       an egress rule for sbtrace agent, in the allowlist\n"
+		"                         grammar: 'cidr ADDR[/LEN] [port N[-M]] [proto\n"
+		"                         tcp|udp]' (repeatable); recorded in the state\n"
+		"                         file, where the agent reads it and enforces it\n"
+		"                         before it releases the workload\n"
+		"      --egress enforce|audit  the mode of those rules (default enforce;\n"
+		"                         enforce without --allow denies all egress)\n"
 		"      --no-wait          run CMD at once, without waiting for a tracer\n"
 		"      --timings FILE     at the end, write JSON: boot_ms, workload_ms (qemu\n"
 		"                         only, else null) and total_ms, from the release\n"
@@ -321,6 +334,28 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case OPT_VM_MEM:
 	case OPT_VM_TIMEOUT:
 		return opt_vm(c, arg, o);
+	case OPT_ALLOW: {
+		struct sbt_parse_error perr;
+		struct sbt_rule rule;
+		char msg[512];
+		int got = strchr(arg, '\n') ? 0 : sbt_rule_parse(arg, &rule, &perr);
+
+		if (got <= 0) {
+			snprintf(msg, sizeof(msg), "--allow '%.200s': %s", arg,
+				 got < 0 ? perr.msg
+					 : "give one rule, e.g. 'cidr 192.0.2.0/24 port 443'");
+			return shim_usage_error("run", "%s", msg);
+		}
+		if (o->nr_allow >= SBT_STATE_EGRESS_RULES)
+			return shim_usage_error("run", "--allow '%s': more than 256 rules", arg);
+		o->allow[o->nr_allow++] = arg;
+		return -1;
+	}
+	case OPT_EGRESS:
+		if (strcmp(arg, "enforce") != 0 && strcmp(arg, "audit") != 0)
+			return shim_usage_error("run", "--egress '%s': use enforce or audit", arg);
+		o->egress = arg;
+		return -1;
 	case OPT_TIMINGS:
 		if (!arg[0])
 			return shim_usage_error("run", "--timings '%s': give a file", arg);
@@ -440,6 +475,8 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 		{ "vm-mem", required_argument, NULL, OPT_VM_MEM },
 		{ "vm-timeout", required_argument, NULL, OPT_VM_TIMEOUT },
 		{ "timings", required_argument, NULL, OPT_TIMINGS },
+		{ "allow", required_argument, NULL, OPT_ALLOW },
+		{ "egress", required_argument, NULL, OPT_EGRESS },
 		{ "env", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -498,6 +535,11 @@ static int run_start(const struct run_opts *o, struct run_ctx *r)
 		return ret == -EEXIST || ret == -EFBIG ? SHIM_EXIT_USAGE : SHIM_EXIT_SETUP;
 	}
 	r->started = true;
+	if (o->egress || o->nr_allow) {
+		r->run.egress_mode = o->egress ? o->egress : "enforce";
+		r->run.egress_rules = o->allow;
+		r->run.nr_egress_rules = o->nr_allow;
+	}
 	if (!o->no_wait) {
 		r->fifo = make_fifo(o->state_dir, o->spec.name, r->fifo_path, sizeof(r->fifo_path));
 		if (r->fifo < 0) {

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `sbtrace agent`: per-sandbox egress policy. The policy of a sandbox comes
+ * from the shim's state file (sbtrace-shim run --allow) or, for a child of
+ * --cgroup-parent, from --policy-dir DIR/<child>.policy; it is compiled like
+ * the trace's (policy_compile.c) into the LPM trie under the sandbox's slot.
+ *
+ * Where the programs run:
+ *  - a shim sandbox: attached to its cgroup (BPF links, one per hook) before
+ *    the shim is told "attached": its workload never runs unconfined;
+ *  - the children of --cgroup-parent: attached once to each parent (links
+ *    are multi-attach: they run for every descendant) when --policy-dir is
+ *    given. The cgroup_mkdir program gives a new child's slot the mode
+ *    PENDING before the child exists for anyone: every destination is denied
+ *    (reason policy_pending) until the agent applied its policy file, or found
+ *    none (then OBSERVE: the hooks let everything through, say nothing).
+ * Fail closed: a policy that cannot be parsed or applied leaves the sandbox
+ * in mode FAILED (everything denied, reason policy_error), never allowed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent.h"
+#include "decode.h"
+#include "egress_args.h"
+#include "policy.h"
+#include "sbtrace.h"
+#include "sbtrace.skel.h"
+#include "sink.h"
+
+static struct bpf_program *const *enforcers(struct sbtrace_bpf *skel)
+{
+	static struct bpf_program *progs[SBT_AGENT_EGRESS_PROGS];
+
+	progs[0] = skel->progs.egress_connect4;
+	progs[1] = skel->progs.egress_connect6;
+	progs[2] = skel->progs.egress_sendmsg4;
+	progs[3] = skel->progs.egress_sendmsg6;
+	progs[4] = skel->progs.egress_sock_create;
+	progs[5] = skel->progs.egress_skb;
+	return progs;
+}
+
+/* The hooks on cgroup `path` as links (stored in links[], *nr). 0 or -errno after a message. */
+static int attach_cgroup(struct sbtrace_bpf *skel, const char *path, struct bpf_link **links,
+			 size_t *nr)
+{
+	struct bpf_program *const *progs = enforcers(skel);
+	int cgfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (cgfd < 0) {
+		err = -errno;
+		fprintf(stderr, "sbtrace agent: egress: cannot open cgroup %s: %s\n", path,
+			strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < SBT_AGENT_EGRESS_PROGS && !err; i++) {
+		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cgfd);
+
+		if (!l) {
+			err = -errno;
+			fprintf(stderr, "sbtrace agent: egress: cannot attach %s to %s: %s\n",
+				bpf_program__name(progs[i]), path, strerror(-err));
+			break;
+		}
+		links[(*nr)++] = l;
+	}
+	close(cgfd);
+	return err;
+}
+
+int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode)
+{
+	return bpf_map_update_elem(ae->mode_fd, &slot, &mode, BPF_ANY) ? -errno : 0;
+}
+
+/* --policy-dir: a directory owned by root that nobody else may write. 0 or -errno. */
+int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len)
+{
+	struct stat st;
+
+	if (stat(dir, &st)) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "not a directory");
+		return -ENOTDIR;
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, len,
+			 "owned by uid %u, mode %03o: it must be owned by root and writable by "
+			 "nobody else (a sandbox must not choose its own policy)",
+			 (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
+			  const char *policy_dir, const struct sbt_sandbox *parents, int nr)
+{
+	memset(ae, 0, sizeof(*ae));
+	ae->skel = skel;
+	ae->policy_dir = policy_dir;
+	ae->dir_fd = -1;
+	ae->mode_fd = bpf_map__fd(skel->maps.agent_egress_mode);
+	ae->policy_fd = bpf_map__fd(skel->maps.egress_policy);
+	/* loaded; linked to a sandbox's cgroup with its policy, to the parents with --policy-dir */
+	ae->res.capability = "egress";
+	sbt_hook_record(&ae->res, "cgroup_link", "attached", 0);
+	ae->res.mode = "cgroup_link";
+	if (!policy_dir)
+		return 0;
+	ae->dir_fd = open(policy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ae->dir_fd < 0) {
+		fprintf(stderr, "sbtrace agent: --policy-dir %s: %s\n", policy_dir,
+			strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < nr; i++) {
+		int err = attach_cgroup(skel, parents[i].path, ae->parent_links,
+					&ae->nr_parent_links);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void sbt_agent_egress_free(struct sbt_agent_egress *ae)
+{
+	for (size_t i = 0; i < ae->nr_parent_links; i++)
+		bpf_link__destroy(ae->parent_links[i]);
+	ae->nr_parent_links = 0;
+	if (ae->dir_fd >= 0)
+		close(ae->dir_fd);
+	ae->dir_fd = -1;
+}
+
+/* ---- policies ------------------------------------------------------------- */
+
+static struct sbt_agent_pol *pol_new(const char *source)
+{
+	struct sbt_agent_pol *p = calloc(1, sizeof(*p));
+
+	if (p) {
+		p->source = source;
+		p->mode = SBT_EGRESS_ENFORCE;
+	}
+	return p;
+}
+
+/* Fail closed: FAILED, no rules, the reason (also on stderr). */
+static void pol_fail(struct sbt_agent_pol *p, const char *sandbox, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void pol_fail(struct sbt_agent_pol *p, const char *sandbox, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->error, sizeof(p->error), fmt, ap);
+	va_end(ap);
+	free(p->cfg.rules);
+	p->cfg.rules = NULL;
+	p->cfg.nr_rules = 0;
+	p->mode = SBT_EGRESS_FAILED;
+	fprintf(stderr,
+		"sbtrace agent: sandbox %s: egress policy refused: %s; all its egress is "
+		"denied\n",
+		sandbox, p->error);
+}
+
+/* One line: a rule, "egress enforce|audit", blank or a comment. 0, or -1 with msg. */
+static int parse_line(struct sbt_agent_pol *p, char *line, char *msg, size_t len)
+{
+	struct sbt_parse_error err;
+	struct sbt_rule r, *n;
+	char word[16];
+	int got;
+
+	if (sscanf(line, " %15s", word) == 1 && strcmp(word, "egress") == 0) {
+		char mode[16], extra[2];
+		int got_words = sscanf(line, " egress %15s %1s", mode, extra);
+
+		if ((got_words != 1 && !(got_words == 2 && extra[0] == '#')) ||
+		    (strcmp(mode, "enforce") != 0 && strcmp(mode, "audit") != 0)) {
+			snprintf(msg, len, "1: 'egress' takes enforce or audit");
+			return -1;
+		}
+		p->mode = mode[0] == 'e' ? SBT_EGRESS_ENFORCE : SBT_EGRESS_AUDIT;
+		return 0;
+	}
+	got = sbt_rule_parse(line, &r, &err);
+	if (got < 0) {
+		snprintf(msg, len, "%u: %s", err.col, err.msg);
+		return -1;
+	}
+	if (got == 0)
+		return 0;
+	if (r.kind == SBT_RULE_HOST) {
+		snprintf(msg, len,
+			 "1: host rules are not supported by sbtrace agent (it has no per-sandbox "
+			 "DNS proxy): give cidr rules");
+		return -1;
+	}
+	n = realloc(p->cfg.rules, (p->cfg.nr_rules + 1) * sizeof(*n));
+	if (!n) {
+		snprintf(msg, len, "1: out of memory");
+		return -1;
+	}
+	p->cfg.rules = n;
+	r.id = (uint32_t)p->cfg.nr_rules + 1;
+	n[p->cfg.nr_rules++] = r;
+	return 0;
+}
+
+/* Lines of `text` (modified) into p; an error names where:LINE:COL. */
+static void parse_text(struct sbt_agent_pol *p, const char *sandbox, const char *where, char *text)
+{
+	unsigned int lineno = 0;
+
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n'), msg[300];
+
+		lineno++;
+		if (nl)
+			*nl = '\0';
+		if (parse_line(p, line, msg, sizeof(msg))) {
+			pol_fail(p, sandbox, "%s:%u:%s", where, lineno, msg);
+			return;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+int sbt_agent_pol_from_state(const struct sbt_sandbox_state *st, const char *state_dir,
+			     struct sbt_agent_pol **out)
+{
+	struct sbt_agent_pol *p;
+	char where[PATH_MAX + 32], *text;
+
+	*out = NULL;
+	if (!st->egress_mode[0])
+		return 0;
+	p = pol_new("state_file");
+	text = strdup(st->egress_rules);
+	if (!p || !text) {
+		free(text);
+		free(p);
+		return -ENOMEM;
+	}
+	snprintf(where, sizeof(where), "%s/%s.json egress.rules", state_dir, st->name);
+	parse_text(p, st->name, where, text);
+	free(text);
+	if (p->mode != SBT_EGRESS_FAILED)
+		p->mode = strcmp(st->egress_mode, "audit") == 0 ? SBT_EGRESS_AUDIT
+								: SBT_EGRESS_ENFORCE;
+	*out = p;
+	return 0;
+}
+
+/* DIR/<child>.policy into a NUL-terminated buffer; NULL and *err (-ENOENT: no file). */
+static char *read_policy_file(int dir_fd, const char *file, int *err, char *why, size_t len)
+{
+	int fd = openat(dir_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	size_t used = 0;
+	struct stat st;
+	char *buf;
+
+	if (fd < 0) {
+		*err = -errno;
+		snprintf(why, len, "%s",
+			 errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)) || st.st_size > (off_t)SBT_ALLOWLIST_MAX) {
+		snprintf(why, len,
+			 "not a regular file owned by root, writable by nobody else, of at most "
+			 "1 MiB");
+		close(fd);
+		*err = -EPERM;
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	while (buf && used < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + used, (size_t)st.st_size - used);
+
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	if (!buf || memchr(buf, '\0', used)) {
+		snprintf(why, len,
+			 buf ? "contains a NUL byte: policies are text" : "out of memory");
+		free(buf);
+		*err = -EINVAL;
+		return NULL;
+	}
+	buf[used] = '\0';
+	return buf;
+}
+
+int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, const char *child,
+			   struct sbt_agent_pol **out)
+{
+	char file[PATH_MAX], where[2 * PATH_MAX], why[200];
+	struct sbt_agent_pol *p;
+	char *text;
+	int err = 0;
+
+	*out = NULL;
+	if (!ae->policy_dir)
+		return 0;
+	if ((size_t)snprintf(file, sizeof(file), "%s.policy", child) >= sizeof(file))
+		err = -ENAMETOOLONG;
+	snprintf(where, sizeof(where), "%s/%s", ae->policy_dir, file);
+	text = err ? NULL : read_policy_file(ae->dir_fd, file, &err, why, sizeof(why));
+	if (err == -ENOENT)
+		return 0; /* no policy: the sandbox is not confined */
+	p = pol_new("policy_dir");
+	if (!p) {
+		free(text);
+		return -ENOMEM;
+	}
+	if (!text)
+		pol_fail(p, sandbox, "%s: %s", where, err == -ENAMETOOLONG ? "name too long" : why);
+	else
+		parse_text(p, sandbox, where, text);
+	free(text);
+	*out = p;
+	return 0;
+}
+
+void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox *c)
+{
+	if (!p)
+		return;
+	c->egress_source = p->source;
+	c->egress_mode = sbt_agent_pol_mode_name(p);
+	c->egress_error = p->error[0] ? p->error : NULL;
+	c->egress_rules = p->cfg.nr_rules;
+}
+
+const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p)
+{
+	return !p			      ? NULL
+	       : p->mode == SBT_EGRESS_FAILED ? "denied"
+	       : p->mode == SBT_EGRESS_AUDIT  ? "audit"
+					      : "enforce";
+}
+
+const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id)
+{
+	return p && id >= 1 && id <= p->cfg.nr_rules ? p->cfg.rules[id - 1].text : NULL;
+}
+
+/* The rules into the trie under `slot`. 0, or -errno with p->error set. */
+static int write_trie(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
+{
+	struct sbt_parse_error perr;
+	size_t nfloor, cap;
+	int n;
+
+	sbt_policy_floor(&nfloor);
+	cap = p->cfg.nr_rules * 2 + nfloor + 1;
+	p->entries = calloc(cap, sizeof(*p->entries));
+	if (!p->entries)
+		return -ENOMEM;
+	n = sbt_policy_compile(p->cfg.rules, p->cfg.nr_rules, p->entries, cap, &perr);
+	if (n < 0) {
+		snprintf(p->error, sizeof(p->error), "%s", perr.msg);
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		struct sbt_policy_key key;
+		struct sbt_policy_val val;
+
+		sbt_policy_bpf_entry(&p->entries[i], slot, &key, &val);
+		if (bpf_map_update_elem(ae->policy_fd, &key, &val, BPF_ANY)) {
+			snprintf(p->error, sizeof(p->error), "policy map update: %s",
+				 strerror(errno));
+			p->nr_entries = (size_t)i;
+			return -EIO;
+		}
+	}
+	p->nr_entries = (size_t)n;
+	return 0;
+}
+
+static void clear_trie(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
+{
+	for (size_t i = 0; i < p->nr_entries; i++) {
+		struct sbt_policy_key key;
+		struct sbt_policy_val val;
+
+		sbt_policy_bpf_entry(&p->entries[i], slot, &key, &val);
+		bpf_map_delete_elem(ae->policy_fd, &key);
+	}
+	p->nr_entries = 0;
+	free(p->entries);
+	p->entries = NULL;
+}
+
+int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
+			const struct sbt_sandbox *sb, bool attach)
+{
+	int err;
+
+	if (!p)
+		return sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
+	/* denied while it is being written: no half-written trie decides */
+	err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING);
+	if (!err && p->mode != SBT_EGRESS_FAILED && write_trie(ae, p, slot)) {
+		char why[sizeof(p->error)];
+
+		snprintf(why, sizeof(why), "%s", p->error);
+		clear_trie(ae, p, slot);
+		pol_fail(p, sb->name, "cannot apply: %s", why);
+	}
+	if (!err && attach)
+		err = attach_cgroup(ae->skel, sb->path, p->links, &p->nr_links);
+	if (!err) /* FAILED (denied) when it was refused */
+		err = sbt_agent_egress_set_mode(ae, slot, (uint32_t)p->mode);
+	return err;
+}
+
+void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
+{
+	if (!p) {
+		sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
+		return;
+	}
+	for (size_t i = 0; i < p->nr_links; i++)
+		bpf_link__destroy(p->links[i]);
+	clear_trie(ae, p, slot);
+	sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
+	free(p->cfg.rules);
+	free(p);
+}
+
+/* ---- folded events ------------------------------------------------------------ */
+
+void sbt_agent_egress_flush_folds(struct sbt_agent_egress *ae, uint32_t slot,
+				  void (*fn)(void *arg, const struct sbt_egress *rec), void *arg)
+{
+	int fd = bpf_map__fd(ae->skel->maps.egress_fold);
+	struct sbt_fold_key *keys = NULL, key, next, *prev = NULL;
+	size_t n = 0, cap = 0;
+
+	/* the keys first: deleting while walking would restart the walk */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.slot != slot)
+			continue;
+		if (n == cap) {
+			struct sbt_fold_key *k = realloc(keys, (cap ? cap * 2 : 16) * sizeof(*k));
+
+			if (!k)
+				break;
+			keys = k;
+			cap = cap ? cap * 2 : 16;
+		}
+		keys[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sbt_fold_val val;
+		struct sbt_egress rec;
+
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &val) &&
+		    (bpf_map_lookup_elem(fd, &keys[i], &val) || bpf_map_delete_elem(fd, &keys[i])))
+			continue;
+		if (!val.folded)
+			continue;
+		memset(&rec, 0, sizeof(rec));
+		rec.slot = keys[i].slot;
+		rec.pid = keys[i].pid;
+		memcpy(rec.daddr, keys[i].daddr, 16);
+		rec.dport = keys[i].dport;
+		rec.proto = keys[i].proto;
+		rec.hook = keys[i].hook;
+		rec.verdict = keys[i].verdict;
+		rec.reason = keys[i].reason;
+		rec.family = memcmp(rec.daddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ? AF_INET
+											: AF_INET6;
+		rec.count = val.folded;
+		fn(arg, &rec);
+	}
+	free(keys);
+}
