@@ -5,8 +5,10 @@
 # overlay. In one boot: `make` runs the workspace's Makefile, `gcc` (through
 # /etc/alternatives' cc too) compiles a C file that only root could read on
 # the host (the workspace is idmapped like the ns backend's) and the program
-# runs; writes to /usr and /workspace stay in the guest, and so does a write
-# through a read-write 9p mount the guest makes itself; nothing of the host
+# runs; writes to /usr and /workspace stay in the guest; a read-write 9p
+# mount the guest's root makes of a host share (out of the chroot: it may)
+# cannot write (qemu's readonly=on); a root-only file below the host's /usr
+# is unreadable (qemu reads as an unprivileged id); nothing of the host
 # outside /usr shows (/etc/shadow, /root, /work, the host's processes). The
 # accelerator is reported: TCG on a host without a usable KVM, and
 # --vm-accel kvm there is an error before anything starts.
@@ -21,7 +23,8 @@ require_qemu_guest
 command -v make > /dev/null && command -v gcc > /dev/null ||
 	skip "make and gcc are needed on the host (they run in the guest from its /usr)"
 cleanup_tools() {
-	rm -f "/usr/$MARK" "/usr/$MARK.rw"
+	rm -f "/usr/$MARK" "/usr/$MARK.secret" "/etc/alternatives/$MARK.rw" "/etc/alternatives/$MARK.ln"
+	rmdir "/etc/alternatives/$MARK.d" 2> /dev/null
 	cleanup
 }
 trap cleanup_tools EXIT
@@ -31,6 +34,8 @@ printf '#include <stdio.h>\nint main(void) { printf("compiled in the guest: %%d\
 	> "$WORK/ws/hello.c"
 chmod 0600 "$WORK/ws/hello.c" # root's alone: readable through the idmapped export only
 GUEST_REL=$(cat "$GUEST/release")
+# A host file below /usr that only root may read: qemu reads as an unprivileged id.
+( umask 077 && echo "host secret" > "/usr/$MARK.secret" )
 
 # The workload: one line per fact, "name=value".
 cat > "$WORK/run.sh" << EOF
@@ -39,8 +44,16 @@ gcc -O0 -o /tmp/hello hello.c && /tmp/hello
 echo "cc=\$(readlink -f "\$(command -v cc)")"
 echo "usr-write=\$(echo x > /usr/$MARK && cat /usr/$MARK)"
 echo "ws-write=\$(echo y > /workspace/new.txt && cat /workspace/new.txt)"
-mkdir -p /tmp/rw && mount -t 9p -o trans=virtio,version=9p2000.L sbt.usr /tmp/rw 2> /dev/null &&
-	{ echo z > /tmp/rw/$MARK.rw; } 2> /dev/null && echo "rw-9p=written" || echo "rw-9p=refused"
+echo "secret=\$(cat /usr/$MARK.secret 2> /dev/null || echo unreadable)"
+# Last, as the guest's root may: out of the chroot (pid 1's root), the share of the host's
+# /etc/alternatives unmounted and mounted again read-write; qemu's readonly=on must refuse.
+chroot /proc/1/root /bin/sh -c '
+umount /newroot/etc/alternatives && mkdir -p /m &&
+	mount -t 9p -o trans=virtio,version=9p2000.L sbt.alt /m &&
+	grep -q "^sbt.alt /m 9p rw," /proc/mounts && echo "rw-mount=rw"
+{ echo z > /m/$MARK.rw; } 2> /dev/null && echo "rw-9p=written" || echo "rw-9p=refused"
+mkdir /m/$MARK.d 2> /dev/null && echo "rw-mkdir=made" || echo "rw-mkdir=refused"
+ln -s /etc/passwd /m/$MARK.ln 2> /dev/null && echo "rw-ln=made" || echo "rw-ln=refused"'
 echo "shadow=\$(test -e /etc/shadow && echo present || echo absent)"
 echo "root-home=\$(ls -A /root | wc -l)"
 echo "work=\$(test -e /work && echo present || echo absent)"
@@ -65,8 +78,13 @@ check "a write to /usr works in the guest" x "$(val usr-write)"
 check_true "... and never reaches the host's /usr" [ ! -e "/usr/$MARK" ]
 check "a write to /workspace works in the guest" y "$(val ws-write)"
 check_true "... and never reaches the host's directory" [ ! -e "$WORK/ws/new.txt" ]
-check "a read-write 9p mount of the host's /usr: the write is refused" refused "$(val rw-9p)"
-check_true "... and nothing reached the host" [ ! -e "/usr/$MARK.rw" ]
+check "the guest's root mounts a host share read-write (the guest kernel allows it)" rw "$(val rw-mount)"
+check "... a write there is refused (qemu: readonly=on)" refused "$(val rw-9p)"
+check "... a mkdir there is refused" refused "$(val rw-mkdir)"
+check "... a symlink there is refused" refused "$(val rw-ln)"
+check_true "... and none reached the host" \
+	[ ! -e "/etc/alternatives/$MARK.rw" -a ! -e "/etc/alternatives/$MARK.d" -a ! -L "/etc/alternatives/$MARK.ln" ]
+check "a root-only (0600) host file below /usr is unreadable in the guest" unreadable "$(val secret)"
 check "the guest has no /etc/shadow (its /etc is its own)" absent "$(val shadow)"
 check "the guest's /root is empty" 0 "$(val root-home)"
 check "the host's /work is not there" absent "$(val work)"

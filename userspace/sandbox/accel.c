@@ -55,7 +55,8 @@ static bool cpu_has_virt(void)
 
 		if (strncmp(line, "flags", 5) != 0)
 			continue;
-		for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
+		for (tok = strtok_r(line, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save))
 			if (strcmp(tok, "vmx") == 0 || strcmp(tok, "svm") == 0)
 				yes = true;
 		break; /* the first CPU's flags */
@@ -111,7 +112,7 @@ const char *sbt_vm_accel_pick(enum sbt_vm_accel req, const struct sbt_kvm_probe 
 		no = "the CPU has no hardware virtualization (no vmx or svm flag)";
 	else if (!p->others_rw)
 		no = KVM_DEV " is not read-write for others (qemu runs as an unprivileged id "
-		     "without groups; Debian's udev makes it 0666)";
+			     "without groups; Debian's udev makes it 0666)";
 	*why = no;
 	if (!no)
 		return "kvm";
