@@ -85,6 +85,7 @@ report safe.json '.confidence = "low"' "'high' was expected"
 report inconclusive.json '.confidence = "high"' "'low' was expected"
 report unsafe-cmd-events-lost.json '.confidence = "high"' "None was expected"
 report safe-cached-make.json '.cache.hit = false' "'to_first_exec' is a required property"
+report inconclusive-vm.json '.visibility.accel = "hvf"' "'hvf' is not one of ['kvm', 'tcg']"
 
 if [ -n "$SARIF_DIR" ]; then
 	set -- "$SARIF_DIR"/*.sarif

@@ -3,7 +3,8 @@
 # packages, cached: prints the guest directory (and nothing else) on stdout,
 #   CACHE/guest-<kernel release>-<hash of scripts/guest/init and VERSION>/
 #     vmlinux            the uncompressed kernel (ELF, booted through PVH)
-#     initramfs.cpio.gz  busybox (static), /init, the virtio-net modules
+#     initramfs.cpio.gz  busybox (static), /init, the virtio-net, 9p and
+#                        overlay modules
 #     release            the kernel release
 # Progress and errors go to stderr. CACHE: --cache DIR, else
 # $SBTRACE_GUEST_CACHE, else /var/cache/sbtrace/guest.
@@ -16,8 +17,9 @@
 #    is the one the kernel build appended to the payload.
 #  - busybox: /bin/busybox of the installed busybox-static, else the
 #    package fetched the same way.
-#  - Modules: virtio-net over virtio-mmio (microvm) and virtio-pci, with
-#    their dependencies (the modules' own depends= fields) in load order,
+#  - Modules: virtio-net over virtio-mmio (microvm) and virtio-pci, 9p
+#    over virtio (the host's /usr and the workspace, read-only) and
+#    overlayfs (their tmpfs upper layers), with their dependencies (the modules' own depends= fields) in load order,
 #    decompressed here when the package ships .ko.xz/.ko.zst/.ko.gz (the
 #    guest uses plain insmod); those in modules.builtin are skipped.
 # Built in a temporary directory in CACHE and renamed into place: a guest
@@ -31,9 +33,9 @@
 set -eu
 
 # Part of the cache key with the init script: bump it when what this script builds changes.
-VERSION=1
+VERSION=2
 META=linux-image-amd64
-MODULES="virtio_mmio virtio_net virtio_pci"
+MODULES="virtio_mmio virtio_net virtio_pci 9p 9pnet_virtio overlay"
 
 prog=guest-build
 die() {

@@ -94,6 +94,9 @@ static json_object *sandbox_json(const struct sbt_sandbox *sb, const struct sbt_
 			       json_object_new_string(sbt_sandbox_vis_network(sb, cfg->mode)));
 	json_object_object_add(o, "visibility", vis);
 	json_object_object_add(o, "tap", sb->has_tap ? tap_json(sb, view, cfg) : NULL);
+	/* a microVM sandbox of the shim: how qemu runs its guest */
+	if (sb->accel[0])
+		json_object_object_add(o, "accel", json_object_new_string(sb->accel));
 	return o;
 }
 

@@ -27,10 +27,12 @@
  *
  * The `qemu` backend (SBT_BACKEND_QEMU): the same cgroup and protocol; the
  * child is born in the cgroup like the podman one, drops every capability
- * and, after go, becomes qemu-system-x86_64 -M microvm (TCG) booting the
- * guest that scripts/guest-build.sh made. The workload (argv) runs inside
- * the guest as /sbt/run, with the workspace copied to /workspace, both in a
- * second cpio archive appended to the guest's initramfs. The guest's only
+ * and, after go, becomes qemu-system-x86_64 -M microvm (KVM or TCG, accel.c)
+ * booting the guest that scripts/guest-build.sh made. The workload (argv)
+ * runs inside the guest as /sbt/run (in a second cpio archive appended to
+ * the guest's initramfs), on a root with the host's /usr and
+ * /etc/alternatives (9p, read-only) and the workspace (9p, read-only,
+ * idmapped) under tmpfs overlays. The guest's only
  * network is eth0 (virtio-net), whose host side is a tap the caller creates
  * in spec.tap_netns and hands to qemu as an open fd. The serial console
  * comes back through run->console_fd (see sbt_vm_console_feed()). The host
@@ -74,6 +76,13 @@ enum sbt_sandbox_net {
 	SBT_NET_VETH,	  /* plus eth0, one end of a veth pair whose other end is on the host */
 };
 
+/* The qemu backend's accelerator (spec.vm_accel; accel.c). */
+enum sbt_vm_accel {
+	SBT_VM_ACCEL_AUTO = 0, /* KVM when usable (below), else TCG */
+	SBT_VM_ACCEL_KVM,      /* KVM, or a start-up error saying why not */
+	SBT_VM_ACCEL_TCG,
+};
+
 struct sbt_sandbox_spec {
 	const char *name;
 	const char *workspace; /* host directory, bind-mounted at /workspace; NULL: none */
@@ -113,9 +122,12 @@ struct sbt_sandbox_spec {
 	const char *veth_sandbox_cidr;
 	/*
 	 * The qemu backend: guest_dir is scripts/guest-build.sh's output
-	 * (vmlinux, initramfs.cpio.gz); argv runs in the guest (looked up in
-	 * its PATH, busybox's applets); workspace (optional) is copied into
-	 * the guest (at most a quarter of vm_mem_mb, and nothing comes back);
+	 * (vmlinux, initramfs.cpio.gz); argv runs in the guest, whose root
+	 * has the host's /usr (read-only over 9p, writes in the guest's RAM),
+	 * so argv is looked up in the host's PATH directories; workspace
+	 * (optional) is exported read-only over 9p (idmapped like the ns
+	 * backend's) under a tmpfs overlay: nothing comes back, whatever
+	 * workspace_ro and workspace_overlay say; vm_accel picks KVM or TCG;
 	 * cwd must be NULL; net must be SBT_NET_NONE. The tap lives in the
 	 * network namespace tap_netns (a name as `ip netns` knows it; NULL:
 	 * the caller's); its host side gets tap_host_cidr / tap_host_cidr6
@@ -130,6 +142,7 @@ struct sbt_sandbox_spec {
 	const char *tap_host_cidr6;
 	const char *tap_guest_cidr6;
 	unsigned int vm_mem_mb; /* 0: SBT_VM_MEM_DEFAULT_MB */
+	enum sbt_vm_accel vm_accel;
 	/*
 	 * The ns backend: a second workload after argv (the probe's boot
 	 * phase). When argv exits with status 0, init kills whatever it left
@@ -143,6 +156,27 @@ struct sbt_sandbox_spec {
 	char *const *then_argv;
 	unsigned int then_ms, then_grace_ms;
 };
+
+/* What the host's /dev/kvm offers (sbt_vm_kvm_probe). */
+struct sbt_kvm_probe {
+	bool present;	/* a character device */
+	bool others_rw; /* its mode lets anyone read and write it (qemu's unprivileged id) */
+	bool openable;	/* by the caller, read-write */
+	int api;	/* KVM_GET_API_VERSION, -1 unknown */
+	bool vm_ok;	/* KVM_CREATE_VM worked */
+	bool hw_virt;	/* vmx or svm among the CPU's flags */
+};
+
+/* "auto", "kvm", "tcg". 0, or -EINVAL. */
+int sbt_vm_accel_parse(const char *s, enum sbt_vm_accel *out);
+/* Look at /dev/kvm and the CPU's flags (opens /dev/kvm, creates and closes a VM). */
+void sbt_vm_kvm_probe(struct sbt_kvm_probe *p);
+/*
+ * Pure: "kvm" or "tcg" for a request and a probe; *why says why KVM is not
+ * usable (NULL when it is). NULL for SBT_VM_ACCEL_KVM when KVM is not usable.
+ */
+const char *sbt_vm_accel_pick(enum sbt_vm_accel req, const struct sbt_kvm_probe *p,
+			      const char **why);
 
 #define SBT_VM_MEM_DEFAULT_MB 256
 #define SBT_VM_MEM_MIN_MB     64
@@ -226,6 +260,7 @@ struct sbt_sandbox_run {
 	char guest_addrs[SBT_VM_MAX_ADDRS][64]; /* the guest's addresses, without /LEN */
 	int nr_guest_addrs;
 	char vm_dir[PATH_MAX]; /* STATE_DIR/NAME.vm: the per-run initramfs */
+	char accel[8];	       /* "kvm" or "tcg": what qemu was started with */
 	struct sbt_vm_console con;
 	/* spec.then_argv: init's phase records (read end, non-blocking), -1 without */
 	int phase_fd;
@@ -337,6 +372,7 @@ struct sbt_sandbox_state {
 	char egress_mode[8];
 	char egress_rules[SBT_STATE_EGRESS_MAX];
 	int nr_egress_rules;
+	char accel[8]; /* "kvm" or "tcg"; "" when the file has none */
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */
 int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st, char *err,

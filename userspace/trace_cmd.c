@@ -441,6 +441,7 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		sb->slot = opts->nr_sandboxes++;
 		/* A microVM: its execs are in the guest kernel; its network is the tap. */
 		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0;
+		snprintf(sb->accel, sizeof(sb->accel), "%s", st.accel);
 		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,
 						   st.nr_guest_addrs, &bad)) {
 			fprintf(stderr,

@@ -44,6 +44,7 @@ struct sbt_sandbox {
 	uint32_t origin_pid; /* for --pid */
 	bool has_tap;	     /* tap.* is set: the tc program judges its frames */
 	bool exec_hidden;    /* its workload runs in a guest kernel: execs are invisible */
+	char accel[8];	     /* a microVM's accelerator ("kvm", "tcg"), from its state file; "" */
 	/*
 	 * A sandbox of the shim or the probe: its name. Its enforcing links are
 	 * pinned (pins.h), so they outlive this tracer until the sandbox ends.

@@ -25,7 +25,8 @@ cat > "$WORK/guest.sh" << 'EOF'
 # the test host's server greets with "hello" (sbt-net serve)
 if [ "$(timeout 10 nc 198.51.100.7 80 < /dev/null)" = hello ]; then echo FETCH-OK; fi
 a=$(cut -d' ' -f1 /proc/uptime)
-timeout 10 wget -q -O /dev/null http://203.0.113.5/ 2>&1
+# not -q: the guest's wget is the host's (GNU), which says nothing with -q
+timeout 10 wget -O /dev/null http://203.0.113.5/ 2>&1
 b=$(cut -d' ' -f1 /proc/uptime)
 echo "REFUSED-IN $(awk "BEGIN { print $b - $a }")"
 EOF
@@ -77,16 +78,22 @@ check "no ProcessExec from inside the guest (only qemu's host side)" 0 \
 	"$(jq -r 'select(.event == "ProcessExec" and .comm != "qemu-system-x86") | .comm' "$OUT" | grep -vc '^qemu' || true)"
 check "the tap is gone with the VM" "" "$(ip -n "$NET_HOST" link show "$TAP" 2> /dev/null)"
 
-# The probe on the qemu backend: never a confident "safe".
+# The probe on the qemu backend: the fixture's own build (make -B) runs in the
+# guest with the host's make, and the answer is still never a confident "safe".
 FIX="$TOP/tests/fixtures/make-noshell"
 "$SBTRACE" probe --backend qemu --guest "$GUEST" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
-	--no-cache -q --timeout 90 --cmd "true" "$FIX" > "$WORK/report.json" 2> "$WORK/probe.err"
+	--no-cache -q --timeout 90 "$FIX" > "$WORK/report.json" 2> "$WORK/probe.err"
 check "probe --backend qemu: exit 0" 0 $?
 validate_report "$WORK/report.json"
+check "probe --backend qemu: the command is the fixture's make -B" "make -B" \
+	"$(jq -r '.command.argv | join(" ")' "$WORK/report.json")"
+check_true "probe --backend qemu: make ran its recipe in the guest" \
+	grep -qx "cp src.txt out.txt" "$WORK/probe.err"
+check_true "probe --backend qemu: the repo is untouched (no out.txt)" [ ! -e "$FIX/out.txt" ]
 check "probe --backend qemu: inconclusive, low, exec_not_visible" "inconclusive low exec_not_visible" \
 	"$(jq -r '"\(.verdict) \(.confidence) \(.reason)"' "$WORK/report.json")"
-check "probe --backend qemu: visibility exec none, network tap" "none tap" \
-	"$(jq -r '"\(.visibility.exec) \(.visibility.network)"' "$WORK/report.json")"
+check "probe --backend qemu: visibility exec none, network tap, accel tcg" "none tap tcg" \
+	"$(jq -r '"\(.visibility.exec) \(.visibility.network) \(.visibility.accel)"' "$WORK/report.json")"
 check_true "probe --backend qemu: the VM booted (vm_boot timing)" \
 	sh -c "[ \$(jq -r '.timings_ms.vm_boot // 0' '$WORK/report.json') -gt 0 ]"
 check "probe --backend qemu: nothing left (netns, cgroup)" "0 0" \

@@ -86,6 +86,9 @@ TAP=$(jq -r .tap "$SJ")
 QPID=$(jq -r .pid "$SJ")
 check "state: backend" qemu "$(jq -r .backend "$SJ")"
 check "state: visibility" "none tap" "$(jq -r '"\(.visibility.exec) \(.visibility.network)"' "$SJ")"
+# this host's /dev/kvm opens and makes a VM, but its CPU has no vmx/svm: TCG (see accel.c)
+if grep -qwE 'vmx|svm' /proc/cpuinfo; then want_accel=$(jq -r .accel "$SJ"); else want_accel=tcg; fi
+check "state: accel" "$want_accel" "$(jq -r .accel "$SJ")"
 check "state: tap netns" "$NS" "$(jq -r .tap_netns "$SJ")"
 check "state: guest addresses" "203.0.113.254 2001:db8:9::2" "$(jq -r '.guest_addrs | join(" ")' "$SJ")"
 check "state: tap ifindex is the tap's" "$(ip -n "$NS" -o link show "$TAP" 2> /dev/null | cut -d: -f1)" \
@@ -112,13 +115,15 @@ stop_trace INT
 check "the tracer saw qemu's exec in the sandbox (the guest's execs stay invisible)" \
 	"qemu-system-x86_64" \
 	"$(jq -r 'select(.event == "ProcessExec") | .filename' "$OUT" | head -n 1 | sed 's|.*/||')"
+check "TraceStarted says how the VM runs (accel)" "$want_accel" \
+	"$(jq -r -n '[inputs | select(.event == "TraceStarted")][0].sandboxes[0].accel' "$OUT")"
 check "the tap is gone after the run" 0 "$(tap_in_ns)"
 check "nothing left after the run" "- - - -" "$(leftovers "$NAME")"
 timings_ok() { jq -e '.boot_ms > 0 and .total_ms >= .boot_ms' "$WORK/timings.json" > /dev/null; }
 check_true "timings: boot_ms recorded" timings_ok
 log "boot: $(jq -c . "$WORK/timings.json")"
 
-# --- 2: exit code, merged output byte for byte, the workspace copy ---------
+# --- 2: exit code, merged output byte for byte, the workspace (9p) ---------
 mkdir -p "$WORK/ws/sub"
 printf 'from the workspace\n' > "$WORK/ws/data.txt"
 printf 'x' > "$WORK/ws/sub/x"
@@ -219,7 +224,7 @@ bad_state() { # NAME JQ-EDIT: a valid qemu state file for NAME, edited
 for edit in '.tap_netns = "../etc"' '.tap = "a/b"' '.tap = "sixteen-chars-xx"' \
 	'.tap_ifindex = 0' '.guest_addrs = ["not-an-ip"]' '.guest_addrs = [1]' \
 	'.guest_addrs = ["1.2.3.4","1.2.3.4","1.2.3.4","1.2.3.4","1.2.3.4"]' 'del(.tap_netns)' \
-	'.visibility.exec = "all"' '.backend = "ns"'; do
+	'.visibility.exec = "all"' '.accel = "hvf"' '.accel = 1' '.backend = "ns"'; do
 	bad_state "${NAME}s" "$edit"
 	"$SBTRACE" trace --sandbox "${NAME}s" --state-dir "$STATE" --duration 1 > /dev/null 2> "$WORK/err7"
 	rc=$?

@@ -267,8 +267,9 @@ static json_object *egress_json(const struct probe_sink *ps, int mode)
 	return o;
 }
 
-static json_object *visibility_json(const struct probe_opts *o)
+static json_object *visibility_json(const struct probe_ctx *p)
 {
+	const struct probe_opts *o = p->o;
 	json_object *vis = json_object_new_object();
 
 	json_object_object_add(vis, "exec", json_object_new_string(probe_vm(o) ? "none" : "host"));
@@ -277,6 +278,9 @@ static json_object *visibility_json(const struct probe_opts *o)
 						      : o->egress_mode == SBT_EGRESS_OFF
 							      ? "none"
 							      : "cgroup"));
+	/* the VM's accelerator, once it was started */
+	if (probe_vm(o) && p->run.accel[0])
+		json_object_object_add(vis, "accel", json_object_new_string(p->run.accel));
 	return vis;
 }
 
@@ -364,7 +368,7 @@ json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan
 	json_object_object_add(r, "egress", egress_json(&p->sink, p->o->egress_mode));
 	json_object_object_add(r, "warnings", v->warnings);
 	v->warnings = NULL;
-	json_object_object_add(r, "visibility", visibility_json(p->o));
+	json_object_object_add(r, "visibility", visibility_json(p));
 	json_object_object_add(r, "timings_ms", timings_json(p));
 	return r;
 }

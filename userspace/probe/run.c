@@ -217,10 +217,11 @@ static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
 }
 
 /*
- * The qemu backend: the repo is copied into the guest (read there, nothing
- * comes back); the tap lives in a network namespace of our own, with no
- * route anywhere: the tap program reports and refuses whatever the build
- * tries to reach.
+ * The qemu backend: the repo is exported to the guest (read-only 9p under a
+ * tmpfs overlay: read there, nothing comes back), the build runs on the
+ * host's tools (its /usr); the tap lives in a network namespace of our own,
+ * with no route anywhere: the tap program reports and refuses whatever the
+ * build tries to reach.
  */
 static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
 {

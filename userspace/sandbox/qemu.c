@@ -3,10 +3,11 @@
  * The qemu backend (see sandbox.h): CLONE_INTO_CGROUP alone, like podman's.
  * The caller prepares everything before the clone: STATE_DIR/NAME.vm/initrd
  * (the guest's base initramfs, zero padding to a 4-byte boundary, then a
- * second newc archive with /sbt/run and the workspace, cpio.h; the kernel
- * unpacks both), the tap (qemu_tap.c), the qemu command line and the console
- * pipe. The child takes stdin /dev/null, stdout the console pipe, fd 3 the
- * tap, drops every capability (securebits locked, no_new_privs: qemu needs
+ * second newc archive with /sbt/run, cpio.h; the kernel unpacks both), the
+ * workspace's detached mount tree (idmapped by sbx_userns_setup), the tap
+ * (qemu_tap.c), the qemu command line and the console pipe. The child takes
+ * stdin /dev/null, stdout the console pipe, fd 3 the tap, fd 4 the initrd,
+ * fd 5 the workspace (9p: VM_FS_WS), drops every capability (securebits locked, no_new_privs: qemu needs
  * none, as the tap is open already and its files belong to root), reports
  * ready, waits for go and becomes qemu-system-x86_64
  * (sbt_exec(SBT_EXEC_HOST)), under the workloads' seccomp filter (seccomp.c,
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -44,14 +46,33 @@
 
 #define VM_TAP_FD    3 /* where qemu finds the tap: -netdev tap,fd=3 */
 #define VM_INITRD_FD 4 /* and its initrd: STATE_DIR is the host root's, 0700 */
+#define VM_WS_FD     5 /* and the workspace's idmapped, read-only detached mount tree */
 #define STR(x)	     #x
 #define XSTR(x)	     STR(x)
 
 #define VM_QEMU	    "qemu-system-x86_64"
-#define VM_ARGV_MAX 40
+#define VM_ARGV_MAX 64
 #define VM_MACHINE  "microvm,x-option-roms=off,isa-serial=on,rtc=on"
 #define VM_SECCOMP  "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
 #define VM_CMDLINE  "console=ttyS0 quiet reboot=t panic=-1"
+/*
+ * The guest's view of the host (9p, read-only: qemu's readonly=on refuses
+ * every write, whatever the guest mounts): /usr, the whole tool chain on a
+ * merged-/usr host (/bin, /lib... are symlinks into it), and
+ * /etc/alternatives (cc, awk, editor...). Not `/`: it would give the guest
+ * every world-readable file of the host, /proc's view of its processes,
+ * /sys and the device nodes of /dev, which qemu would open for it.
+ * multidevs=forbid: nothing mounted below them is reachable.
+ */
+#define VM_9P_OPTS "readonly=on,security_model=none"
+#define VM_FS_USR  "local,id=usr,path=/usr," VM_9P_OPTS ",multidevs=forbid"
+#define VM_DEV_USR "virtio-9p-device,fsdev=usr,mount_tag=sbt.usr"
+#define VM_ALT_DIR "/etc/alternatives"
+#define VM_FS_ALT  "local,id=alt,path=" VM_ALT_DIR "," VM_9P_OPTS ",multidevs=forbid"
+#define VM_DEV_ALT "virtio-9p-device,fsdev=alt,mount_tag=sbt.alt"
+/* the workspace's tree as the caller cloned it (submounts included: remapped inode numbers) */
+#define VM_FS_WS  "local,id=ws,path=/proc/self/fd/" XSTR(VM_WS_FD) "," VM_9P_OPTS ",multidevs=remap"
+#define VM_DEV_WS "virtio-9p-device,fsdev=ws,mount_tag=sbt.ws"
 
 /* What the clone needs for the VM; freed by the caller after the clone. */
 struct sbx_vm_prep {
@@ -59,6 +80,8 @@ struct sbx_vm_prep {
 	char *env[2];
 	char path_env[4096];
 	char mem[16], kernel[PATH_MAX], initrd[PATH_MAX], append[1024], device[96];
+	const char *accel; /* "kvm" or "tcg" */
+	bool alt, ws;	   /* export /etc/alternatives; the workspace (VM_WS_FD) */
 	int tap_fd, initrd_fd;
 	int console[2];
 };
@@ -117,6 +140,22 @@ static int qemu_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 				  "sandbox %s: no network namespace %s (/run/netns/%s); create it "
 				  "with 'ip netns add'",
 				  spec->name, spec->tap_netns, spec->tap_netns);
+	if (spec->vm_accel == SBT_VM_ACCEL_KVM) {
+		struct sbt_kvm_probe kp;
+		const char *why;
+
+		sbt_vm_kvm_probe(&kp);
+		if (!sbt_vm_accel_pick(spec->vm_accel, &kp, &why))
+			return sbx_seterr(err, errlen, -ENODEV,
+					  "sandbox %s: --vm-accel kvm: KVM is not usable: %s",
+					  spec->name, why ? why : "?");
+	}
+	if (spec->workspace && stat(spec->workspace, &st))
+		return sbx_seterr(err, errlen, -errno, "sandbox %s: workspace '%s': %s", spec->name,
+				  spec->workspace, strerror(errno));
+	if (spec->workspace && !S_ISDIR(st.st_mode))
+		return sbx_seterr(err, errlen, -ENOTDIR, "sandbox %s: workspace '%s': %s",
+				  spec->name, spec->workspace, strerror(ENOTDIR));
 	if (!in_path(VM_QEMU))
 		return sbx_seterr(err, errlen, -ENOENT,
 				  "sandbox %s: %s is not in PATH (Debian: apt-get install "
@@ -279,7 +318,8 @@ static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsi
 		return sbx_seterr(err, errlen, ret, "sandbox %s: copy %s to %s: %s", spec->name,
 				  base, path, strerror(-ret));
 	}
-	ret = sbt_guest_archive(out, spec->argv, spec->workspace, ((uint64_t)mem_mb << 20) / 4, msg,
+	/* the workspace is not copied: the guest mounts it over 9p (VM_FS_WS) */
+	ret = sbt_guest_archive(out, spec->argv, NULL, ((uint64_t)mem_mb << 20) / 4, msg,
 				sizeof(msg));
 	if (close(out) && !ret)
 		ret = -errno;
@@ -350,16 +390,21 @@ static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 	return vm_initrd(spec, v->initrd, mem, err, errlen);
 }
 
-/* qemu's command line: the guest's kernel and initrd, the console on stdio, the tap as fd 3. */
+/*
+ * qemu's command line: the guest's kernel and initrd, the console on stdio,
+ * the tap as fd 3, the host's /usr (and /etc/alternatives) and the
+ * workspace (fd 5) over 9p.
+ */
 static void vm_argv(struct sbx_vm_prep *v)
 {
 	static const char netdev[] = "tap,id=n0,fd=" XSTR(VM_TAP_FD);
 	static const char initrd[] = "/proc/self/fd/" XSTR(VM_INITRD_FD);
+	static const char fs_usr[] = VM_FS_USR, fs_alt[] = VM_FS_ALT, fs_ws[] = VM_FS_WS;
 	const char *const args[] = { VM_QEMU,
 				     "-M",
 				     VM_MACHINE,
 				     "-accel",
-				     "tcg",
+				     v->accel,
 				     "-cpu",
 				     "max",
 				     "-smp",
@@ -385,11 +430,43 @@ static void vm_argv(struct sbx_vm_prep *v)
 				     netdev,
 				     "-device",
 				     v->device,
-				     NULL };
+				     "-fsdev",
+				     fs_usr,
+				     "-device",
+				     VM_DEV_USR };
+	const char *const alt[] = { "-fsdev", fs_alt, "-device", VM_DEV_ALT };
+	const char *const ws[] = { "-fsdev", fs_ws, "-device", VM_DEV_WS };
+	size_t n = 0;
 
-	_Static_assert(sizeof(args) / sizeof(args[0]) <= VM_ARGV_MAX, "VM_ARGV_MAX too small");
+	_Static_assert(sizeof(args) / sizeof(args[0]) + sizeof(alt) / sizeof(alt[0]) +
+				       sizeof(ws) / sizeof(ws[0]) <
+			       VM_ARGV_MAX,
+		       "VM_ARGV_MAX too small");
 	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
-		v->argv[i] = (char *)args[i];
+		v->argv[n++] = (char *)args[i];
+	for (size_t i = 0; v->alt && i < sizeof(alt) / sizeof(alt[0]); i++)
+		v->argv[n++] = (char *)alt[i];
+	for (size_t i = 0; v->ws && i < sizeof(ws) / sizeof(ws[0]); i++)
+		v->argv[n++] = (char *)ws[i];
+	v->argv[n] = NULL;
+}
+
+/* KVM or TCG (accel.c), recorded in run->accel for the state file. */
+static int vm_accel(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		    struct sbx_vm_prep *v, char *err, size_t errlen)
+{
+	struct sbt_kvm_probe kp = { .api = -1 };
+	const char *why;
+
+	if (spec->vm_accel != SBT_VM_ACCEL_TCG)
+		sbt_vm_kvm_probe(&kp);
+	v->accel = sbt_vm_accel_pick(spec->vm_accel, &kp, &why);
+	if (!v->accel)
+		return sbx_seterr(err, errlen, -ENODEV,
+				  "sandbox %s: --vm-accel kvm: KVM is not usable: %s", spec->name,
+				  why ? why : "?");
+	snprintf(run->accel, sizeof(run->accel), "%s", v->accel);
+	return 0;
 }
 
 /*
@@ -411,7 +488,9 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	if (!v)
 		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
 	v->tap_fd = v->initrd_fd = v->console[0] = v->console[1] = -1;
-	ret = vm_cmdline(spec, run, v, h, err, errlen);
+	ret = vm_accel(spec, run, v, err, errlen);
+	if (!ret)
+		ret = vm_cmdline(spec, run, v, h, err, errlen);
 	if (!ret)
 		ret = vm_files(spec, run, v, sdir, mem, err, errlen);
 	if (ret)
@@ -434,6 +513,8 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		 (h >> 8) & 0xff, h & 0xff);
 	v->env[0] = v->path_env;
 	v->env[1] = NULL;
+	v->alt = access(VM_ALT_DIR, X_OK) == 0;
+	v->ws = spec->workspace != NULL;
 	vm_argv(v);
 	*out = v;
 	return 0;
@@ -453,6 +534,19 @@ static int qemu_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const 
 	if (ret)
 		return ret;
 	c->envp = c->vm->env;
+	/*
+	 * The workspace as the ns backend has it: a detached copy of its mount
+	 * tree, idmapped to qemu's user namespace (and read-only) by
+	 * sbx_userns_setup, so qemu reads it with the rights the ns sandbox's
+	 * root has; qemu opens it as /proc/self/fd/5.
+	 */
+	if (c->spec->workspace) {
+		c->ws_fd = open_tree(AT_FDCWD, c->spec->workspace,
+				     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (c->ws_fd < 0)
+			return sbx_seterr(err, errlen, -errno, "workspace '%s': %s",
+					  c->spec->workspace, strerror(errno));
+	}
 	/*
 	 * qemu runs as the user namespace's root, an unprivileged host id: the
 	 * initrd is its, and it opens it through an fd (/proc/self/fd/4), as
@@ -478,6 +572,9 @@ static void qemu_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool 
 {
 	vm_prep_free(c->vm); /* the tap stays while the child holds it */
 	c->vm = NULL;
+	if (c->ws_fd >= 0)
+		close(c->ws_fd);
+	c->ws_fd = -1;
 	sbx_userns_release(c);
 	if (failed)
 		vm_dir_remove(run->vm_dir);
@@ -495,11 +592,12 @@ static void qemu_main(struct sbx_child *c)
 	int out = fcntl(c->vm->console[1], F_DUPFD_CLOEXEC, 10);
 	int tap = fcntl(c->vm->tap_fd, F_DUPFD_CLOEXEC, 10);
 	int initrd = fcntl(c->vm->initrd_fd, F_DUPFD_CLOEXEC, 10);
+	int ws = c->ws_fd >= 0 ? fcntl(c->ws_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
 	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
-	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, -1, -1 };
+	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, VM_WS_FD, -1, -1 };
 	char msg[256];
 	int ret;
 
@@ -507,13 +605,14 @@ static void qemu_main(struct sbx_child *c)
 		c->ready_w = ready_w;
 	if (go_r >= 0)
 		c->go_r = go_r;
-	keep[5] = c->ready_w;
-	keep[6] = c->go_r;
+	keep[6] = c->ready_w;
+	keep[7] = c->go_r;
 	sbx_child_start(c, "sandbox-vm");
 	sbx_userns_enter(c);
 	if (out < 0 || tap < 0 || initrd < 0 || ready_w < 0 || go_r < 0 || null < 0 ||
 	    dup2(null, 0) < 0 || dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) ||
-	    dup2(tap, VM_TAP_FD) < 0 || dup2(initrd, VM_INITRD_FD) < 0)
+	    dup2(tap, VM_TAP_FD) < 0 || dup2(initrd, VM_INITRD_FD) < 0 ||
+	    (c->ws_fd >= 0 && (ws < 0 || dup2(ws, VM_WS_FD) < 0)))
 		sbx_child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
 	if (chdir("/"))
 		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));
@@ -552,6 +651,7 @@ static void qemu_state_write(struct json_object *o, const struct sbt_sandbox_run
 	for (int i = 0; i < run->nr_guest_addrs && i < SBT_VM_MAX_ADDRS; i++)
 		json_object_array_add(addrs, json_object_new_string(run->guest_addrs[i]));
 	json_object_object_add(o, "guest_addrs", addrs);
+	json_object_object_add(o, "accel", json_object_new_string(run->accel));
 }
 
 /* The tap, its netns and the guest's addresses: required (state.c refuses them elsewhere). */
@@ -600,6 +700,12 @@ static int qemu_state_parse(struct json_object *root, struct sbt_sandbox_state *
 		memcpy(st->guest_addrs[k], s, strlen(s) + 1);
 		st->nr_guest_addrs++;
 	}
+	/* optional (a shim from before it had none) */
+	ret = sbx_state_opt_str(root, "accel", st->accel, sizeof(st->accel), v);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && strcmp(st->accel, "kvm") != 0 && strcmp(st->accel, "tcg") != 0)
+		return sbx_state_bad(v, -EINVAL, "' must be \"kvm\" or \"tcg\"", "accel");
 	return 0;
 }
 
@@ -644,8 +750,8 @@ static void qemu_gc_orphans(const char *dir, bool verbose)
 	closedir(d);
 }
 
-static const char *const qemu_state_keys[] = { "tap", "tap_netns", "tap_ifindex", "guest_addrs",
-					       NULL };
+static const char *const qemu_state_keys[] = { "tap",	      "tap_netns", "tap_ifindex",
+					       "guest_addrs", "accel",	   NULL };
 
 const struct sbt_backend_ops sbx_qemu_ops = {
 	.name = "qemu",

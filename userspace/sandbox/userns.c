@@ -70,8 +70,12 @@ static int idmap_workspace(const struct sbx_child *c, pid_t pid, char *err, size
 
 	if (c->ws_fd < 0)
 		return 0;
-	/* an overlay's lower layer is read-only by nature; the overlay itself is mounted inside */
-	if (c->spec->workspace_ro && !c->spec->workspace_overlay)
+	/*
+	 * An overlay's lower layer is read-only by nature; the overlay itself is
+	 * mounted inside. qemu's 9p export of it is read-only in every mode.
+	 */
+	if ((c->spec->workspace_ro && !c->spec->workspace_overlay) ||
+	    c->spec->backend == SBT_BACKEND_QEMU)
 		a.attr_set |= MOUNT_ATTR_RDONLY;
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -35,6 +35,7 @@ enum run_opt {
 	OPT_TAP_ADDRS6,
 	OPT_VM_MEM,
 	OPT_VM_TIMEOUT,
+	OPT_VM_ACCEL,
 	OPT_TIMINGS,
 	OPT_ALLOW,
 	OPT_EGRESS,
@@ -45,6 +46,7 @@ struct run_opts {
 	struct sbt_sandbox_spec spec;
 	const char *state_dir, *timings;
 	int vm_timeout;
+	bool vm_accel; /* --vm-accel given */
 	bool no_wait, tap_opts;
 	char workspace[PATH_MAX], veth[128], tap4[128], tap6[128]; /* the spec points here */
 	struct sbt_env env_check; /* --env values as given, checked as they come */
@@ -88,7 +90,8 @@ void shim_usage_run(FILE *f)
 		"                         :ro; :overlay: writable, but the writes go to a\n"
 		"                         tmpfs of the sandbox's and never reach DIR);\n"
 		"                         it is also the workload's working directory\n"
-		"                         (qemu: a copy, at most a quarter of --vm-mem)\n"
+		"                         (qemu: read-only over 9p under a tmpfs overlay,\n"
+		"                         whatever the suffix: nothing reaches DIR)\n"
 		"      --net none|veth    networking: a new namespace with only lo (none, the\n"
 		"                         default), or also eth0, a veth pair's end, with\n"
 		"      --veth-addrs HOST/LEN,SANDBOX/LEN  the two ends' addresses (the host\n"
@@ -108,15 +111,18 @@ void shim_usage_run(FILE *f)
 		"      --egress enforce|audit  the mode of those rules (default enforce;\n"
 		"                         enforce without --allow denies all egress)\n"
 		"      --no-wait          run CMD at once, without waiting for a tracer\n"
-		"      --timings FILE     at the end, write JSON: boot_ms, workload_ms (qemu\n"
-		"                         only, else null) and total_ms, from the release\n"
+		"      --timings FILE     at the end, write JSON: accel, boot_ms, workload_ms\n"
+		"                         (qemu only, else null) and total_ms, from the release\n"
 		"  -h, --help             this help\n"
 		"\n"
-		"The qemu backend: qemu-system-x86_64 -M microvm (TCG, no KVM needed) runs\n"
-		"in the sandbox cgroup without capabilities, under the seccomp filter and\n"
-		"its own (-sandbox on), booting the guest that scripts/guest-build.sh\n"
-		"built (a Debian kernel, busybox); CMD runs there as\n"
-		"root, in /workspace if given, else /, with busybox's applets on PATH.\n"
+		"The qemu backend: qemu-system-x86_64 -M microvm (KVM when usable, else\n"
+		"TCG) runs in the sandbox cgroup without capabilities, under the seccomp\n"
+		"filter and its own (-sandbox on), booting the guest that\n"
+		"scripts/guest-build.sh built (a Debian kernel, busybox). CMD runs there as\n"
+		"root, in /workspace if given, else /, on a root whose /usr is the host's\n"
+		"(read-only over 9p, writes kept in the guest's RAM; /bin, /lib... link\n"
+		"into it), with the host's /etc/alternatives and a small /etc of its own:\n"
+		"the host's make, gcc, node... run in the guest. Nothing else of the host.\n"
 		"      --guest DIR        the guest: the directory scripts/guest-build.sh\n"
 		"                         prints (required)\n"
 		"      --tap-netns NAME   the tap (the guest's eth0's host side, named\n"
@@ -127,6 +133,9 @@ void shim_usage_run(FILE *f)
 		"      --tap-addrs6 HOST/LEN,GUEST/LEN  the same for IPv6\n"
 		"      --vm-mem MB        the VM's memory in MiB, 64-16384 (default %d)\n"
 		"      --vm-timeout SEC   kill the VM after SEC seconds from its start (exit 124)\n"
+		"      --vm-accel auto|kvm|tcg  KVM when /dev/kvm is usable by qemu's\n"
+		"                         unprivileged id (auto, the default), KVM or an\n"
+		"                         error (kvm), TCG (tcg); the state file's \"accel\"\n"
 		"The VM's console: CMD's output (stdout and stderr together) goes to stdout,\n"
 		"the boot messages nowhere unless the VM fails (then their end, on\n"
 		"stderr); the exit code is the one the guest reports. The tap, the cgroup\n"
@@ -162,9 +171,11 @@ static void write_timings(const char *path, const struct sbt_sandbox_run *run, u
 	f = fopen(path, "we");
 	if (f) {
 		fprintf(f,
-			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"boot_ms\":%s,"
+			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"accel\":%s%s%s,\"boot_ms\":%s,"
 			"\"workload_ms\":%s,\"total_ms\":%s}\n",
-			run->name, sbt_backend_name(run->backend), boot, work, total);
+			run->name, sbt_backend_name(run->backend), run->accel[0] ? "\"" : "",
+			run->accel[0] ? run->accel : "null", run->accel[0] ? "\"" : "", boot, work,
+			total);
 		ok = !ferror(f);
 		if (fclose(f))
 			ok = false;
@@ -284,6 +295,12 @@ static int opt_vm(int c, const char *arg, struct run_opts *o)
 						arg);
 		o->vm_timeout = (int)num;
 		return -1;
+	case OPT_VM_ACCEL:
+		if (sbt_vm_accel_parse(arg, &spec->vm_accel))
+			return shim_usage_error("run", "--vm-accel '%s': give auto, kvm or tcg",
+						arg);
+		o->vm_accel = true;
+		return -1;
 	}
 	o->tap_opts = true;
 	return -1;
@@ -333,6 +350,7 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case OPT_TAP_ADDRS6:
 	case OPT_VM_MEM:
 	case OPT_VM_TIMEOUT:
+	case OPT_VM_ACCEL:
 		return opt_vm(c, arg, o);
 	case OPT_ALLOW: {
 		struct sbt_parse_error perr;
@@ -437,11 +455,12 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 	if (spec->net != SBT_NET_VETH && (spec->veth_host_cidr || spec->veth_host_netns))
 		return shim_usage_error("run",
 					"--veth-addrs and --veth-host-netns need --net veth%s", "");
-	if (!qemu && (spec->guest_dir || o->tap_opts || spec->vm_mem_mb || o->vm_timeout))
+	if (!qemu &&
+	    (spec->guest_dir || o->tap_opts || spec->vm_mem_mb || o->vm_timeout || o->vm_accel))
 		return shim_usage_error(
 			"run",
-			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem and "
-			"--vm-timeout need --backend qemu",
+			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, "
+			"--vm-timeout and --vm-accel need --backend qemu",
 			"");
 	if (qemu && spec->net != SBT_NET_NONE)
 		return shim_usage_error("run",
@@ -474,6 +493,7 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 		{ "tap-addrs6", required_argument, NULL, OPT_TAP_ADDRS6 },
 		{ "vm-mem", required_argument, NULL, OPT_VM_MEM },
 		{ "vm-timeout", required_argument, NULL, OPT_VM_TIMEOUT },
+		{ "vm-accel", required_argument, NULL, OPT_VM_ACCEL },
 		{ "timings", required_argument, NULL, OPT_TIMINGS },
 		{ "allow", required_argument, NULL, OPT_ALLOW },
 		{ "egress", required_argument, NULL, OPT_EGRESS },
