@@ -171,23 +171,41 @@ check "tcx: nothing left on the tap" "" \
 
 # The clsact fallback, and a SIGKILL with tcx.
 OUT2="$WORK/trace2.jsonl"
-SBTRACE_DISABLE_HOOKS=tap:tcx start_trace "$OUT2" --tap "$TAP,netns=$NET_HOST,guest=203.0.113.254" \
-	--allow-cidr '198.51.100.7/32 port 80 proto tcp' || exit 1
+SBTRACE_DISABLE_HOOKS=tap:tcx start_trace "$OUT2" \
+	--tap "$TAP,netns=$NET_HOST,guest=203.0.113.254,resolver=192.0.2.53" \
+	--allow-cidr '198.51.100.7/32 port 80 proto tcp' --allow-host 'allowed.test port 80' || exit 1
 check "fallback: clsact when tcx is disabled" "clsact true" \
 	"$(head -n 1 "$OUT2" | jq -r '"\(.sandboxes[0].tap.mode) \(.hooks.tap.fallback)"')"
 R=$(vm syn 203.0.113.5 80)
 check "clsact: denied SYN gets its RST" rst "$(field "$R" result)"
 R=$(vm syn 198.51.100.7 80)
 check "clsact: allowed SYN reaches the test host" synack "$(field "$R" result)"
-R=$(vm udp 192.0.2.1 53)
-check "no host rule, no proxy, no resolver: DNS gets ICMP prohibited" "icmp 3 13" \
-	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
+R=$(vm udp 198.51.100.99 53 dns:allowed.test)
+check "clsact: the proxy answers from the address asked (tap_egress as a clsact filter)" \
+	"reply ok 0 1" "$(field "$R" result) $(field "$R" csum) $(field "$R" rcode) $(field "$R" an)"
+check "clsact: ingress and egress filters" "tap_egress tap_ingress" \
+	"$({ ip netns exec "$NET_HOST" tc filter show dev "$TAP" ingress
+		ip netns exec "$NET_HOST" tc filter show dev "$TAP" egress; } |
+		grep -oE 'tap_(ingress|egress)' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 stop_trace TERM
-check "EgressDenied DNS to a non-resolver" '"not_resolver"' \
-	"$(jq -c 'select(.event == "EgressDenied" and .dport == 53) | .reason' "$OUT2" | head -n 1)"
 check "clsact: exit 0 on SIGTERM" 0 "$TRACE_RC"
 check "clsact: filter and qdisc removed at stop" "" \
 	"$(ip netns exec "$NET_HOST" tc qdisc show dev "$TAP" | grep clsact || true)"
+
+# No host rule: no proxy, DNS only to the designated resolver.
+OUT4="$WORK/trace4.jsonl"
+start_trace "$OUT4" --tap "$TAP,netns=$NET_HOST,guest=203.0.113.254,resolver=192.0.2.53" \
+	--allow-cidr '198.51.100.7/32 port 80 proto tcp' || exit 1
+check "no host rule: no DNS proxy" null "$(head -n 1 "$OUT4" | jq -c '.egress.sandboxes[0].dns_proxy')"
+R=$(vm udp 192.0.2.53 53 dns:allowed.test)
+check "no proxy: the designated resolver answers itself" "reply 0 1" \
+	"$(field "$R" result) $(field "$R" rcode) $(field "$R" an)"
+R=$(vm udp 192.0.2.1 53)
+check "no proxy: DNS to another address gets ICMP prohibited" "icmp 3 13" \
+	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
+stop_trace INT
+check "EgressDenied DNS to a non-resolver" '"not_resolver"' \
+	"$(jq -c 'select(.event == "EgressDenied" and .dport == 53) | .reason' "$OUT4" | head -n 1)"
 
 OUT3="$WORK/trace3.jsonl"
 start_trace "$OUT3" --tap "$TAP,netns=$NET_HOST" --allow-cidr 198.51.100.7/32 \
