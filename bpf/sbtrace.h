@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBT_ABI_VERSION 2
+#define SBT_ABI_VERSION 3
 
 #define SBT_COMM_LEN 16
 /* bprm->filename and bprm->interp are each copied up to this many bytes. */
@@ -151,7 +151,7 @@ enum sbt_reason {
 	SBT_REASON_MALFORMED,	   /* truncated or invalid header at some layer */
 	SBT_REASON_FRAGMENT,	   /* a non-first fragment whose first fragment was not allowed */
 	SBT_REASON_UNSUPPORTED,	   /* frame type, source route, routing header, mapped address */
-	/* cgroup: DNS (UDP/TCP port 53, any destination) redirected to sbtrace's proxy */
+	/* DNS (UDP/TCP port 53, any destination) redirected to sbtrace's proxy (cgroup, tap) */
 	SBT_REASON_DNS_PROXY,
 	/* sbtrace agent: a sandbox whose policy is not applied yet, or cannot be (fail closed) */
 	SBT_REASON_POLICY_PENDING,
@@ -301,6 +301,8 @@ struct sbt_dns_orig {
 #define SBT_TAP_GUEST6	  (1u << 1) /* guest6 is the only global IPv6 source allowed */
 #define SBT_TAP_RESOLVER  (1u << 2) /* resolver is the only DNS server allowed */
 #define SBT_TAP_CHECK_SRC (1u << 3) /* sources are checked (some guest address is known) */
+#define SBT_TAP_PROXY4	  (1u << 4) /* IPv4 DNS goes to the proxy at host4 */
+#define SBT_TAP_PROXY6	  (1u << 5) /* IPv6 DNS goes to the proxy at host6 */
 
 /* One device the tc program is attached to (the loader fills taps[] in .bss). */
 struct sbt_tap {
@@ -310,6 +312,29 @@ struct sbt_tap {
 	__u8 guest4[4];
 	__u8 guest6[16];
 	__u8 resolver[16]; /* IPv4 as ::ffff:a.b.c.d */
+	/*
+	 * The DNS proxy (SBT_TAP_PROXY4/6): the guest's DNS (UDP and TCP port
+	 * 53, any destination) is rewritten to the proxy's socket on the tap's
+	 * host-side address; tap_egress gives the replies the source the guest
+	 * asked. Ports by SBT_DNS_*, network byte order.
+	 */
+	__u8 host6[16];
+	__u8 host4[4];
+	__u16 proxy_port[4];
+};
+
+/* A guest's DNS flow diverted to the proxy: the guest's end (LRU hash key) ... */
+struct sbt_tap_dns_key {
+	__u32 slot;
+	__u8 proto;
+	__u8 pad;
+	__u16 port;    /* the guest's, network byte order */
+	__u8 addr[16]; /* the guest's, IPv4 mapped */
+};
+
+/* ... and the destination it asked (IPv4 mapped). */
+struct sbt_tap_dns_orig {
+	__u8 addr[16];
 };
 
 /* Fragments of a flow whose first fragment was allowed (an LRU hash). */
@@ -348,7 +373,8 @@ SBT_ABI_LAYOUT(sizeof(struct sbt_fold_key) == 32, "sbt_fold_key");
 SBT_ABI_LAYOUT(sizeof(struct sbt_fold_val) == 16, "sbt_fold_val");
 SBT_ABI_LAYOUT(sizeof(struct sbt_fast_sandbox) == 24, "sbt_fast_sandbox");
 SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_key_val) == 8, "sbt_sandbox_key_val");
-SBT_ABI_LAYOUT(sizeof(struct sbt_tap) == 48, "sbt_tap");
+SBT_ABI_LAYOUT(sizeof(struct sbt_tap) == 76, "sbt_tap");
+SBT_ABI_LAYOUT(sizeof(struct sbt_tap_dns_key) == 24, "sbt_tap_dns_key");
 SBT_ABI_LAYOUT(sizeof(struct sbt_dns_proxy) == 8, "sbt_dns_proxy");
 SBT_ABI_LAYOUT(sizeof(struct sbt_dns_orig) == 24, "sbt_dns_orig");
 SBT_ABI_LAYOUT(sizeof(struct sbt_frag_key) == 44, "sbt_frag_key");

@@ -11,9 +11,17 @@
  *   non-first fragment passes only when its first fragment was allowed);
  *   IPv6 with a bounded walk of extension headers (routing headers with
  *   segments left refused; v4-mapped destinations refused); TCP, UDP, ICMP,
- *   ICMPv6 (neighbour discovery and link-scope MLD allowed). DNS goes only to
- *   the designated resolver. A source address that is not the guest's is
- *   dropped (spoofed_source).
+ *   ICMPv6 (neighbour discovery and link-scope MLD allowed). A source address
+ *   that is not the guest's is dropped (spoofed_source).
+ *
+ * DNS (UDP and TCP port 53, any destination): with sbtrace's DNS proxy for
+ * the tap (enforce mode, host rules), every query is rewritten to the
+ * proxy's socket on the tap's host-side address (destination address and
+ * port, checksums updated) and the guest's end of the flow remembered;
+ * tap_egress, on the same tap's egress, gives the proxy's replies the source
+ * the guest asked (its resolver drops anything else). The guest needs no
+ * configuration. Without the proxy, DNS goes only to the designated
+ * resolver.
  *
  * The destination is judged by the same trie and rules as the cgroup hooks
  * (policy.bpf.h), keyed by the tap's sandbox slot. A denied TCP SYN is
@@ -799,6 +807,8 @@ static __always_inline const struct sbt_tap *tap_of(__u32 ifindex)
 	return NULL;
 }
 
+#include "tapdns.bpf.h"
+
 SEC("tc")
 int tap_ingress(struct __sk_buff *skb)
 {
@@ -838,8 +848,14 @@ int tap_ingress(struct __sk_buff *skb)
 		tap_event(t, &p, &d);
 		return TC_ACT_OK;
 	} else if ((p.proto == IPPROTO_UDP || p.proto == IPPROTO_TCP) && p.dport == 53) {
-		/* DNS: the designated resolver or nobody */
-		if ((t->flags & SBT_TAP_RESOLVER) && addr_eq(p.daddr, t->resolver)) {
+		/* DNS: the proxy, else the designated resolver, else nobody */
+		why = dns_divert(skb, t, &p);
+		if (why == 0) {
+			d.v.allowed = true;
+			d.v.reason = SBT_REASON_DNS_PROXY;
+		} else if (why != 1) {
+			d.v.reason = (__u8)why;
+		} else if ((t->flags & SBT_TAP_RESOLVER) && addr_eq(p.daddr, t->resolver)) {
 			d.v.allowed = true;
 			d.v.reason = SBT_REASON_RESOLVER;
 		} else {

@@ -35,12 +35,14 @@
 #define MSG_MAX		    65535
 #define LEARN_ADDRS_MAX	    1024 /* addresses read from one answer */
 #define TTL_MAX_S	    3600
+#define NR_FDS		    8 /* 4 on a cgroup sandbox's loopback, 4 on its tap */
 
 struct sbt_dnsproxy {
 	struct sbt_egress_state *st;
 	uint32_t slot;
-	int fds[4]; /* by SBT_DNS_*: UDP4, TCP4, UDP6, TCP6 */
-	uint16_t ports[4];
+	/* by SBT_DNS_*: UDP4, TCP4, UDP6, TCP6 on the loopback, then the same on the tap */
+	int fds[NR_FDS];
+	uint16_t ports[NR_FDS];
 	int stop[2];
 	pthread_t thread;
 	bool running;
@@ -49,7 +51,11 @@ struct sbt_dnsproxy {
 
 /* --- sockets ---------------------------------------------------------------- */
 
-static int open_one(int nsfd, int k, uint16_t *port)
+/*
+ * Socket k (SBT_DNS_*) in nsfd, bound to `addr` (4 or 16 bytes by its
+ * family; NULL: the loopback) on an ephemeral port, into *port.
+ */
+static int open_one(int nsfd, int k, const uint8_t *addr, uint16_t *port)
 {
 	bool v6 = k == SBT_DNS_UDP6 || k == SBT_DNS_TCP6;
 	bool tcp = k == SBT_DNS_TCP4 || k == SBT_DNS_TCP6;
@@ -65,12 +71,16 @@ static int open_one(int nsfd, int k, uint16_t *port)
 
 		s6->sin6_family = AF_INET6;
 		s6->sin6_addr = in6addr_loopback;
+		if (addr)
+			memcpy(&s6->sin6_addr, addr, 16);
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	} else {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 
 		s4->sin_family = AF_INET;
 		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (addr)
+			memcpy(&s4->sin_addr, addr, 4);
 	}
 	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || (tcp && listen(fd, 64) < 0) ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
@@ -404,25 +414,25 @@ static void *proxy_thread(void *arg)
 	struct sbt_dnsproxy *px = arg;
 
 	for (;;) {
-		struct pollfd p[5];
+		struct pollfd p[NR_FDS + 1];
 		int k;
 
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < NR_FDS; k++) {
 			p[k].fd = px->fds[k];
 			p[k].events = POLLIN;
 			p[k].revents = 0;
 		}
-		p[4].fd = px->stop[0];
-		p[4].events = POLLIN;
-		p[4].revents = 0;
-		if (poll(p, 5, -1) < 0 && errno != EINTR)
+		p[NR_FDS].fd = px->stop[0];
+		p[NR_FDS].events = POLLIN;
+		p[NR_FDS].revents = 0;
+		if (poll(p, NR_FDS + 1, -1) < 0 && errno != EINTR)
 			break;
-		if (p[4].revents)
+		if (p[NR_FDS].revents)
 			break;
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < NR_FDS; k++) {
 			if (!(p[k].revents & POLLIN))
 				continue;
-			if (k == SBT_DNS_TCP4 || k == SBT_DNS_TCP6)
+			if ((k & 3) == SBT_DNS_TCP4 || (k & 3) == SBT_DNS_TCP6)
 				serve_tcp(px, px->fds[k]);
 			else
 				serve_udp(px, px->fds[k]);
@@ -433,7 +443,7 @@ static void *proxy_thread(void *arg)
 
 static void proxy_free(struct sbt_dnsproxy *px)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < NR_FDS; k++)
 		if (px->fds[k] >= 0)
 			close(px->fds[k]);
 	if (px->stop[0] >= 0)
@@ -445,11 +455,54 @@ static void proxy_free(struct sbt_dnsproxy *px)
 	free(px);
 }
 
+/* The loopback sockets of a cgroup sandbox (nsfd): 0 or -errno (IPv4 is needed). */
+static int open_loopback(struct sbt_dnsproxy *px, int nsfd)
+{
+	for (int k = 0; k < 4; k++) {
+		int fd = open_one(nsfd, k, NULL, &px->ports[k]);
+
+		/* IPv6 may be off in the sandbox: its DNS is then IPv4 only */
+		if (fd < 0 && (k == SBT_DNS_UDP4 || k == SBT_DNS_TCP4))
+			return fd;
+		px->fds[k] = fd;
+	}
+	return 0;
+}
+
+/* The sockets on a tap's host-side addresses: 0 when one family has both. */
+static int open_tap(struct sbt_dnsproxy *px, struct sbt_dnsproxy_tap *tap)
+{
+	int err = -EADDRNOTAVAIL;
+
+	for (int k = 0; k < 4; k++) {
+		bool v6 = k == SBT_DNS_UDP6 || k == SBT_DNS_TCP6;
+		int fd;
+
+		if (!(v6 ? tap->has6 : tap->has4))
+			continue;
+		fd = open_one(tap->nsfd, k, v6 ? tap->host6 : tap->host4, &px->ports[4 + k]);
+		if (fd >= 0)
+			px->fds[4 + k] = fd;
+		else
+			err = fd;
+	}
+	/* a family is served only with both of its sockets (UDP, and TCP for truncation) */
+	for (int k = 0; k < 4; k += 2) {
+		if (px->fds[4 + k] >= 0 && px->fds[4 + k + 1] >= 0) {
+			tap->port[k] = px->ports[4 + k];
+			tap->port[k + 1] = px->ports[4 + k + 1];
+			err = 0;
+		}
+	}
+	return err;
+}
+
 int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb,
-		       int sb_nsfd)
+		       int sb_nsfd, struct sbt_dnsproxy_tap *tap)
 {
 	struct sbt_dnsproxy *px = calloc(1, sizeof(*px));
 	struct sbt_dns_proxy *bss;
+	const char *where = "on its loopback";
 	int err = 0;
 
 	if (!px)
@@ -457,7 +510,7 @@ int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct 
 	px->st = st;
 	px->slot = slot;
 	px->stop[0] = px->stop[1] = -1;
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < NR_FDS; k++)
 		px->fds[k] = -1;
 	px->buf = malloc(MSG_MAX + 2);
 	px->out = malloc(MSG_MAX + 2);
@@ -465,24 +518,24 @@ int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct 
 		proxy_free(px);
 		return -ENOMEM;
 	}
-	for (int k = 0; k < 4; k++) {
-		int fd = open_one(sb_nsfd, k, &px->ports[k]);
-
-		/* IPv6 may be off in the sandbox: its DNS is then IPv4 only */
-		if (fd < 0 && (k == SBT_DNS_UDP4 || k == SBT_DNS_TCP4)) {
-			err = fd;
-			break;
-		}
-		px->fds[k] = fd;
+	if (sb_nsfd >= 0)
+		err = open_loopback(px, sb_nsfd);
+	if (!err && tap) {
+		memset(tap->port, 0, sizeof(tap->port));
+		where = "on its tap's host-side address";
+		err = open_tap(px, tap);
 	}
 	if (!err && pthread_create(&px->thread, NULL, proxy_thread, px) != 0)
 		err = -EAGAIN;
 	if (err) {
 		fprintf(stderr,
-			"sbtrace: egress: sandbox %s: cannot open its DNS proxy on its loopback "
-			"(%s): its DNS is judged like any traffic; is lo up in its network "
-			"namespace?\n",
-			sb->name, strerror(-err));
+			"sbtrace: egress: sandbox %s: cannot open its DNS proxy %s (%s): its DNS "
+			"is judged like any traffic; %s\n",
+			sb->name, where, strerror(-err),
+			tap ? "does the tap have an address on the host side?"
+			    : "is lo up in its network namespace?");
+		if (tap)
+			memset(tap->port, 0, sizeof(tap->port));
 		proxy_free(px);
 		return err;
 	}

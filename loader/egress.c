@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -538,25 +539,87 @@ static void drop_dns_event(void *arg, const struct sbt_dns_event *ev)
 	(void)ev;
 }
 
-/* The DNS proxy of a cgroup sandbox, in its network namespace (its first process's). */
+/* A tap's host-side addresses (its first IPv4, its first global IPv6), in its namespace. */
+static int tap_host_addrs(const struct sbt_sandbox *sb, struct sbt_dnsproxy_tap *tp)
+{
+	struct ifaddrs *ifa;
+	int back, err = sbt_netns_enter(sb->tap.netns, &back);
+
+	if (err)
+		return err;
+	if (getifaddrs(&ifa) < 0) {
+		err = -errno;
+		sbt_netns_leave(back);
+		return err;
+	}
+	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+		if (!i->ifa_addr || strcmp(i->ifa_name, sb->tap.ifname) != 0)
+			continue;
+		if (i->ifa_addr->sa_family == AF_INET && !tp->has4) {
+			memcpy(tp->host4, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+			tp->has4 = true;
+		} else if (i->ifa_addr->sa_family == AF_INET6 && !tp->has6) {
+			const struct in6_addr *a = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+
+			if (IN6_IS_ADDR_LINKLOCAL(a))
+				continue;
+			memcpy(tp->host6, a, 16);
+			tp->has6 = true;
+		}
+	}
+	freeifaddrs(ifa);
+	err = sbt_netns_leave(back);
+	return err ? err : tp->has4 || tp->has6 ? 0 : -EADDRNOTAVAIL;
+}
+
+/*
+ * The DNS proxy of a sandbox: for its cgroup, in its network namespace (its
+ * first process's); for its tap, on the tap's host-side addresses.
+ */
 static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb)
 {
-	int pid = find_sandbox_pid(sb->path, 0), nsfd = -1;
-	char path[64];
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	int pid = sbt_sandbox_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1, nsfd = -1, err;
+	char path[PATH_MAX + 16];
 
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
-	if (nsfd < 0) {
+	if (nsfd < 0 && sbt_sandbox_has_cgroup(sb) && !sb->has_tap) {
 		fprintf(stderr,
 			"sbtrace: egress: sandbox %s: no process in it to find its network "
 			"namespace: no DNS proxy, its DNS is judged like any traffic\n",
 			sb->name);
 		return;
 	}
-	sbt_dnsproxy_start(st, slot, sb, nsfd);
-	close(nsfd);
+	memset(&es->tap, 0, sizeof(es->tap));
+	es->tap.nsfd = -1;
+	if (sb->has_tap) {
+		err = tap_host_addrs(sb, &es->tap);
+		if (!err && sb->tap.netns[0] &&
+		    (err = sbt_netns_path(sb->tap.netns, path, sizeof(path))) == 0) {
+			es->tap.nsfd = open(path, O_RDONLY | O_CLOEXEC);
+			err = es->tap.nsfd < 0 ? -errno : 0;
+		}
+		if (err) {
+			fprintf(stderr,
+				"sbtrace: egress: sandbox %s: tap %s has no address on the host "
+				"side (%s): no DNS proxy for the guest, its DNS goes only to the "
+				"resolver\n",
+				sb->name, sb->tap.ifname, strerror(-err));
+			if (nsfd < 0)
+				return;
+		}
+		es->tap_proxy = !err;
+	}
+	if (sbt_dnsproxy_start(st, slot, sb, nsfd, es->tap_proxy ? &es->tap : NULL))
+		es->tap_proxy = false;
+	if (nsfd >= 0)
+		close(nsfd);
+	if (es->tap.nsfd >= 0)
+		close(es->tap.nsfd);
+	es->tap.nsfd = -1;
 }
 
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
@@ -594,7 +657,7 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		if (es->nr_hosts)
 			find_resolver(es, &sandboxes[i], cfg);
 		if (es->nr_hosts && cfg->mode == SBT_EGRESS_ENFORCE && !cfg->dns_proxy_off &&
-		    sbt_sandbox_has_cgroup(&sandboxes[i]))
+		    (sbt_sandbox_has_cgroup(&sandboxes[i]) || sandboxes[i].has_tap))
 			start_proxy(st, i, &sandboxes[i]);
 		for (size_t h = 0; h < es->nr_hosts; h++) {
 			resolve_host(es, &es->hosts[h]);
@@ -817,4 +880,18 @@ void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_e
 	if (es->proxy)
 		for (int k = 0; k < 4; k++)
 			v->dns_proxy_ports[k] = ntohs(st->plan->skel->bss->dns_proxy[i].port[k]);
+	v->dns_proxy_tap = es->proxy && es->tap_proxy;
+	if (!v->dns_proxy_tap)
+		return;
+	for (int k = 0; k < 4; k++)
+		v->dns_proxy_tap_ports[k] = ntohs(es->tap.port[k]);
+	if (es->tap.has4 && es->tap.port[SBT_DNS_UDP4]) {
+		uint8_t *a = v->dns_proxy_tap_addrs[v->nr_dns_proxy_tap_addrs++];
+
+		memset(a, 0, 10);
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, es->tap.host4, 4);
+	}
+	if (es->tap.has6 && es->tap.port[SBT_DNS_UDP6])
+		memcpy(v->dns_proxy_tap_addrs[v->nr_dns_proxy_tap_addrs++], es->tap.host6, 16);
 }

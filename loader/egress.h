@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "dnsev.h"
+#include "dnsproxy.h"
 #include "dnslearn.h"
 
 #include "loader.h"
@@ -32,6 +33,8 @@ struct sbt_egress_sandbox {
 	pthread_mutex_t lock;
 	struct sbt_dns_learn learned;
 	struct sbt_dnsproxy *proxy; /* NULL: no proxy, DNS judged like the rest */
+	bool tap_proxy;		    /* the proxy listens on tap.host4/6 (tap.port) too */
+	struct sbt_dnsproxy_tap tap;
 };
 
 struct sbt_egress_state {

@@ -68,6 +68,8 @@ struct sbt_tap_state {
 	struct sbt_hook_result res[SBT_MAX_TAPS]; /* per tap: tcx or clsact, and failures */
 	int link_fd[SBT_MAX_TAPS];		  /* tcx link, -1 if none */
 	bool clsact[SBT_MAX_TAPS];		  /* a clsact filter was attached */
+	int eg_link_fd[SBT_MAX_TAPS];		  /* tap_egress (DNS proxy's replies): tcx link */
+	bool eg_clsact[SBT_MAX_TAPS];		  /* ... or a clsact egress filter */
 	bool qdisc_made[SBT_MAX_TAPS];		  /* ... on a clsact qdisc we created */
 	uint32_t idx[SBT_MAX_TAPS];		  /* sandbox index of each tap */
 	int ifindex[SBT_MAX_TAPS];		  /* in the tap's network namespace */
@@ -79,8 +81,10 @@ struct sbt_tap_state {
  * program's table and attach tap_ingress (tcx, else clsact). 0, or -errno
  * (-ENODEV: no such device, a usage error) after a one-line message.
  */
+struct sbt_egress_state;
 int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
-		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver);
+		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver,
+		   const struct sbt_egress_state *eg);
 void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxes);
 /* `sbtrace features`: would a tap get tcx (probed without a device) or clsact? */
 void sbt_tap_probe(const struct sbt_plan *plan, struct sbt_hook_result *res);

@@ -157,6 +157,7 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 	for (size_t i = 0; i < neg; i++)
 		bpf_program__set_autoload(eg[i], opts->policy);
 	bpf_program__set_autoload(skel->progs.tap_ingress, opts->tap);
+	bpf_program__set_autoload(skel->progs.tap_egress, opts->tap);
 	bpf_program__set_autoload(skel->progs.agent_cgroup_mkdir, opts->agent);
 	skel->rodata->argv_max = opts->argv_max;
 	skel->rodata->wakeup_each = opts->poll_ms == 0;

@@ -18,12 +18,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "egress.h"
 #include "loader.h"
 #include "netns.h"
 #include "policy.h"
 #include "sbtrace.skel.h"
 
 #define SBT_BPF_TCX_INGRESS 46 /* enum bpf_attach_type, Linux 6.6; older headers lack it */
+#define SBT_BPF_TCX_EGRESS  47
 #define TAP_TC_PRIO	    0xbeef
 
 /* Back to the loader's network namespace, or say why not. */
@@ -37,7 +39,7 @@ static void netns_back(int saved)
 }
 
 static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifindex,
-		       const uint8_t *cfg_res)
+		       const uint8_t *cfg_res, const struct sbt_egress_sandbox *es)
 {
 	static const uint8_t v4pre[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	const struct sbt_tap_spec *t = &sb->tap;
@@ -62,6 +64,46 @@ static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifin
 		memcpy(e->resolver, cfg_res, 16);
 		e->flags |= SBT_TAP_RESOLVER;
 	}
+	/* the DNS proxy, per family that has both its sockets */
+	if (es && es->proxy && es->tap_proxy) {
+		memcpy(e->host4, es->tap.host4, 4);
+		memcpy(e->host6, es->tap.host6, 16);
+		memcpy(e->proxy_port, es->tap.port, sizeof(e->proxy_port));
+		if (es->tap.port[SBT_DNS_UDP4] && es->tap.port[SBT_DNS_TCP4])
+			e->flags |= SBT_TAP_PROXY4;
+		if (es->tap.port[SBT_DNS_UDP6] && es->tap.port[SBT_DNS_TCP6])
+			e->flags |= SBT_TAP_PROXY6;
+	}
+}
+
+/*
+ * tap_egress (the DNS proxy's replies get the source the guest asked), the
+ * way tap_ingress went: a tcx link, or a filter on the same clsact qdisc.
+ */
+static int attach_egress(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifindex,
+			 const struct sbt_sandbox *sb)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = TAP_TC_PRIO,
+			    .prog_fd = prog_fd);
+	int err;
+
+	if (ts->link_fd[k] >= 0) {
+		static const char *const what[] = { "tap_egress" };
+		int fd = bpf_link_create(prog_fd, ifindex, SBT_BPF_TCX_EGRESS, NULL);
+
+		if (fd < 0)
+			return fd;
+		ts->eg_link_fd[k] = fd;
+		if (sb->pin_name[0])
+			sbt_pin_enforcers(sb, &fd, what, 1);
+		return 0;
+	}
+	err = bpf_tc_attach(&hook, &tco);
+	if (err)
+		return err;
+	ts->eg_clsact[k] = true;
+	return 0;
 }
 
 /* tcx first (a link), then clsact. 0 or -errno; the hook result says what was tried. */
@@ -148,14 +190,16 @@ void sbt_tap_probe(const struct sbt_plan *plan, struct sbt_hook_result *res)
 }
 
 int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
-		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver)
+		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver,
+		   const struct sbt_egress_state *eg)
 {
 	struct sbtrace_bpf *skel = plan->skel;
 	int prog_fd = bpf_program__fd(skel->progs.tap_ingress);
+	int eg_fd = bpf_program__fd(skel->progs.tap_egress);
 
 	memset(ts, 0, sizeof(*ts));
 	for (uint32_t i = 0; i < SBT_MAX_TAPS; i++)
-		ts->link_fd[i] = -1;
+		ts->link_fd[i] = ts->eg_link_fd[i] = -1;
 	for (uint32_t i = 0; i < nr; i++) {
 		const struct sbt_sandbox *sb = &sandboxes[i];
 		uint32_t k = ts->nr;
@@ -191,11 +235,24 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 			}
 		/* Registered before the attach: no frame goes unjudged. */
 		ts->ifindex[k] = ifindex;
-		fill_entry(&skel->bss->taps[k], sb, ifindex, cfg_resolver);
+		fill_entry(&skel->bss->taps[k], sb, ifindex, cfg_resolver,
+			   eg && i < eg->nr ? &eg->sb[i] : NULL);
 		__atomic_store_n(&skel->bss->nr_taps, k + 1, __ATOMIC_RELEASE);
 		ts->idx[k] = i;
 		ts->nr = k + 1;
 		err = attach_one(ts, k, prog_fd, ifindex, sb);
+		/* the replies' rewrite first: the guest's queries go to the proxy after */
+		if (!err && skel->bss->taps[k].flags & (SBT_TAP_PROXY4 | SBT_TAP_PROXY6)) {
+			int e2 = attach_egress(ts, k, eg_fd, ifindex, sb);
+
+			if (e2) {
+				fprintf(stderr,
+					"sbtrace: tap %s: cannot attach tap_egress (%s): no DNS "
+					"proxy for the guest, its DNS goes only to the resolver\n",
+					sb->tap.ifname, strerror(-e2));
+				skel->bss->taps[k].flags &= ~(SBT_TAP_PROXY4 | SBT_TAP_PROXY6);
+			}
+		}
 		netns_back(saved);
 		if (err) {
 			fprintf(stderr,
@@ -222,6 +279,10 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxe
 			close(ts->link_fd[k]);
 			ts->link_fd[k] = -1;
 		}
+		if (ts->eg_link_fd[k] >= 0) {
+			close(ts->eg_link_fd[k]);
+			ts->eg_link_fd[k] = -1;
+		}
 		/* A sandbox's own tap goes with its sandbox: the filter judges until then. */
 		if (!ts->clsact[k] || sandboxes[ts->idx[k]].pin_name[0])
 			continue;
@@ -233,6 +294,11 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxe
 		if (bpf_tc_detach(&hook, &tco) && errno != ENODEV && errno != ENOENT)
 			fprintf(stderr, "sbtrace: tap %s: cannot detach the tc filter: %s\n",
 				t->ifname, strerror(errno));
+		if (ts->eg_clsact[k]) {
+			hook.attach_point = BPF_TC_EGRESS;
+			bpf_tc_detach(&hook, &tco);
+			ts->eg_clsact[k] = false;
+		}
 		if (ts->qdisc_made[k]) {
 			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 			bpf_tc_hook_destroy(&hook);

@@ -673,7 +673,7 @@ static int trace_attach(struct trace_ctx *ctx)
 	if (!opts->exec.tap)
 		return SBT_EXIT_OK;
 	err = sbt_tap_attach(ctx->taps, plan, opts->sandboxes, opts->nr_sandboxes,
-			     opts->egress.has_resolver ? opts->egress.resolver : NULL);
+			     opts->egress.has_resolver ? opts->egress.resolver : NULL, ctx->egress);
 	if (err)
 		return err == -ENODEV || err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
 	for (uint32_t k = 0; k < ctx->taps->nr; k++)

@@ -179,9 +179,23 @@ static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
 		static const char *const k[4] = { "udp4", "tcp4", "udp6", "tcp6" };
 		json_object *p = json_object_new_object();
 
+		json_object *t = NULL;
+
 		for (int i = 0; i < 4; i++)
 			json_object_object_add(p, k[i],
 					       json_object_new_int(es->dns_proxy_ports[i]));
+		if (es->dns_proxy_tap) {
+			json_object *a = json_object_new_array();
+
+			t = json_object_new_object();
+			for (int i = 0; i < 4; i++)
+				json_object_object_add(
+					t, k[i], json_object_new_int(es->dns_proxy_tap_ports[i]));
+			for (size_t i = 0; i < es->nr_dns_proxy_tap_addrs; i++)
+				json_object_array_add(a, addr_json(es->dns_proxy_tap_addrs[i]));
+			json_object_object_add(t, "addrs", a);
+		}
+		json_object_object_add(p, "tap", t);
 		json_object_object_add(o, "dns_proxy", p);
 	} else {
 		json_object_object_add(o, "dns_proxy", NULL);

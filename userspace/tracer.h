@@ -174,7 +174,11 @@ struct sbt_egress_view {
 	size_t nr_entries;	     /* trie entries of its slot */
 	bool dns_proxy;		     /* its DNS goes to sbtrace's proxy */
 	uint16_t dns_proxy_ports[4]; /* UDP4, TCP4, UDP6, TCP6 on its loopback; 0: none */
-	size_t dns_learned;	     /* addresses the proxy learned so far */
+	bool dns_proxy_tap;	     /* ... and on its tap's host-side addresses: */
+	uint16_t dns_proxy_tap_ports[4];
+	uint8_t dns_proxy_tap_addrs[2][16]; /* IPv4 mapped */
+	size_t nr_dns_proxy_tap_addrs;
+	size_t dns_learned; /* addresses the proxy learned so far */
 };
 
 /* ---- the request ----------------------------------------------------------- */

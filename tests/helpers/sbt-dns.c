@@ -11,6 +11,10 @@
  *   big.test A   40 records 203.0.113.100-139, TTL 30: more than a 512-byte
  *                UDP reply holds, so over UDP the answer is cut to its header
  *                and question with TC set (the client retries over TCP)
+ *   floor.test A 198.51.100.10 and 169.254.169.254 (the floor's metadata
+ *                address), TTL 30
+ *   tc.test A    198.51.100.20, TTL 1, over TCP only (over UDP: TC, no
+ *                records; a resolver that never retries over TCP learns nothing)
  *   AAAA of those: no data (NOERROR, no records); anything else: NXDOMAIN.
  * Logs "<udp|tcp> <name> <qtype number>" per query (flushed at once), prints
  * "ready" once listening, runs until SIGTERM/SIGINT.
@@ -87,7 +91,7 @@ static size_t answer(const uint8_t *m, size_t len, uint8_t *r, int tcp, FILE *lo
 {
 	char name[256];
 	size_t qend, o;
-	unsigned int qtype, n = 0, rcode = 0;
+	unsigned int qtype, n = 0, rcode = 0, tc_only = 0;
 
 	if (len < 12 || (m[2] & 0x80) || m[4] != 0 || m[5] != 1 ||
 	    read_qname(m, len, name, sizeof(name), &qend) || qend + 4 > len)
@@ -113,7 +117,19 @@ static size_t answer(const uint8_t *m, size_t len, uint8_t *r, int tcp, FILE *lo
 			add_a(r, &o, 30, a);
 			n++;
 		}
-	} else if (strcasecmp(name, "rot.test") != 0 && strcasecmp(name, "big.test") != 0) {
+	} else if (strcasecmp(name, "floor.test") == 0 && qtype == 1) {
+		static const uint8_t fa[2][4] = { { 198, 51, 100, 10 }, { 169, 254, 169, 254 } };
+
+		for (unsigned int i = 0; i < 2; i++, n++)
+			add_a(r, &o, 30, fa[i]);
+	} else if (strcasecmp(name, "tc.test") == 0 && qtype == 1) {
+		static const uint8_t ta[4] = { 198, 51, 100, 20 };
+
+		add_a(r, &o, 1, ta);
+		n++;
+		tc_only = 1;
+	} else if (strcasecmp(name, "rot.test") != 0 && strcasecmp(name, "big.test") != 0 &&
+		   strcasecmp(name, "floor.test") != 0 && strcasecmp(name, "tc.test") != 0) {
 		rcode = 3;
 	}
 	r[2] = (uint8_t)(0x84 | (m[2] & 0x01)); /* QR, AA, RD echoed */
@@ -122,7 +138,7 @@ static size_t answer(const uint8_t *m, size_t len, uint8_t *r, int tcp, FILE *lo
 	put16(r + 6, n);
 	put16(r + 8, 0);
 	put16(r + 10, 0);
-	if (!tcp && o > UDP_MAX) { /* does not fit: TC, header and question only */
+	if (!tcp && (o > UDP_MAX || tc_only)) { /* does not fit: TC, header and question only */
 		r[2] |= 0x02;
 		put16(r + 6, 0);
 		o = qend + 4;

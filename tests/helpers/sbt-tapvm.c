@@ -18,7 +18,8 @@
  *	result=icmp type=N code=N ms=MS csum=ok|bad quoted_dst=A quoted_dport=P src=A
  *		isn=N syn_sport=P
  *	result=timeout ms=MS stage=reply isn=N syn_sport=P
- *   udp DST PORT [PAYLOAD]	one datagram (default payload "sbt-tapvm"):
+ *   udp DST PORT [PAYLOAD]	one datagram (default payload "sbt-tapvm"; "dns:NAME":
+ *	a DNS query for NAME's A records, the reply then ends in rcode=N an=N):
  *	result=reply ms=MS csum=ok|bad len=N payload=ESCAPED
  *	result=icmp type=N code=N ms=MS csum=ok|bad quoted_dst=A quoted_dport=P src=A
  *	result=timeout ms=MS stage=reply
@@ -573,8 +574,34 @@ static void print_escaped(const uint8_t *p, size_t n)
 	}
 }
 
+/* A DNS query (id 0x5b7a, RD) for NAME's A records into b (cap 300): its length, 0 if too long. */
+static size_t dns_query(const char *name, uint8_t *b)
+{
+	static const uint8_t hdr[12] = { 0x5b, 0x7a, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+	size_t o = 12, n = strlen(name);
+
+	if (n == 0 || n > 253)
+		return 0;
+	memcpy(b, hdr, 12);
+	for (const char *p = name; *p;) {
+		size_t l = strcspn(p, ".");
+
+		if (l == 0 || l > 63)
+			return 0;
+		b[o++] = (uint8_t)l;
+		memcpy(b + o, p, l);
+		o += l;
+		p += l + (p[l] == '.');
+	}
+	b[o++] = 0;
+	memcpy(b + o, "\0\1\0\1", 4); /* type A, class IN */
+	return o + 4;
+}
+
 static int cmd_udp(struct guest *g, int argc, char **argv, long sport_opt)
 {
+	uint8_t q[300];
+	size_t qlen = 0;
 	const struct frame_addr *src;
 	const char *payload = argc >= 3 ? argv[2] : "sbt-tapvm";
 	struct frame_addr dst;
@@ -593,7 +620,12 @@ static int cmd_udp(struct guest *g, int argc, char **argv, long sport_opt)
 	if (r)
 		return r < 0 ? 1 : 0;
 	frame_udp(&f, sport, port);
-	frame_payload(&f, payload, strlen(payload));
+	if (strncmp(payload, "dns:", 4) == 0 && !(qlen = dns_query(payload + 4, q)))
+		return usage("udp: dns:NAME with a valid NAME");
+	if (qlen)
+		frame_payload(&f, q, qlen);
+	else
+		frame_payload(&f, payload, strlen(payload));
 	t0 = now_ms();
 	end = t0 + g->timeout_ms;
 	if (send_frame(g, &f))
@@ -606,6 +638,10 @@ static int cmd_udp(struct guest *g, int argc, char **argv, long sport_opt)
 			printf("result=reply ms=%.1f csum=%s len=%zu payload=", ms,
 			       fi.l4_csum_ok ? "ok" : "bad", fi.payload_len);
 			print_escaped(g->rx + fi.payload_off, fi.payload_len);
+			if (qlen && fi.payload_len >= 12)
+				printf(" rcode=%u an=%u", g->rx[fi.payload_off + 3] & 0xfu,
+				       (unsigned int)(g->rx[fi.payload_off + 6] << 8 |
+						      g->rx[fi.payload_off + 7]));
 			putchar('\n');
 			return 0;
 		}

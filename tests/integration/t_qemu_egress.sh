@@ -5,8 +5,12 @@
 # The guest fetches a page from an allowed test host (it arrives) and
 # connects to a non-allowed IP literal (refused at once by the RST sent back
 # into the guest); the events are keyed by the tap; the report says the
-# guest's execs were invisible. Then sbtrace probe --backend qemu: never a
-# confident "safe", reason exec_not_visible.
+# guest's execs were invisible. The guest's DNS, sent to an address nobody
+# has, is answered by sbtrace's proxy on the tap's host side: an allowed name
+# resolves (through the operator's resolver, --resolver) and its address is
+# reached; a name no rule allows is refused and never reaches the resolver.
+# Then sbtrace probe --backend qemu: never a confident "safe", reason
+# exec_not_visible.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlib.sh"
 
@@ -22,6 +26,10 @@ mkdir -p "$STATE"
 # In the guest: an allowed fetch (the greeting), then a connect to a denied IP literal,
 # timed with the guest's own clock (centiseconds of /proc/uptime).
 cat > "$WORK/guest.sh" << 'EOF'
+# DNS to 198.51.100.53 (nobody has it): the proxy answers
+a=$(timeout 10 nslookup allowed.test 198.51.100.53 2>&1 | grep -o '192\.0\.2\.1$' | head -n 1)
+if [ "$a" = 192.0.2.1 ] && [ "$(timeout 10 nc "$a" 80 < /dev/null)" = hello ]; then echo DNS-OK; fi
+if timeout 10 nslookup blocked.test 198.51.100.53 2>&1 | grep -q REFUSED; then echo DNS-REFUSED; fi
 # the test host's server greets with "hello" (sbt-net serve)
 if [ "$(timeout 10 nc 198.51.100.7 80 < /dev/null)" = hello ]; then echo FETCH-OK; fi
 a=$(cut -d' ' -f1 /proc/uptime)
@@ -42,7 +50,8 @@ IFINDEX=$(jq -r .tap_ifindex "$STATE/$NAME.json")
 
 OUT="$WORK/trace.jsonl"
 start_trace "$OUT" --sandbox "$NAME" --state-dir "$STATE" \
-	--allow-cidr '198.51.100.7/32 port 80 proto tcp' || exit 1
+	--allow-cidr '198.51.100.7/32 port 80 proto tcp' \
+	--allow-host 'allowed.test port 80 proto tcp' --resolver 192.0.2.53 || exit 1
 wait "$SHIM_PID"
 check "the guest's workload exit code comes back" 0 $?
 i=0
@@ -60,6 +69,11 @@ check_true "the denied connect failed with 'Connection refused' (the RST)" \
 SECS=$(sed -n 's/^REFUSED-IN //p' "$WORK/guest.out")
 check_true "refused in under 1 s in the guest (${SECS:-?} s)" awk "BEGIN { exit !(\"$SECS\" != \"\" && $SECS < 1) }"
 check "nothing reached the denied test host" 0 "$(grep -c '203\.0\.113\.5' "$NET_SERVER_LOG")"
+check_true "DNS: the proxy answered allowed.test, its address reached" grep -qx DNS-OK "$WORK/guest.out"
+check_true "DNS: blocked.test refused" grep -qx DNS-REFUSED "$WORK/guest.out"
+check "DNS: blocked.test never reached the resolver" 0 "$(grep -c 'blocked\.test' "$NET_DNS_LOG")"
+check "DNS: the guest's queries went to the proxy, on the tap" "tap dns_proxy" \
+	"$(jq -s -r '[.[] | select(.event == "EgressAllowed" and .dport == 53) | "\(.source) \(.reason)"] | unique | join(",")' "$OUT")"
 
 S=$(head -n 1 "$OUT")
 check "TraceStarted: the sandbox's tap, by the shim's ifindex" "$TAP $IFINDEX tcx" \

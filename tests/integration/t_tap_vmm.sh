@@ -79,6 +79,19 @@ check "allowed by a host rule (allowed.test): reaches the test host" synack "$(f
 R=$(vm --sport 40123 --isn 1000 syn 2001:db8:2::7 8080)
 check "allowed v6 (any port) reaches the test host" synack "$(field "$R" result)"
 
+# DNS (host rules, enforce): any destination port 53 goes to sbtrace's proxy
+# on the tap's host side; the answer comes back from the address the guest
+# asked (its checksum right after both rewrites); other names are refused.
+R=$(vm udp 198.51.100.99 53 dns:allowed.test)
+check "DNS to any address: the proxy answers from that address" "reply ok 0 1" \
+	"$(field "$R" result) $(field "$R" csum) $(field "$R" rcode) $(field "$R" an)"
+R=$(vm udp 2001:db8:3::53 53 dns:allowed.test)
+check "DNS over IPv6 to any address: the proxy answers from that address" "reply ok 0 1" \
+	"$(field "$R" result) $(field "$R" csum) $(field "$R" rcode) $(field "$R" an)"
+R=$(vm udp 192.0.2.1 53 dns:other.test)
+check "DNS for a name no rule allows: REFUSED" "reply 5 0" \
+	"$(field "$R" result) $(field "$R" rcode) $(field "$R" an)"
+
 # Denied: nothing reaches the host's IP stack; the guest is told at once.
 sleep 0.3
 IN4=$(ip_in) L4=$(l4_in)
@@ -104,9 +117,6 @@ check "denied v6 UDP: ICMPv6 prohibited back" "icmp 1 1" \
 	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
 R=$(vm ping 203.0.113.5)
 check "denied v4 echo: ICMP prohibited" "icmp 3 13" \
-	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
-R=$(vm udp 192.0.2.1 53)
-check "DNS to a non-resolver: ICMP prohibited" "icmp 3 13" \
 	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
 # Identical denials fold: five SYNs to one closed destination, one event now,
 # the rest counted in the kernel and reported at stop.
@@ -143,8 +153,9 @@ check "five identical denials: counts sum to 5 in at most 3 events" "5 yes" \
 		awk '{ s += $1; n++ } END { print s, (n <= 3 ? "yes" : "no") }')"
 check "EgressDenied v4 UDP: reply icmp_prohibited" '"icmp_prohibited"' \
 	"$(sel EgressDenied 'select(.daddr == "203.0.113.5" and .proto == "udp") | .reply' | head -n 1)"
-check "EgressDenied DNS to a non-resolver" '"not_resolver"' \
-	"$(sel EgressDenied 'select(.dport == 53) | .reason' | head -n 1)"
+check "EgressAllowed: the guest's DNS went to the proxy" "dns_proxy" \
+	"$(jq -s -r '[.[] | select(.event == "EgressAllowed" and .source == "tap" and .dport == 53) | .reason] | unique | join(",")' "$OUT")"
+check "the upstream never saw other.test" 0 "$(grep -c 'other\.test' "$NET_DNS_LOG")"
 check "EgressDenied spoofed source, with the source" '"203.0.113.99"' \
 	"$(sel EgressDenied 'select(.reason == "spoofed_source") | .saddr' | head -n 1)"
 check_true "EgressDenied malformed (the truncated frame)" \
@@ -160,23 +171,50 @@ check "tcx: nothing left on the tap" "" \
 
 # The clsact fallback, and a SIGKILL with tcx.
 OUT2="$WORK/trace2.jsonl"
-SBTRACE_DISABLE_HOOKS=tap:tcx start_trace "$OUT2" --tap "$TAP,netns=$NET_HOST,guest=203.0.113.254" \
-	--allow-cidr '198.51.100.7/32 port 80 proto tcp' || exit 1
+SBTRACE_DISABLE_HOOKS=tap:tcx start_trace "$OUT2" \
+	--tap "$TAP,netns=$NET_HOST,guest=203.0.113.254,resolver=192.0.2.53" \
+	--allow-cidr '198.51.100.7/32 port 80 proto tcp' --allow-host 'allowed.test port 80' || exit 1
 check "fallback: clsact when tcx is disabled" "clsact true" \
 	"$(head -n 1 "$OUT2" | jq -r '"\(.sandboxes[0].tap.mode) \(.hooks.tap.fallback)"')"
 R=$(vm syn 203.0.113.5 80)
 check "clsact: denied SYN gets its RST" rst "$(field "$R" result)"
 R=$(vm syn 198.51.100.7 80)
 check "clsact: allowed SYN reaches the test host" synack "$(field "$R" result)"
+R=$(vm udp 198.51.100.99 53 dns:allowed.test)
+check "clsact: the proxy answers from the address asked (tap_egress as a clsact filter)" \
+	"reply ok 0 1" "$(field "$R" result) $(field "$R" csum) $(field "$R" rcode) $(field "$R" an)"
+check "clsact: ingress and egress filters" "tap_egress tap_ingress" \
+	"$({ ip netns exec "$NET_HOST" tc filter show dev "$TAP" ingress
+		ip netns exec "$NET_HOST" tc filter show dev "$TAP" egress; } |
+		grep -oE 'tap_(ingress|egress)' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 stop_trace TERM
 check "clsact: exit 0 on SIGTERM" 0 "$TRACE_RC"
 check "clsact: filter and qdisc removed at stop" "" \
 	"$(ip netns exec "$NET_HOST" tc qdisc show dev "$TAP" | grep clsact || true)"
 
+# No host rule: no proxy, DNS only to the designated resolver.
+OUT4="$WORK/trace4.jsonl"
+start_trace "$OUT4" --tap "$TAP,netns=$NET_HOST,guest=203.0.113.254,resolver=192.0.2.53" \
+	--allow-cidr '198.51.100.7/32 port 80 proto tcp' || exit 1
+check "no host rule: no DNS proxy" null "$(head -n 1 "$OUT4" | jq -c '.egress.sandboxes[0].dns_proxy')"
+R=$(vm udp 192.0.2.53 53 dns:allowed.test)
+check "no proxy: the designated resolver answers itself" "reply 0 1" \
+	"$(field "$R" result) $(field "$R" rcode) $(field "$R" an)"
+R=$(vm udp 192.0.2.1 53)
+check "no proxy: DNS to another address gets ICMP prohibited" "icmp 3 13" \
+	"$(field "$R" result) $(field "$R" type) $(field "$R" code)"
+stop_trace INT
+check "EgressDenied DNS to a non-resolver" '"not_resolver"' \
+	"$(jq -c 'select(.event == "EgressDenied" and .dport == 53) | .reason' "$OUT4" | head -n 1)"
+
 OUT3="$WORK/trace3.jsonl"
-start_trace "$OUT3" --tap "$TAP,netns=$NET_HOST" --allow-cidr 198.51.100.7/32 || exit 1
+start_trace "$OUT3" --tap "$TAP,netns=$NET_HOST" --allow-cidr 198.51.100.7/32 \
+	--allow-host 'allowed.test port 80' --resolver 192.0.2.53 || exit 1
 check "no guest address: sources not checked (said so)" false \
 	"$(head -n 1 "$OUT3" | jq -r '.sandboxes[0].tap.source_check')"
+R=$(vm udp 198.51.100.99 53 dns:allowed.test)
+check "--resolver (not the tap's): the proxy answers" "reply 0 1" \
+	"$(field "$R" result) $(field "$R" rcode) $(field "$R" an)"
 kill -KILL "$TRACE_PID"
 wait "$TRACE_PID" 2> /dev/null
 TRACE_PID=""
@@ -185,6 +223,10 @@ check "SIGKILL with tcx: nothing left attached" "" \
 	"$(ip netns exec "$NET_HOST" bpftool net show dev "$TAP" 2>/dev/null | grep -E 'tap_ingress' || true)"
 R=$(vm syn 203.0.113.5 80)
 check "after SIGKILL the tap is open again (the kernel answers)" synack "$(field "$R" result)"
+R=$(vm --timeout-ms 700 udp 198.51.100.99 53 dns:allowed.test)
+check "after SIGKILL DNS is not diverted any more (nobody answers)" timeout "$(field "$R" result)"
+check "SIGKILL with tcx: no tcx link left on the tap" 0 \
+	"$(bpftool -j link show 2> /dev/null | jq "[.[] | select(.type == \"tcx\" and .ifindex == $IFINDEX)] | length")"
 
 # Bad input: a device that is not there, a bad spec.
 "$SBTRACE" trace --tap "nosuch0,netns=$NET_HOST" --duration 1 > "$WORK/bad.out" 2> "$WORK/bad.err"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A lab for the tap program (bpf/tap.bpf.c) on the real kernel: the sbtrace
- * object loaded with tap_ingress alone, one tap registered on ifindex 1 (the
+ * object loaded with tap_ingress and tap_egress alone, one tap registered on ifindex 1 (the
  * device BPF_PROG_TEST_RUN runs tc programs on: loopback), rules compiled by
  * the library exactly as the loader does, frames fed through test_run, and
  * the events the program sent read back from the ring buffer.
@@ -89,6 +89,7 @@ static inline int taplab_open(struct taplab *L, uint8_t mode, const char *const 
 	}
 	bpf_object__for_each_program(prog, L->skel->obj) bpf_program__set_autoload(prog, false);
 	bpf_program__set_autoload(L->skel->progs.tap_ingress, true);
+	bpf_program__set_autoload(L->skel->progs.tap_egress, true);
 	bpf_map__set_max_entries(L->skel->maps.events, 1 << 16);
 	L->skel->rodata->wakeup_each = 0;
 	err = sbtrace_bpf__load(L->skel);

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+
 #include "tests/common/frames.h"
 #include "tests/kernel/taplab.h"
 
@@ -594,6 +596,107 @@ static void t_dns_only_to_resolver(void **s)
 	expect_rst(V4(.dst = ANY4, .dport = 53), SBT_REASON_NOT_RESOLVER);
 }
 
+/* The proxy's address on the tap's host side and its ports (network byte order). */
+#define PROXY4	   FRAME_V4(203, 0, 113, 253)
+#define PROXY6	   FRAME_V6(0x2001, 0xdb8, 9, 0, 0, 0, 0, 1)
+#define PROXY_UDP4 40053
+#define PROXY_TCP4 40054
+#define PROXY_UDP6 40055
+#define PROXY_TCP6 40056
+
+static void proxy_on(bool on)
+{
+	struct sbt_tap *t = &lab.skel->bss->taps[0];
+	struct frame_addr h4 = PROXY4, h6 = PROXY6;
+
+	t->flags &= ~(SBT_TAP_PROXY4 | SBT_TAP_PROXY6);
+	memset(t->proxy_port, 0, sizeof(t->proxy_port));
+	if (!on)
+		return;
+	t->flags |= SBT_TAP_PROXY4 | SBT_TAP_PROXY6;
+	memcpy(t->host4, h4.a + 12, 4);
+	memcpy(t->host6, h6.a, 16);
+	t->proxy_port[SBT_DNS_UDP4] = htons(PROXY_UDP4);
+	t->proxy_port[SBT_DNS_TCP4] = htons(PROXY_TCP4);
+	t->proxy_port[SBT_DNS_UDP6] = htons(PROXY_UDP6);
+	t->proxy_port[SBT_DNS_TCP6] = htons(PROXY_TCP6);
+}
+
+/* A query to `s->dst`:53 goes to the proxy; the proxy's reply comes back from s->dst:53. */
+static void expect_diverted(const struct spec *s, const struct frame_addr *proxy, uint16_t pport)
+{
+	struct frame f;
+	struct outcome o;
+	struct frame_info in, back;
+	uint8_t out[FRAME_BUF_SIZE];
+	struct __sk_buff ctx = { .ifindex = TAPLAB_IFINDEX };
+	LIBBPF_OPTS(bpf_test_run_opts, to, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		    .data_out = out, .data_size_out = sizeof(out));
+	struct frame_ip ip = { .src = *proxy, .dst = s->src };
+
+	build(&f, s);
+	run(&f, &o);
+	assert_int_equal(o.ret, TAPLAB_TC_OK);
+	expect_event(&o, SBT_VERDICT_ALLOWED, SBT_REASON_DNS_PROXY);
+	assert_memory_equal(o.ev.daddr, s->dst.a, 16); /* the event names what the guest asked */
+	assert_int_equal(frame_parse(o.out, o.out_len, &in), 0);
+	assert_true(frame_addr_eq(&in.dst, proxy));
+	assert_true(frame_addr_eq(&in.src, &s->src));
+	assert_int_equal(in.dport, pport);
+	assert_int_equal(in.sport, s->sport);
+	assert_true(in.ip_csum_ok);
+	assert_true(in.l4_csum_ok);
+
+	/* the reply, from the proxy to the guest's port, through tap_egress */
+	frame_init(&f);
+	frame_eth(&f, GUEST_MAC, GW_MAC, 0);
+	frame_ip(&f, &ip);
+	if (s->proto == FRAME_IPPROTO_UDP)
+		frame_udp(&f, pport, s->sport);
+	else
+		frame_tcp(&f, &(struct frame_tcp){ .sport = pport,
+						   .dport = s->sport,
+						   .flags = FRAME_TCP_SYN | FRAME_TCP_ACK,
+						   .window = 64240 });
+	frame_payload(&f, "answer", 6);
+	assert_int_equal(frame_finish(&f), 0);
+	to.data_in = f.buf;
+	to.data_size_in = (uint32_t)f.len;
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(lab.skel->progs.tap_egress), &to),
+			 0);
+	assert_int_equal(to.retval, TAPLAB_TC_OK);
+	assert_int_equal(frame_parse(out, to.data_size_out, &back), 0);
+	assert_true(frame_addr_eq(&back.src, &s->dst));
+	assert_int_equal(back.sport, 53);
+	assert_int_equal(back.dport, s->sport);
+	assert_true(back.ip_csum_ok);
+	assert_true(back.l4_csum_ok);
+}
+
+static void t_dns_to_proxy(void **st)
+{
+	struct frame_addr p4 = PROXY4, p6 = PROXY6;
+	struct frame f;
+	struct outcome o;
+
+	proxy_on(true);
+	/* any destination, UDP and TCP, both families; the resolver too */
+	expect_diverted(V4(.dst = ANY4, .dport = 53, .proto = FRAME_IPPROTO_UDP), &p4, PROXY_UDP4);
+	expect_diverted(V4(.dst = RESOLVER4, .dport = 53), &p4, PROXY_TCP4);
+	expect_diverted(V6(.dst = DENY6, .dport = 53, .proto = FRAME_IPPROTO_UDP), &p6, PROXY_UDP6);
+	expect_diverted(V6(.dst = DENY6, .dport = 53), &p6, PROXY_TCP6);
+	/* the flow's later segments too, without an event */
+	build(&f, V4(.dst = ANY4, .dport = 53, .tcp_flags = FRAME_TCP_ACK));
+	run(&f, &o);
+	assert_int_equal(o.ret, TAPLAB_TC_OK);
+	assert_int_equal(o.nr_events, 0);
+	/* a VLAN-tagged query is not the host's to take */
+	build(&f, V4(.tags = { { 0x8100, 7 } }, .ntags = 1, .dst = ANY4, .dport = 53,
+		     .proto = FRAME_IPPROTO_UDP));
+	expect_dropped(&f, SBT_REASON_UNSUPPORTED);
+	proxy_on(false);
+}
+
 static void t_ip_options(void **s)
 {
 	static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };		 /* record route */
@@ -813,6 +916,7 @@ int main(void)
 		cmocka_unit_test(t_arp),
 		cmocka_unit_test(t_neighbour_discovery),
 		cmocka_unit_test(t_dns_only_to_resolver),
+		cmocka_unit_test(t_dns_to_proxy),
 		cmocka_unit_test(t_ip_options),
 		cmocka_unit_test(t_unknown_ethertype),
 		cmocka_unit_test(t_malformed_fields),
