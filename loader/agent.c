@@ -336,6 +336,15 @@ static void add_shim(struct agent *a, const char *file)
 		fprintf(stderr, "sbtrace agent: shim sandbox %s: %s\n", name, err);
 		return;
 	}
+	if (strcmp(st.visibility_exec, "none") == 0 && st.egress_mode[0]) {
+		/* its guest's traffic passes the tap, not a socket hook: unenforceable here */
+		fprintf(stderr,
+			"sbtrace agent: shim sandbox %s runs in a microVM with an egress policy "
+			"the agent cannot enforce (it does not watch taps): not released; run "
+			"'sbtrace trace --sandbox %s' with its policy instead\n",
+			name, name);
+		return;
+	}
 	if (strcmp(st.visibility_exec, "none") == 0)
 		fprintf(stderr,
 			"sbtrace agent: shim sandbox %s runs in a microVM: its execs are not "

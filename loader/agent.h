@@ -53,7 +53,7 @@ struct bpf_link;
 struct sbt_sandbox;
 struct sbt_sandbox_state;
 
-#define SBT_AGENT_EGRESS_PROGS 6 /* connect4/6, sendmsg4/6, sock_create, cgroup_skb egress */
+#define SBT_AGENT_EGRESS_PROGS 6 /* sbt_egress_progs()'s enforcers: no DNS proxy in the agent */
 
 struct sbt_agent_egress {
 	struct sbtrace_bpf *skel;

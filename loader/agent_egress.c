@@ -34,29 +34,20 @@
 #include "agent.h"
 #include "decode.h"
 #include "egress_args.h"
+#include "loader.h"
 #include "policy.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "sink.h"
 
-static struct bpf_program *const *enforcers(struct sbtrace_bpf *skel)
-{
-	static struct bpf_program *progs[SBT_AGENT_EGRESS_PROGS];
-
-	progs[0] = skel->progs.egress_connect4;
-	progs[1] = skel->progs.egress_connect6;
-	progs[2] = skel->progs.egress_sendmsg4;
-	progs[3] = skel->progs.egress_sendmsg6;
-	progs[4] = skel->progs.egress_sock_create;
-	progs[5] = skel->progs.egress_skb;
-	return progs;
-}
+_Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_ENFORCERS, "the agent links the enforcers");
 
 /* The hooks on cgroup `path` as links (stored in links[], *nr). 0 or -errno after a message. */
 static int attach_cgroup(struct sbtrace_bpf *skel, const char *path, struct bpf_link **links,
 			 size_t *nr)
 {
-	struct bpf_program *const *progs = enforcers(skel);
+	size_t nprogs; /* the enforcers come first: the agent has no DNS proxy to restore for */
+	struct bpf_program *const *progs = sbt_egress_progs(skel, &nprogs);
 	int cgfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
 
 	if (cgfd < 0) {

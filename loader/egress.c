@@ -479,24 +479,19 @@ void sbt_pin_enforcers(const struct sbt_sandbox *sb, const int *link_fds, const 
 static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 			       const struct sbt_sandbox *sb)
 {
-	struct sbtrace_bpf *skel = st->plan->skel;
-	struct bpf_program *progs[] = {
-		skel->progs.egress_connect4,	skel->progs.egress_connect6,
-		skel->progs.egress_sendmsg4,	skel->progs.egress_sendmsg6,
-		skel->progs.egress_sock_create, skel->progs.egress_skb,
-		skel->progs.egress_recvmsg4,	skel->progs.egress_recvmsg6
-	};
+	size_t nprogs;
+	struct bpf_program *const *progs = sbt_egress_progs(st->plan->skel, &nprogs);
 	struct sbt_egress_sandbox *es = &st->sb[slot];
 	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fds[sizeof(progs) / sizeof(progs[0])];
-	const char *names[sizeof(progs) / sizeof(progs[0])];
+	int fds[SBT_EGRESS_PROGS];
+	const char *names[SBT_EGRESS_PROGS];
 
 	if (cgfd < 0) {
 		fprintf(stderr, "sbtrace: egress: cannot open cgroup %s: %s\n", sb->path,
 			strerror(errno));
 		return -errno;
 	}
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+	for (size_t i = 0; i < nprogs; i++) {
 		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cgfd);
 
 		if (!l) {
@@ -515,7 +510,7 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 	}
 	close(cgfd);
 	if (sb->pin_name[0])
-		sbt_pin_enforcers(sb, fds, names, sizeof(progs) / sizeof(progs[0]));
+		sbt_pin_enforcers(sb, fds, names, nprogs);
 	return 0;
 }
 

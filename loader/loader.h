@@ -36,6 +36,15 @@ struct sbt_plan {
 const char *sbt_min_btf(char *buf, size_t len);
 
 int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan);
+
+/*
+ * The egress programs a sandbox's cgroup gets, in one order: the first
+ * SBT_EGRESS_ENFORCERS judge (connect, sendmsg, socket creation, packets),
+ * the rest restore a DNS reply's source (the DNS proxy). *n: how many.
+ */
+#define SBT_EGRESS_ENFORCERS 6
+#define SBT_EGRESS_PROGS     8
+struct bpf_program *const *sbt_egress_progs(struct sbtrace_bpf *skel, size_t *n);
 void sbt_plan_detach(struct sbt_plan *plan);
 void sbt_plan_destroy(struct sbt_plan *plan);
 

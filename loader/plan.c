@@ -74,9 +74,9 @@ static struct bpf_program *connect_prog(struct sbtrace_bpf *skel, int i)
 	}
 }
 
-static struct bpf_program *const *egress_progs(struct sbtrace_bpf *skel, size_t *n)
+struct bpf_program *const *sbt_egress_progs(struct sbtrace_bpf *skel, size_t *n)
 {
-	static struct bpf_program *progs[8];
+	static struct bpf_program *progs[SBT_EGRESS_PROGS];
 
 	progs[0] = skel->progs.egress_connect4;
 	progs[1] = skel->progs.egress_connect6;
@@ -86,7 +86,7 @@ static struct bpf_program *const *egress_progs(struct sbtrace_bpf *skel, size_t 
 	progs[5] = skel->progs.egress_skb;
 	progs[6] = skel->progs.egress_recvmsg4; /* DNS proxy: the reply's source restored */
 	progs[7] = skel->progs.egress_recvmsg6;
-	*n = 8;
+	*n = SBT_EGRESS_PROGS;
 	return progs;
 }
 
@@ -153,7 +153,7 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 		bpf_program__set_autoload(skel->progs.connect_tracepoint, true);
 		bpf_program__set_autoload(skel->progs.packet_socket, true);
 	}
-	eg = egress_progs(skel, &neg);
+	eg = sbt_egress_progs(skel, &neg);
 	for (size_t i = 0; i < neg; i++)
 		bpf_program__set_autoload(eg[i], opts->policy);
 	bpf_program__set_autoload(skel->progs.tap_ingress, opts->tap);

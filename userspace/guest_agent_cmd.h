@@ -18,10 +18,10 @@
 
 struct sbt_guest_agent_opts {
 	struct sbt_exec_opts exec;
-	const char *port;    /* the channel to the host (a virtio-serial port, a FIFO, a file) */
-	const char *cgroup;  /* the workload's cgroup (v2 path) */
-	int ready_fd;	     /* "attached\n" here once HELLO is sent; -1: none */
-	uint32_t hb_ms;	     /* heartbeat interval */
+	const char *port;   /* the channel to the host (a virtio-serial port, a FIFO, a file) */
+	const char *cgroup; /* the workload's cgroup (v2 path) */
+	int ready_fd;	    /* "attached\n" here once HELLO is sent; -1: none */
+	uint32_t hb_ms;	    /* heartbeat interval */
 };
 
 typedef int (*sbt_guest_agent_fn)(const struct sbt_guest_agent_opts *opts);

@@ -95,6 +95,26 @@ check "shim: 6 egress links on its cgroup" 6 "$(links_on "$SHIM_CG_ID")"
 check "sbtrace trace --sandbox of it without rules of its own: exit 2" 2 $?
 check_true "... saying only the agent reads them" grep -q "only sbtrace agent reads" "$WORK/trace-sb.err"
 
+# --- a microVM shim sandbox with a policy: its tap is not the agent's -----------
+# Its guest's traffic crosses the tap, not a socket hook: the agent cannot
+# enforce the policy, so it does not release the sandbox (the VM never starts).
+require_qemu_guest
+"$SHIM" run --backend qemu --name "$P-v" --state-dir "$STATE" --guest "$GUEST" \
+	--tap-netns "$NET_HOST" --tap-addrs 198.18.77.1/30,198.18.77.2/30 \
+	--allow "cidr $NET_T1_V4/32 port 80 proto tcp" -- /bin/true > "$WORK/vm.out" 2> "$WORK/vm.err" &
+VM_PID=$!
+vm_refused() { grep -q "shim sandbox $P-v runs in a microVM with an egress policy" "$WORK/agent.err"; }
+wait_for 20 vm_refused
+check_true "a microVM with a policy: not released, said on stderr" vm_refused
+check "... no SandboxAdded for it" false \
+	"$(jq -n --arg s "/sbtrace/$P-v" 'any(inputs; .event == "SandboxAdded" and .sandbox == $s)' "$OUT")"
+sleep 1
+check_true "... its shim still waits for a tracer" kill -0 "$VM_PID"
+check "... and its VM never ran" "" "$(pgrep -P "$VM_PID" -x qemu-system-x86_64)"
+kill -TERM "$VM_PID"
+wait "$VM_PID" 2> /dev/null
+check "... SIGTERM: nothing left in the state dir" "" "$(ls "$STATE" | grep "^$P-v" | tr '\n' ' ')"
+
 # --- children of the parent: policy file, malformed file, none ------------------
 for c in ca cbad cnone; do mkdir "$PARENT/$c"; done
 added() { jq -e -n --arg s "$PARENT_NAME/$1" 'any(inputs; .event == "SandboxAdded" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
