@@ -12,17 +12,7 @@ N=${BENCH_LOOKUPS:-500}
 net_require_tools
 net_world_up || exit 1
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled)
-ip -n "$NET_HOST" addr add 192.0.2.54/32 dev "$NET_HOST_IF" || exit 1
-set --
-i=100
-while [ $i -le 139 ]; do
-	ip -n "$NET_HOST" addr add "203.0.113.$i/32" dev lo && set -- "$@" --tcp "203.0.113.$i:80"
-	i=$((i + 1))
-done
-_net_bg "$NET_HOST" "$WORK/serve2.out" "$SBTNET" serve --log "$WORK/serve2.log" "$@"
-_net_bg "$NET_HOST" "$WORK/sbtdns.out" "$TOP/build/tests/sbt-dns" --listen 192.0.2.54 --log /dev/null
-wait_for 5 grep -qx ready "$WORK/sbtdns.out" || exit 1
-wait_for 5 grep -qx ready "$WORK/serve2.out" || exit 1
+net_dns_world 0 /dev/null || exit 1
 printf 'nameserver 192.0.2.54\n' > "/etc/netns/$NET_SBX/resolv.conf"
 C=$(mk_cgroup sbx)
 in_sandbox "$C" /bin/sleep 120 &
@@ -57,6 +47,7 @@ echo "  big.test (40 records: TC, then TCP), proxy:   $proxied_big"
 echo "  rot.test, through the tap path's proxy:       $tap"
 echo "  big.test, through the tap path's proxy:       $tap_big"
 echo "$stats" | jq -r --arg l "$learned" '"connect4 with \($l) learned addresses in the trie: \(.run_cnt) calls, \((.run_time_ns / .run_cnt) | floor) ns per call (bpf_stats)"'
+echo 1 > "$C/cgroup.kill" # the holder and what it runs (sbt-spawn forks it)
 kill "$HOLDER" 2> /dev/null
 wait "$HOLDER" 2> /dev/null
 exit 0

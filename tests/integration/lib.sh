@@ -61,6 +61,14 @@ mk_cgroup() {
 # Remove a cgroup tree bottom-up, moving stray processes to the parent's parent.
 rm_cgroup_tree() {
 	[ -d "$1" ] || return 0
+	# what the test started in it ends with it (a holder's `sleep 120` would outlive the test)
+	if [ -f "$1/cgroup.kill" ] && echo 1 > "$1/cgroup.kill" 2> /dev/null; then
+		_rc_i=0
+		while [ -n "$(find "$1" -name cgroup.procs -exec cat {} + 2> /dev/null)" ] && [ $_rc_i -lt 20 ]; do
+			sleep 0.05
+			_rc_i=$((_rc_i + 1))
+		done
+	fi
 	find "$1" -depth -type d | while read -r d; do
 		if [ -f "$d/cgroup.procs" ]; then
 			while read -r p; do

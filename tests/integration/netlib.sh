@@ -217,6 +217,32 @@ net_world_up() {
 
 # net_settle: let the sniffer catch up (it logs asynchronously): wait until its
 # log has not grown for 0.2 s (at most ~3 s).
+# net_dns_world N LOG: the upstream DNS server (tests/helpers/sbt-dns) on
+# 192.0.2.54 in the host namespace, its queries logged to LOG, and the test
+# hosts its names point at, each serving TCP 80 (sbt-net serve):
+# 198.51.100.10 .. 198.51.100.(9+N) and 203.0.113.100 .. 203.0.113.139.
+# 0 when both answer, else 1 after a message.
+net_dns_world() {
+	_nd_n=$1
+	_nd_log=$2
+	ip -n "$NET_HOST" addr add 192.0.2.54/32 dev "$NET_HOST_IF" || return 1
+	set --
+	_nd_i=10
+	while [ $_nd_i -lt $((10 + _nd_n)) ]; do
+		ip -n "$NET_HOST" addr add "198.51.100.$_nd_i/32" dev lo && set -- "$@" --tcp "198.51.100.$_nd_i:80"
+		_nd_i=$((_nd_i + 1))
+	done
+	_nd_i=100
+	while [ $_nd_i -le 139 ]; do
+		ip -n "$NET_HOST" addr add "203.0.113.$_nd_i/32" dev lo && set -- "$@" --tcp "203.0.113.$_nd_i:80"
+		_nd_i=$((_nd_i + 1))
+	done
+	_net_bg "$NET_HOST" "$WORK/serve2.out" "$SBTNET" serve --log "$WORK/serve2.log" "$@"
+	_net_bg "$NET_HOST" "$WORK/sbtdns.out" "$TOP/build/tests/sbt-dns" --listen 192.0.2.54 --log "$_nd_log"
+	wait_for 5 grep -qx ready "$WORK/serve2.out" || { log "the DNS world's test hosts are not ready"; return 1; }
+	wait_for 5 grep -qx ready "$WORK/sbtdns.out" || { log "sbt-dns is not ready"; return 1; }
+}
+
 net_settle() {
 	_i=0 _last=-1 _same=0
 	while [ $_i -lt 30 ] && [ $_same -lt 2 ]; do

@@ -30,22 +30,7 @@ net_world_up || exit 1
 
 UP_LOG="$WORK/upstream.log"
 : > "$UP_LOG"
-ip -n "$NET_HOST" addr add 192.0.2.54/32 dev "$NET_HOST_IF" || exit 1
-set --
-i=10
-while [ $i -le 20 ]; do
-	ip -n "$NET_HOST" addr add "198.51.100.$i/32" dev lo && set -- "$@" --tcp "198.51.100.$i:80"
-	i=$((i + 1))
-done
-i=100
-while [ $i -le 139 ]; do
-	ip -n "$NET_HOST" addr add "203.0.113.$i/32" dev lo && set -- "$@" --tcp "203.0.113.$i:80"
-	i=$((i + 1))
-done
-_net_bg "$NET_HOST" "$WORK/serve2.out" "$SBTNET" serve --log "$WORK/serve2.log" "$@"
-_net_bg "$NET_HOST" "$WORK/sbtdns.out" "$SBTDNS" --listen 192.0.2.54 --log "$UP_LOG"
-wait_for 5 grep -qx ready "$WORK/serve2.out" || { fail "second server not ready"; finish; }
-wait_for 5 grep -qx ready "$WORK/sbtdns.out" || { fail "sbt-dns not ready"; finish; }
+net_dns_world 11 "$UP_LOG" || { fail "the DNS world did not start"; finish; }
 
 printf 'nameserver 198.51.100.53\n' > "/etc/netns/$NET_SBX/resolv.conf"
 guest() { ip netns exec "$NET_SBX" "$@"; }
