@@ -99,10 +99,6 @@ enum agent_opt {
 	OPT_STATS_INTERVAL,
 	OPT_METRICS_ADDR,
 	OPT_METRICS_FILE,
-	OPT_ARGV_MAX,
-	OPT_RINGBUF_SIZE,
-	OPT_EXEC_HOOK,
-	OPT_POLL_MS,
 	OPT_SOCKET,
 	OPT_NO_SOCKET,
 	OPT_POLICY_DIR,
@@ -120,10 +116,10 @@ static const struct option agent_longopts[] = {
 	{ "out", required_argument, NULL, 'O' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "argv-max", required_argument, NULL, OPT_ARGV_MAX },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
-	{ "exec-hook", required_argument, NULL, OPT_EXEC_HOOK },
-	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
+	{ "argv-max", required_argument, NULL, SBT_OPT_ARGV_MAX },
+	{ "ringbuf-size", required_argument, NULL, SBT_OPT_RINGBUF_SIZE },
+	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
+	{ "poll-ms", required_argument, NULL, SBT_OPT_POLL_MS },
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "no-socket", no_argument, NULL, OPT_NO_SOCKET },
 	{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
@@ -197,41 +193,6 @@ int sbt_parse_hostport(const char *s, struct sockaddr_storage *ss, unsigned int 
 	return -EINVAL;
 }
 
-static int parse_capture(struct sbt_exec_opts *eo, int c, const char *arg)
-{
-	unsigned long long v;
-	enum sbt_exec_mode mode;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	switch (c) {
-	case OPT_ARGV_MAX:
-		if (errno || *end || *arg == '-' || v < 1 || v > SBT_ARGV_CAP)
-			return usage_error("--argv-max '%s': give 1..16384 bytes", arg);
-		eo->argv_max = (uint32_t)v;
-		return -1;
-	case OPT_RINGBUF_SIZE:
-		if (errno || *end || *arg == '-' || v < 4096 || v > (1u << 30) || (v & (v - 1)))
-			return usage_error("--ringbuf-size '%s': give a power of two from 4096 "
-					   "to 2^30",
-					   arg);
-		eo->ringbuf_bytes = (uint32_t)v;
-		return -1;
-	case OPT_EXEC_HOOK:
-		if (sbt_exec_mode_parse(arg, &mode))
-			return usage_error("--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
-					   arg);
-		eo->forced_mode = (int)mode;
-		return -1;
-	default: /* OPT_POLL_MS */
-		if (errno || *end || *arg == '-' || v > 10000)
-			return usage_error("--poll-ms '%s': give 0..10000", arg);
-		eo->poll_ms = (uint32_t)v;
-		return -1;
-	}
-}
-
 static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 {
 	struct sockaddr_storage ss;
@@ -301,11 +262,11 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 	case 'v':
 		a->trace.exec.verbose = true;
 		return -1;
-	case OPT_ARGV_MAX:
-	case OPT_RINGBUF_SIZE:
-	case OPT_EXEC_HOOK:
-	case OPT_POLL_MS:
-		return parse_capture(&a->trace.exec, c, arg);
+	case SBT_OPT_ARGV_MAX:
+	case SBT_OPT_RINGBUF_SIZE:
+	case SBT_OPT_EXEC_HOOK:
+	case SBT_OPT_POLL_MS:
+		return sbt_capture_option("agent", &a->trace.exec, c, arg);
 	case 'h':
 		sbt_agent_usage(stdout);
 		return SBT_EXIT_OK;

@@ -8,15 +8,16 @@
 
 #include "guest_agent_cmd.h"
 #include "guest_stream.h"
+#include "trace_cmd.h"
 
-enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_EXEC_HOOK };
+enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT };
 
 static const struct option longopts[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
-	{ "exec-hook", required_argument, NULL, OPT_EXEC_HOOK },
+	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -74,7 +75,6 @@ static int parse_num(const char *arg, unsigned long lo, unsigned long hi, unsign
 
 int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opts *o)
 {
-	enum sbt_exec_mode mode;
 	unsigned long v;
 	int c;
 
@@ -105,12 +105,9 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 				return usage_error("--heartbeat-ms '%s': give 50..10000", optarg);
 			o->hb_ms = (uint32_t)v;
 			break;
-		case OPT_EXEC_HOOK:
-			if (sbt_exec_mode_parse(optarg, &mode))
-				return usage_error("--exec-hook '%s': use tp_btf, raw_tp or "
-						   "tracepoint",
-						   optarg);
-			o->exec.forced_mode = (int)mode;
+		case SBT_OPT_EXEC_HOOK:
+			if (sbt_capture_option("guest-agent", &o->exec, c, optarg) >= 0)
+				return SBT_EXIT_USAGE;
 			break;
 		case 'v':
 			o->exec.verbose = true;

@@ -183,11 +183,7 @@ static void shim_handshake(void *arg)
 }
 
 enum trace_opt {
-	OPT_ARGV_MAX = 256,
-	OPT_RINGBUF_SIZE,
-	OPT_EXEC_HOOK,
-	OPT_POLL_MS,
-	OPT_ALLOW_CIDR,
+	OPT_ALLOW_CIDR = 256,
 	OPT_ALLOW_HOST,
 	OPT_ALLOWLIST,
 	OPT_EGRESS,
@@ -209,10 +205,10 @@ static const struct option trace_longopts[] = {
 	{ "out", required_argument, NULL, 'O' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "argv-max", required_argument, NULL, OPT_ARGV_MAX },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
-	{ "exec-hook", required_argument, NULL, OPT_EXEC_HOOK },
-	{ "poll-ms", required_argument, NULL, OPT_POLL_MS },
+	{ "argv-max", required_argument, NULL, SBT_OPT_ARGV_MAX },
+	{ "ringbuf-size", required_argument, NULL, SBT_OPT_RINGBUF_SIZE },
+	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
+	{ "poll-ms", required_argument, NULL, SBT_OPT_POLL_MS },
 	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
 	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
 	{ "allowlist", required_argument, NULL, OPT_ALLOWLIST },
@@ -296,34 +292,33 @@ static int parse_duration(struct sbt_trace_opts *opts, const char *arg)
 	return -1;
 }
 
-/* The capture options: --argv-max, --ringbuf-size, --exec-hook, --poll-ms. -1 or an exit code. */
-static int parse_capture(struct sbt_exec_opts *eo, int c, const char *arg)
+int sbt_capture_option(const char *cmd, struct sbt_exec_opts *eo, int c, const char *arg)
 {
 	unsigned long long v;
 	enum sbt_exec_mode mode;
 
 	switch (c) {
-	case OPT_ARGV_MAX:
+	case SBT_OPT_ARGV_MAX:
 		if (parse_u64(arg, 1, SBT_ARGV_CAP, &v))
-			return usage_error("trace", "--argv-max '%s': give 1..16384 bytes", arg);
+			return usage_error(cmd, "--argv-max '%s': give 1..16384 bytes", arg);
 		eo->argv_max = (uint32_t)v;
 		return -1;
-	case OPT_RINGBUF_SIZE:
+	case SBT_OPT_RINGBUF_SIZE:
 		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
 			return usage_error(
-				"trace",
-				"--ringbuf-size '%s': give a power of two from 4096 to 2^30", arg);
+				cmd, "--ringbuf-size '%s': give a power of two from 4096 to 2^30",
+				arg);
 		eo->ringbuf_bytes = (uint32_t)v;
 		return -1;
-	case OPT_EXEC_HOOK:
+	case SBT_OPT_EXEC_HOOK:
 		if (sbt_exec_mode_parse(arg, &mode))
 			return usage_error(
-				"trace", "--exec-hook '%s': use tp_btf, raw_tp or tracepoint", arg);
+				cmd, "--exec-hook '%s': use tp_btf, raw_tp or tracepoint", arg);
 		eo->forced_mode = (int)mode;
 		return -1;
-	case OPT_POLL_MS:
+	case SBT_OPT_POLL_MS:
 		if (parse_u64(arg, 0, 10000, &v))
-			return usage_error("trace", "--poll-ms '%s': give 0..10000", arg);
+			return usage_error(cmd, "--poll-ms '%s': give 0..10000", arg);
 		eo->poll_ms = (uint32_t)v;
 		return -1;
 	}
@@ -375,11 +370,11 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 	case 'v':
 		a->opts.exec.verbose = true;
 		return -1;
-	case OPT_ARGV_MAX:
-	case OPT_RINGBUF_SIZE:
-	case OPT_EXEC_HOOK:
-	case OPT_POLL_MS:
-		return parse_capture(&a->opts.exec, c, arg);
+	case SBT_OPT_ARGV_MAX:
+	case SBT_OPT_RINGBUF_SIZE:
+	case SBT_OPT_EXEC_HOOK:
+	case SBT_OPT_POLL_MS:
+		return sbt_capture_option("trace", &a->opts.exec, c, arg);
 	case OPT_ALLOW_CIDR:
 	case OPT_ALLOW_HOST:
 	case OPT_ALLOWLIST:
@@ -585,7 +580,7 @@ out:
 int sbt_features_main(int argc, char **argv, sbt_features_fn features)
 {
 	static const struct option longopts[] = {
-		{ "exec-hook", required_argument, NULL, OPT_EXEC_HOOK },
+		{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -598,19 +593,14 @@ int sbt_features_main(int argc, char **argv, sbt_features_fn features)
 				    .policy = true,
 				    .tap = true,
 				    .host_netns_cookie = sbt_netns_cookie() };
-	enum sbt_exec_mode mode;
 	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_EXEC_HOOK:
-			if (sbt_exec_mode_parse(optarg, &mode))
-				return usage_error(
-					"features",
-					"--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
-					optarg);
-			eo.forced_mode = (int)mode;
+		case SBT_OPT_EXEC_HOOK:
+			if (sbt_capture_option("features", &eo, c, optarg) >= 0)
+				return SBT_EXIT_USAGE;
 			break;
 		case 'v':
 			eo.verbose = true;

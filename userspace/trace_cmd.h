@@ -41,6 +41,20 @@ struct sbt_trace_args {
  * sbt_trace_args_free().
  */
 int sbt_trace_args_parse(int argc, char **argv, struct sbt_trace_args *args);
+
+/*
+ * The capture options every command that loads the exec hook takes (trace,
+ * agent, features, guest-agent): their getopt values, for each command's own
+ * option table, and their one parser. -1 when `arg` was taken into eo, else
+ * SBT_EXIT_USAGE after "sbtrace CMD: ..." on stderr.
+ */
+enum sbt_capture_opt {
+	SBT_OPT_ARGV_MAX = 0x1000, /* --argv-max BYTES */
+	SBT_OPT_RINGBUF_SIZE,	   /* --ringbuf-size BYTES */
+	SBT_OPT_EXEC_HOOK,	   /* --exec-hook MODE */
+	SBT_OPT_POLL_MS,	   /* --poll-ms MS */
+};
+int sbt_capture_option(const char *cmd, struct sbt_exec_opts *eo, int c, const char *arg);
 void sbt_trace_args_free(struct sbt_trace_args *args);
 
 /* The commands themselves, with the loader's functions passed in. */
