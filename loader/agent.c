@@ -43,19 +43,6 @@
 #include "shellid.h"
 #include "sink.h"
 
-static volatile sig_atomic_t stop_signal, hup_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-}
-
-static void on_hup(int sig)
-{
-	(void)sig;
-	hup_signal = 1;
-}
-
 static void emit(struct agent *a, struct sbt_event *ev, const struct sbt_sandbox *sb)
 {
 	ev->sandbox = sb;
@@ -843,8 +830,8 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 		*next_stats = now + a->o->stats_interval_ms;
 	}
 	err = sbt_sinks_flush(t);
-	if (!err && hup_signal) {
-		hup_signal = 0;
+	if (!err && sbt_hup_pending) {
+		sbt_hup_pending = 0;
 		err = sbt_sinks_reopen(t);
 	}
 	if (err) {
@@ -862,7 +849,7 @@ static const char *agent_loop(struct agent *a)
 	int timeout = a->o->trace.exec.poll_ms ? (int)a->o->trace.exec.poll_ms : 100;
 	const char *why = NULL;
 
-	while (!stop_signal && !why) {
+	while (!sbt_stop_signal && !why) {
 		struct pollfd p[3] = { { .fd = ring_buffer__epoll_fd(a->rb), .events = POLLIN },
 				       { .fd = a->ino, .events = POLLIN },
 				       { .fd = a->http ? sbt_http_fd(a->http) : -1,
@@ -942,7 +929,6 @@ static void emit_final(struct agent *a, const char *reason)
 
 int sbt_agent_run(struct sbt_agent_opts *o)
 {
-	struct sigaction sa = { .sa_handler = on_stop };
 	struct agent *a = agent_new(o);
 	uint64_t t0 = sbt_mono_ms();
 	char why[256];
@@ -955,12 +941,7 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 			agent_free(a);
 		return SBT_EXIT_RUNTIME;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sbt_signals_install(true);
 	if (o->policy_dir && sbt_agent_policy_dir_check(o->policy_dir, why, sizeof(why))) {
 		fprintf(stderr, "sbtrace agent: --policy-dir %s: %s\n", o->policy_dir, why);
 		agent_free(a);

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,6 +26,7 @@
 #include "clock.h"
 #include "guest_agent.h"
 #include "guest_stream.h"
+#include "io.h"
 #include "loader.h"
 
 struct gagent {
@@ -40,45 +40,22 @@ struct gagent {
 	int err; /* the first write error, -errno */
 };
 
-static volatile sig_atomic_t stopping;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
-
 /* One frame, whole (a port may take it in parts), or g->err. */
 static int send_frame(struct gagent *g, enum sbt_gs_type type, const void *payload, uint32_t len)
 {
 	uint8_t hdr[SBT_GS_HDR_LEN];
-	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)payload, len } };
-	struct iovec *v = iov;
-	int nv = 2;
 
 	if (g->err)
 		return g->err;
 	if (sbt_gs_header(hdr, type, g->seq + 1, len))
 		return g->err = -EINVAL;
-	while (nv > 0) {
-		ssize_t n = writev(g->port, v, nv);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return g->err = n < 0 ? -errno : -EIO;
-		while (nv > 0 && (size_t)n >= v->iov_len) {
-			n -= (ssize_t)v->iov_len;
-			v++;
-			nv--;
-		}
-		if (nv > 0) {
-			v->iov_base = (uint8_t *)v->iov_base + n;
-			v->iov_len -= (size_t)n;
-		}
-	}
-	g->seq++;
-	return 0;
+	/* the port's only writer: header and payload need not be one write */
+	g->err = sbt_write_all(g->port, hdr, sizeof(hdr));
+	if (!g->err && len)
+		g->err = sbt_write_all(g->port, payload, len);
+	if (!g->err)
+		g->seq++;
+	return g->err;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -162,7 +139,7 @@ static int stream(struct gagent *g)
 	struct sbt_gs_counters c;
 	uint64_t next_beat = g->start_ms + g->o->hb_ms;
 
-	while (!stopping && !g->err) {
+	while (!sbt_stop_signal && !g->err) {
 		uint64_t now = sbt_mono_ms();
 		int n = ring_buffer__poll(g->rb, next_beat > now ? (int)(next_beat - now) : 0);
 
@@ -191,13 +168,10 @@ static int stream(struct gagent *g)
 
 int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct gagent g = { .o = o, .port = -1 };
 	int ret;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sbt_signals_install(false);
 	g.port = open(o->port, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (g.port < 0) {
 		fprintf(stderr, "sbtrace guest-agent: --port %s: %s\n", o->port, strerror(errno));

@@ -4,6 +4,7 @@
 #define SBT_LOADER_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -36,6 +37,15 @@ struct sbt_plan {
 const char *sbt_min_btf(char *buf, size_t len);
 
 int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan);
+
+/*
+ * signals.c: SIGINT and SIGTERM set sbt_stop_signal (the signal's number),
+ * SIGHUP (with hup; else its default) sets sbt_hup_pending, SIGPIPE is
+ * ignored (a write error says it). For trace, agent and guest-agent.
+ */
+extern volatile sig_atomic_t sbt_stop_signal;
+extern volatile sig_atomic_t sbt_hup_pending;
+void sbt_signals_install(bool hup);
 
 /*
  * The egress programs a sandbox's cgroup gets, in one order: the first

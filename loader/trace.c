@@ -32,20 +32,6 @@
 #include "sink.h"
 #include "trace.h"
 
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t reopen_requested;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static void on_hup(int sig)
-{
-	(void)sig;
-	reopen_requested = 1;
-}
-
 struct sandbox_state {
 	uint64_t received;	/* ProcessExec records decoded for this slot */
 	uint64_t lost_reported; /* lost records already reported in EventsLost */
@@ -711,7 +697,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 	const struct sbt_trace_opts *opts = ctx->opts;
 	uint64_t next_stats = start_ms + opts->stats_interval_ms;
 
-	while (!stop_signal) {
+	while (!sbt_stop_signal) {
 		int err;
 
 		/* Records come without wake-ups (see exec.bpf.c): drain on the tick too. */
@@ -733,8 +719,8 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			next_stats += opts->stats_interval_ms;
 		}
 		err = sbt_sinks_flush(opts);
-		if (!err && reopen_requested) {
-			reopen_requested = 0;
+		if (!err && sbt_hup_pending) {
+			sbt_hup_pending = 0;
 			err = sbt_sinks_reopen(opts);
 		}
 		if (err) {
@@ -755,7 +741,6 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 
 int sbt_trace_run(const struct sbt_trace_opts *opts)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct trace_ctx *ctx = ctx_new(opts);
 	uint64_t t0 = sbt_mono_ms(), start_ms, pause_ms = 0;
 	const char *reason = "signal", *env;
@@ -767,12 +752,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 			ctx_free(ctx);
 		return SBT_EXIT_RUNTIME;
 	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	sbt_signals_install(true);
 
 	ret = trace_attach(ctx);
 	if (ret != SBT_EXIT_OK)

@@ -18,6 +18,8 @@ int sbt_write_all(int fd, const void *buf, size_t len)
 			continue;
 		if (n < 0)
 			return -errno;
+		if (n == 0)
+			return -EIO; /* no progress: never spin */
 		c += n;
 		len -= (size_t)n;
 	}
