@@ -221,30 +221,17 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 static void report_drops(struct agent *a, struct agent_sb *s)
 {
 	struct sbt_sandbox_stats st;
+	struct sbt_ev_lost ev;
 	uint32_t slot = s->sb.slot;
 
 	if (bpf_map_lookup_elem(a->stats_fd, &slot, &st))
 		return;
 	s->kernel_execs = st.execs;
 	s->kernel_lost = st.lost;
-	if (st.egress_lost > s->eg_lost_reported) {
-		emit_lost(a, &s->sb,
-			  &(struct sbt_ev_lost){ .lost = st.egress_lost - s->eg_lost_reported,
-						 .lost_total = st.egress_lost,
-						 .has_total = true,
-						 .reason = "ringbuf_full",
-						 .kind = "egress" });
-		s->eg_lost_reported = st.egress_lost;
-	}
-	if (st.lost <= s->lost_reported)
-		return;
-	emit_lost(a, &s->sb,
-		  &(struct sbt_ev_lost){ .lost = st.lost - s->lost_reported,
-					 .lost_total = st.lost,
-					 .has_total = true,
-					 .reason = "ringbuf_full",
-					 .kind = "exec" });
-	s->lost_reported = st.lost;
+	if (sbt_lost_since(st.egress_lost, &s->eg_lost_reported, "egress", &ev))
+		emit_lost(a, &s->sb, &ev);
+	if (sbt_lost_since(st.lost, &s->lost_reported, "exec", &ev))
+		emit_lost(a, &s->sb, &ev);
 }
 
 static void emit_folded(void *arg, const struct sbt_egress *rec);

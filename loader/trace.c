@@ -280,6 +280,7 @@ static void report_drops(struct trace_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
 		struct sandbox_state *st = &ctx->st[i];
 		struct sbt_sandbox_stats s;
+		struct sbt_ev_lost ev;
 
 		if (read_stats(ctx, i, &s))
 			continue;
@@ -287,25 +288,10 @@ static void report_drops(struct trace_ctx *ctx)
 		st->kernel_lost = s.lost;
 		st->kernel_eg = s.egress;
 		st->kernel_eg_lost = s.egress_lost;
-		if (s.egress_lost > st->eg_lost_reported) {
-			emit_lost(
-				ctx, &ctx->opts->sandboxes[i],
-				&(struct sbt_ev_lost){ .lost = s.egress_lost - st->eg_lost_reported,
-						       .lost_total = s.egress_lost,
-						       .has_total = true,
-						       .reason = "ringbuf_full",
-						       .kind = "egress" });
-			st->eg_lost_reported = s.egress_lost;
-		}
-		if (s.lost <= st->lost_reported)
-			continue;
-		emit_lost(ctx, &ctx->opts->sandboxes[i],
-			  &(struct sbt_ev_lost){ .lost = s.lost - st->lost_reported,
-						 .lost_total = s.lost,
-						 .has_total = true,
-						 .reason = "ringbuf_full",
-						 .kind = "exec" });
-		st->lost_reported = s.lost;
+		if (sbt_lost_since(s.egress_lost, &st->eg_lost_reported, "egress", &ev))
+			emit_lost(ctx, &ctx->opts->sandboxes[i], &ev);
+		if (sbt_lost_since(s.lost, &st->lost_reported, "exec", &ev))
+			emit_lost(ctx, &ctx->opts->sandboxes[i], &ev);
 	}
 }
 

@@ -56,3 +56,16 @@ struct sbt_completeness sbt_completeness_of(const struct sbt_sandbox_totals *t, 
 	c.all = c.exec && c.egress;
 	return c;
 }
+
+bool sbt_lost_since(uint64_t total, uint64_t *reported, const char *kind, struct sbt_ev_lost *ev)
+{
+	if (total <= *reported)
+		return false;
+	*ev = (struct sbt_ev_lost){ .lost = total - *reported,
+				    .lost_total = total,
+				    .has_total = true,
+				    .reason = "ringbuf_full",
+				    .kind = kind };
+	*reported = total;
+	return true;
+}

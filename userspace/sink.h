@@ -191,4 +191,12 @@ int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink);
 struct sbt_completeness sbt_completeness_of(const struct sbt_sandbox_totals *t, bool exec_visible,
 					    uint64_t decode_errors);
 
+/*
+ * The kernel counted `total` ring-buffer drops of records of `kind` ("exec",
+ * "egress"), *reported of them already said: true with *ev the EventsLost of
+ * the rest (reason ringbuf_full, with the total) and *reported moved up to
+ * total; false when there is nothing new.
+ */
+bool sbt_lost_since(uint64_t total, uint64_t *reported, const char *kind, struct sbt_ev_lost *ev);
+
 #endif

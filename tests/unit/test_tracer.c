@@ -473,20 +473,39 @@ static void test_probe_verdict_lost(void **state)
 	json_object_put(v.warnings);
 }
 
+/* EventsLost from the kernel's drop counter: only what is new, once. */
+static void test_lost_since(void **state)
+{
+	struct sbt_ev_lost ev = { 0 };
+	uint64_t reported = 0;
+
+	(void)state;
+	assert_false(sbt_lost_since(0, &reported, "exec", &ev));
+	assert_true(sbt_lost_since(5, &reported, "exec", &ev));
+	assert_int_equal(ev.lost, 5);
+	assert_int_equal(ev.lost_total, 5);
+	assert_true(ev.has_total);
+	assert_string_equal(ev.reason, "ringbuf_full");
+	assert_string_equal(ev.kind, "exec");
+	assert_int_equal(reported, 5);
+	assert_false(sbt_lost_since(5, &reported, "exec", &ev)); /* said already */
+	assert_true(sbt_lost_since(7, &reported, "egress", &ev));
+	assert_int_equal(ev.lost, 2);
+	assert_int_equal(ev.lost_total, 7);
+	assert_string_equal(ev.kind, "egress");
+	assert_false(sbt_lost_since(6, &reported, "exec", &ev)); /* never backwards */
+	assert_int_equal(reported, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decide),
-		cmocka_unit_test(test_fallback_line),
-		cmocka_unit_test(test_hook_disabled),
-		cmocka_unit_test(test_exec_mode_and_vis),
-		cmocka_unit_test(test_trace_args),
-		cmocka_unit_test(test_trace_args_errors),
-		cmocka_unit_test(test_sinks),
-		cmocka_unit_test(test_run_events_json),
-		cmocka_unit_test(test_probe_sink),
-		cmocka_unit_test(test_completeness),
-		cmocka_unit_test(test_probe_verdict_lost),
+		cmocka_unit_test(test_lost_since),	  cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_fallback_line),	  cmocka_unit_test(test_hook_disabled),
+		cmocka_unit_test(test_exec_mode_and_vis), cmocka_unit_test(test_trace_args),
+		cmocka_unit_test(test_trace_args_errors), cmocka_unit_test(test_sinks),
+		cmocka_unit_test(test_run_events_json),	  cmocka_unit_test(test_probe_sink),
+		cmocka_unit_test(test_completeness),	  cmocka_unit_test(test_probe_verdict_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
