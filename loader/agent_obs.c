@@ -11,7 +11,6 @@
  * linked: it brings gnutls and friends, ~3 MiB of resident memory that
  * every `sbtrace trace` would carry otherwise.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "agent.h"
+#include "dl.h"
 
 #define MHD_SONAME "libmicrohttpd.so.12"
 
@@ -42,33 +42,32 @@ static struct {
 /* The library's functions, once. 0, or -1 after a message. */
 static int mhd_load(void)
 {
-	void *h;
+	static const char *const soname[] = { MHD_SONAME };
+	const struct sbt_dl_sym syms[] = {
+		{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
+		{ "MHD_run", (void **)&mhd.run },
+		{ "MHD_get_daemon_info", (void **)&mhd.get_daemon_info },
+		{ "MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer },
+		{ "MHD_add_response_header", (void **)&mhd.add_response_header },
+		{ "MHD_queue_response", (void **)&mhd.queue_response },
+		{ "MHD_destroy_response", (void **)&mhd.destroy_response },
+		{ "MHD_start_daemon", (void **)&mhd.start_daemon }, /* last: set means loaded */
+	};
+	const char *err;
+	int lacks;
 
 	if (mhd.start_daemon)
 		return 0;
-	h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
+	if (sbt_dl_load(soname, 1, syms, sizeof(syms) / sizeof(syms[0]), &err, &lacks))
+		return 0;
+	if (lacks)
+		fprintf(stderr, "sbtrace agent: %s lacks a function: %s\n", MHD_SONAME, err);
+	else
 		fprintf(stderr,
 			"sbtrace agent: --metrics-addr needs %s (Debian's libmicrohttpd12: "
 			"make deps): %s\n",
-			MHD_SONAME, dlerror());
-		return -1;
-	}
-#define SYM(f, name) (*(void **)&mhd.f = dlsym(h, name))
-	if (!SYM(stop_daemon, "MHD_stop_daemon") || !SYM(run, "MHD_run") ||
-	    !SYM(get_daemon_info, "MHD_get_daemon_info") ||
-	    !SYM(create_response_from_buffer, "MHD_create_response_from_buffer") ||
-	    !SYM(add_response_header, "MHD_add_response_header") ||
-	    !SYM(queue_response, "MHD_queue_response") ||
-	    !SYM(destroy_response, "MHD_destroy_response") ||
-	    !SYM(start_daemon, "MHD_start_daemon")) {
-		fprintf(stderr, "sbtrace agent: %s lacks a function: %s\n", MHD_SONAME, dlerror());
-		mhd.start_daemon = NULL;
-		dlclose(h);
-		return -1;
-	}
-#undef SYM
-	return 0;
+			MHD_SONAME, err);
+	return -1;
 }
 
 #define MHD_start_daemon		(*mhd.start_daemon)

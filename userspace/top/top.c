@@ -7,7 +7,6 @@
  * carries it), or one text table with --once for scripts.
  */
 #define NCURSES_NOMACROS /* the functions themselves: they are looked up by name */
-#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <ncurses.h>
@@ -20,6 +19,7 @@
 
 #include "agent_cmd.h"
 #include "clock.h"
+#include "dl.h"
 #include "top.h"
 
 static struct {
@@ -41,27 +41,30 @@ static struct {
 static int nc_load(void)
 {
 	static const char *const sonames[] = { "libncursesw.so.6", "libncurses.so.6" };
-	void *h = NULL;
+#define SYM(f)                                                                                     \
+	{                                                                                          \
+#f, (void **)&nc.f                                                                 \
+	}
+	const struct sbt_dl_sym syms[] = {
+		SYM(initscr),  SYM(endwin), SYM(cbreak),  SYM(noecho),
+		SYM(timeout),  SYM(getch),  SYM(erase),	  SYM(refresh),
+		SYM(mvprintw), SYM(attron), SYM(attroff), { "LINES", (void **)&nc.lines },
+	};
+#undef SYM
+	const char *err;
+	int lacks;
 
-	for (size_t i = 0; !h && i < sizeof(sonames) / sizeof(sonames[0]); i++)
-		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
+	if (sbt_dl_load(sonames, sizeof(sonames) / sizeof(sonames[0]), syms,
+			sizeof(syms) / sizeof(syms[0]), &err, &lacks))
+		return 0;
+	if (lacks)
+		fprintf(stderr, "sbtrace top: ncurses lacks a function: %s\n", err);
+	else
 		fprintf(stderr,
 			"sbtrace top: the live view needs ncurses (Debian's libncursesw6: "
 			"make deps), or use --once: %s\n",
-			dlerror());
-		return -1;
-	}
-#define SYM(f) (*(void **)&nc.f = dlsym(h, #f))
-	if (!SYM(initscr) || !SYM(endwin) || !SYM(cbreak) || !SYM(noecho) || !SYM(timeout) ||
-	    !SYM(getch) || !SYM(erase) || !SYM(refresh) || !SYM(mvprintw) || !SYM(attron) ||
-	    !SYM(attroff) || !(nc.lines = dlsym(h, "LINES"))) {
-		fprintf(stderr, "sbtrace top: ncurses lacks a function: %s\n", dlerror());
-		dlclose(h);
-		return -1;
-	}
-#undef SYM
-	return 0;
+			err);
+	return -1;
 }
 
 #define initscr	 (*nc.initscr)
