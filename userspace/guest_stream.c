@@ -90,33 +90,24 @@ enum sbt_gs_err sbt_gs_feed(struct sbt_gs_reader *r, const void *data, size_t n,
 	const uint8_t *p = data;
 
 	while (!r->err && n) {
-		uint32_t len = 0;
-		size_t want, take;
+		bool in_header = r->have < SBT_GS_HDR_LEN;
+		size_t want = (in_header ? SBT_GS_HDR_LEN : SBT_GS_HDR_LEN + r->len) - r->have;
+		size_t take = n < want ? n : want;
 
-		if (r->have < SBT_GS_HDR_LEN) {
-			want = SBT_GS_HDR_LEN - r->have;
-		} else {
-			r->err = check_header(r, &len);
-			if (r->err)
-				break;
-			want = SBT_GS_HDR_LEN + len - r->have;
-		}
-		take = n < want ? n : want;
 		memcpy(r->buf + r->have, p, take);
 		r->have += take;
 		r->bytes += take;
 		p += take;
 		n -= take;
-		if (r->have < SBT_GS_HDR_LEN)
-			continue;
-		r->err = check_header(r, &len);
-		if (r->err || r->have < SBT_GS_HDR_LEN + len)
+		if (in_header && r->have == SBT_GS_HDR_LEN)
+			r->err = check_header(r, &r->len); /* once per frame, before its payload */
+		if (r->err || r->have < SBT_GS_HDR_LEN || r->have < SBT_GS_HDR_LEN + r->len)
 			continue;
 		{
 			struct sbt_gs_frame f = { .type = r->buf[5],
 						  .seq = r->next_seq,
 						  .payload = r->buf + SBT_GS_HDR_LEN,
-						  .len = len };
+						  .len = r->len };
 
 			r->hello = true;
 			r->bye = f.type == SBT_GS_BYE;

@@ -86,7 +86,8 @@ typedef int (*sbt_gs_frame_fn)(void *arg, const struct sbt_gs_frame *f);
 
 struct sbt_gs_reader {
 	uint8_t *buf; /* SBT_GS_HDR_LEN + SBT_GS_PAYLOAD_MAX */
-	size_t have;
+	size_t have;  /* bytes of the current frame so far */
+	uint32_t len; /* its payload length, once its header is whole */
 	uint32_t next_seq;
 	bool hello, bye;
 	enum sbt_gs_err err; /* the first error; the stream takes nothing after it */
