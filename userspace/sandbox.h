@@ -261,6 +261,12 @@ struct sbt_sandbox_run {
 	int nr_guest_addrs;
 	char vm_dir[PATH_MAX]; /* STATE_DIR/NAME.vm: the per-run initramfs */
 	char accel[8];	       /* "kvm" or "tcg": what qemu was started with */
+	/*
+	 * STATE_DIR/NAME.vm/exec.stream: the guest agent's frames
+	 * (guest_stream.h) as qemu wrote them from the guest's virtio-serial
+	 * port; "" when the guest runs no agent (its execs are not visible).
+	 */
+	char exec_stream[PATH_MAX];
 	struct sbt_vm_console con;
 	/* spec.then_argv: init's phase records (read end, non-blocking), -1 without */
 	int phase_fd;
@@ -356,7 +362,7 @@ struct sbt_sandbox_state {
 	pid_t pid, shim_pid;
 	char netns[PATH_MAX];
 	uint64_t start_ns;
-	char visibility_exec[8];    /* "host" or "none"; "" when the file has none */
+	char visibility_exec[16];   /* "host", "guest_kernel" or "none"; "" when the file has none */
 	char visibility_network[8]; /* "cgroup" or "tap"; "" when the file has none */
 	/* The qemu backend ("" / 0 for the others): attach to the tap by ifindex in tap_netns. */
 	char tap[16];
@@ -373,6 +379,7 @@ struct sbt_sandbox_state {
 	char egress_rules[SBT_STATE_EGRESS_MAX];
 	int nr_egress_rules;
 	char accel[8]; /* "kvm" or "tcg"; "" when the file has none */
+	char exec_stream[PATH_MAX]; /* qemu with a guest agent: the run's exec_stream; "" */
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */
 int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_state *st, char *err,

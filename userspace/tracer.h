@@ -45,6 +45,8 @@ struct sbt_sandbox {
 	bool has_tap;	     /* tap.* is set: the tc program judges its frames */
 	bool exec_hidden;    /* its workload runs in a guest kernel: execs are invisible */
 	char accel[8];	     /* a microVM's accelerator ("kvm", "tcg"), from its state file; "" */
+	/* a microVM whose guest agent streams its execs (guest_stream.h): the file; "" */
+	char exec_stream[PATH_MAX];
 	/*
 	 * A sandbox of the shim or the probe: its name. Its enforcing links are
 	 * pinned (pins.h), so they outlive this tracer until the sandbox ends.
