@@ -24,6 +24,7 @@
 #include "sbtrace.skel.h"
 #include "decode.h"
 #include "egress.h"
+#include "guest_feed.h"
 #include "loader.h"
 #include "proctab.h"
 #include "shell.h"
@@ -46,6 +47,27 @@ struct sandbox_state {
 	uint64_t kernel_eg, kernel_eg_lost;
 	uint64_t first_exec_ts; /* epoch ns of the first exec seen, 0 if none */
 };
+
+/*
+ * Where an exec record came from: the host's ring buffer, or a microVM's
+ * guest stream (guest_feed.h) — guest PIDs are another namespace (their own
+ * process table), its timestamps the guest's clock, its records say slot 0.
+ */
+struct exec_src {
+	struct sbt_proctab *proc;
+	int64_t boot_offset;
+	uint32_t slot; /* the host's slot of the sandbox */
+	bool guest;
+};
+
+struct guest_src {
+	struct trace_ctx *ctx;
+	struct sbt_guest_feed feed;
+	struct exec_src src;
+};
+
+/* Bytes of one guest stream taken per tick: the loop stays responsive. */
+#define GUEST_TICK_BYTES (4u << 20)
 
 /* The last record of each fold key, to report the folded tail at stop. */
 struct fold_entry {
@@ -72,7 +94,8 @@ struct trace_ctx {
 	struct sbt_hook_result membership;
 	struct sbt_egress_state *egress;
 	struct sbt_tap_state *taps;
-	struct fold_entry *folds; /* open addressing, FOLD_SLOTS entries */
+	struct fold_entry *folds;		     /* open addressing, FOLD_SLOTS entries */
+	struct guest_src *guests[SBT_MAX_SANDBOXES]; /* by slot: microVMs with a guest agent */
 };
 
 #define FOLD_SLOTS (1u << 15)
@@ -218,7 +241,8 @@ static void flush_folds(struct trace_ctx *ctx)
 	}
 }
 
-static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
+static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size,
+			const struct exec_src *src)
 {
 	struct sbt_event out = { .kind = SBT_EV_EXEC };
 	struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
@@ -229,31 +253,36 @@ static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
 	bool is_shell;
 
 	derr = sbt_decode_exec(data, size, &ev, ctx->argv_store, ctx->tail);
-	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_sandboxes)
+	/* the guest agent registers one cgroup, at slot 0 */
+	if (derr == SBT_DECODE_OK &&
+	    (src->guest ? ev.slot != 0 : ev.slot >= ctx->opts->nr_sandboxes))
 		derr = SBT_DECODE_BAD_LENGTHS;
 	if (derr != SBT_DECODE_OK) {
 		if (!ctx->decode_errors++)
 			ctx->first_decode_err = derr;
 		return;
 	}
+	if (src->guest)
+		ev.slot = src->slot;
 	st = &ctx->st[ev.slot];
-	st->received++;
-	out.ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, ctx->boot_offset);
-	if (!st->first_exec_ts)
+	if (!src->guest)
+		st->received++; /* a guest's records are counted by its feed */
+	out.ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, src->boot_offset);
+	if (!st->first_exec_ts || out.ts < st->first_exec_ts)
 		st->first_exec_ts = out.ts;
 
-	sbt_proctab_rename(ctx->proc, ev.ppid, ev.parent_comm);
+	sbt_proctab_rename(src->proc, ev.ppid, ev.parent_comm);
 	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls) ||
 		   sbt_shellid_classify(&ctx->shellid, &ev, &cls);
 	if (is_shell) {
-		out.exec.nanc = sbt_proctab_ancestors(ctx->proc, ev.ppid, ev.parent_comm, anc,
+		out.exec.nanc = sbt_proctab_ancestors(src->proc, ev.ppid, ev.parent_comm, anc,
 						      SBT_MAX_ANCESTORS);
 		out.exec.anc = anc;
 		if (sbt_shellagg_add(st->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc,
 				     out.exec.nanc) < 0)
 			fprintf(stderr, "sbtrace: out of memory aggregating shell invocations\n");
 	}
-	sbt_proctab_exec(ctx->proc, ev.pid, ev.ppid, ev.comm);
+	sbt_proctab_exec(src->proc, ev.pid, ev.ppid, ev.comm);
 	out.exec.rec = &ev;
 	out.exec.shell = is_shell ? &cls : NULL;
 	emit(ctx, &out, &ctx->opts->sandboxes[ev.slot]);
@@ -261,11 +290,92 @@ static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size)
 
 static int handle_record(void *vctx, void *data, size_t size)
 {
-	if (sbt_record_type(data, size) == SBT_REC_EGRESS)
-		handle_egress(vctx, data, size);
-	else
-		handle_exec(vctx, data, size);
+	struct trace_ctx *ctx = vctx;
+
+	if (sbt_record_type(data, size) == SBT_REC_EGRESS) {
+		handle_egress(ctx, data, size);
+	} else {
+		struct exec_src src = { .proc = ctx->proc, .boot_offset = ctx->boot_offset };
+
+		handle_exec(ctx, data, size, &src);
+	}
 	return 0;
+}
+
+/* A RECORD of a guest stream: an exec of the guest kernel (the agent sends no other). */
+static void handle_guest_record(void *arg, const void *data, size_t size)
+{
+	struct guest_src *g = arg;
+	struct trace_ctx *ctx = g->ctx;
+
+	if (sbt_record_type(data, size) != SBT_REC_EXEC) {
+		if (!ctx->decode_errors++)
+			ctx->first_decode_err = SBT_DECODE_BAD_TYPE;
+		return;
+	}
+	g->src.boot_offset = sbt_guest_feed_boot_offset(&g->feed);
+	handle_exec(ctx, data, size, &g->src);
+}
+
+/* Never looked up: a guest's processes are not the host's /proc's. */
+static bool guest_lookup(uint32_t pid, struct sbt_proc_info *out, void *arg)
+{
+	(void)pid;
+	(void)out;
+	(void)arg;
+	return false;
+}
+
+/* Open the stream of every microVM sandbox with a guest agent (before TraceStarted). */
+static int guests_open(struct trace_ctx *ctx)
+{
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+		const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
+		struct guest_src *g;
+		int err;
+
+		if (!sb->exec_stream[0])
+			continue;
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		ctx->guests[i] = g;
+		g->ctx = ctx;
+		g->src = (struct exec_src){ .slot = i, .guest = true };
+		g->src.proc = sbt_proctab_new(guest_lookup, NULL);
+		if (!g->src.proc)
+			return -ENOMEM;
+		err = sbt_guest_feed_open(&g->feed, sb->exec_stream, handle_guest_record, g);
+		/* not fatal: the sandbox's trace is then incomplete, and says why */
+		if (err)
+			fprintf(stderr,
+				"sbtrace: sandbox %s: its guest's exec stream %s: %s; its execs "
+				"will not be seen (exec_complete false)\n",
+				sb->name, sb->exec_stream, strerror(-err));
+	}
+	return 0;
+}
+
+/* What the guest streams gained since the last look (up to `max` bytes each). */
+static void guests_poll(struct trace_ctx *ctx, size_t max)
+{
+	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+		if (ctx->guests[i])
+			sbt_guest_feed_poll(&ctx->guests[i]->feed, max, sbt_mono_ms());
+}
+
+static void guests_free(struct trace_ctx *ctx)
+{
+	for (uint32_t i = 0; i < SBT_MAX_SANDBOXES; i++) {
+		struct guest_src *g = ctx->guests[i];
+
+		if (!g)
+			continue;
+		sbt_guest_feed_close(&g->feed);
+		sbt_proctab_free(g->src.proc);
+		free(g);
+		ctx->guests[i] = NULL;
+	}
 }
 
 static int read_stats(struct trace_ctx *ctx, uint32_t slot, struct sbt_sandbox_stats *out)
@@ -366,8 +476,9 @@ static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_
 	const char *why = ctx->decode_errors ? "decode_error" : "not_received";
 	const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
 	struct sandbox_state *st = &ctx->st[i];
-	bool exec_visible = strcmp(sbt_sandbox_vis_exec(sb), "host") == 0;
+	bool exec_visible = strcmp(sbt_sandbox_vis_exec(sb), "none") != 0;
 	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
+	struct sbt_guest_account ga = { 0 };
 	uint64_t missing = 0, eg_missing = 0;
 
 	if (st->kernel_execs > st->received)
@@ -395,8 +506,32 @@ static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_
 	t->eg_events = st->eg_events;
 	t->eg_denied = st->eg_denied;
 	t->eg_lost = st->kernel_eg_lost + eg_missing;
-	/* Execs inside a guest kernel were never visible: no count is complete. */
+	if (ctx->guests[i]) {
+		/* the guest kernel's execs, as far as its stream accounts for them */
+		sbt_guest_feed_account(&ctx->guests[i]->feed, sbt_mono_ms(), &ga);
+		if (ga.lost)
+			emit_lost(ctx, sb,
+				  &(struct sbt_ev_lost){ .lost = ga.lost,
+							 .reason = ctx->guests[i]->feed.last.lost
+									   ? "ringbuf_full"
+									   : "not_received",
+							 .kind = "exec",
+							 .detail = ga.reason });
+		if (ga.reason)
+			fprintf(stderr,
+				"sbtrace: sandbox %s: the guest's exec stream is not complete "
+				"(%s)\n",
+				sb->name, ga.reason);
+		t->execs += ga.execs;
+		t->received += ga.received;
+		t->lost += ga.lost;
+	}
+	/* Execs inside a guest kernel without an agent were never visible: no count is complete. */
 	t->complete = sbt_completeness_of(t, exec_visible, ctx->decode_errors);
+	if (ga.reason) {
+		t->complete.exec = t->complete.all = false;
+		t->complete.exec_reason = ga.reason;
+	}
 
 	ev.ts = sbt_now_epoch_ns();
 	ev.summary.agg = st->agg;
@@ -601,6 +736,7 @@ static void ctx_free(struct trace_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
 		sbt_shellagg_free(ctx->st[i].agg);
 	sbt_proctab_free(ctx->proc);
+	guests_free(ctx);
 	free(ctx->argv_store);
 	free(ctx->tail);
 	free(ctx);
@@ -637,6 +773,10 @@ static int trace_attach(struct trace_ctx *ctx)
 	}
 	if (sbt_register_sandboxes(plan, opts->sandboxes, opts->nr_sandboxes, &ctx->membership))
 		return SBT_EXIT_KERNEL;
+	if (guests_open(ctx)) {
+		fprintf(stderr, "sbtrace: out of memory\n");
+		return SBT_EXIT_RUNTIME;
+	}
 	report_fallback(&ctx->membership);
 	err = sbt_egress_setup(ctx->egress, plan, &opts->egress, opts->sandboxes,
 			       opts->nr_sandboxes);
@@ -663,8 +803,10 @@ static void emit_stats(struct trace_ctx *ctx, uint64_t start_ms)
 	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
 		sbs[i] = (struct sbt_stats_sandbox){
 			.name = opts->sandboxes[i].name,
-			.execs = ctx->st[i].kernel_execs,
-			.received = ctx->st[i].received,
+			.execs = ctx->st[i].kernel_execs +
+				 (ctx->guests[i] ? ctx->guests[i]->feed.last.execs : 0),
+			.received = ctx->st[i].received +
+				    (ctx->guests[i] ? ctx->guests[i]->feed.records : 0),
 			.lost = ctx->st[i].kernel_lost,
 			.shells = sbt_shellagg_count(ctx->st[i].agg),
 		};
@@ -698,6 +840,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			return SBT_EXIT_RUNTIME;
 		}
 		report_drops(ctx);
+		guests_poll(ctx, GUEST_TICK_BYTES);
 		sbt_egress_dns_drain(ctx->egress, emit_dns, ctx);
 		sbt_egress_tick(ctx->egress);
 		if (opts->stats_interval_ms && sbt_mono_ms() >= next_stats) {
@@ -763,6 +906,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	sbt_egress_detach(ctx->egress);
 	sbt_plan_detach(&ctx->plan);
 	drain(ctx);
+	guests_poll(ctx, SIZE_MAX); /* what the guests wrote up to now, whole */
 	sbt_egress_dns_drain(ctx->egress, emit_dns, ctx);
 	flush_folds(ctx);
 	emit_final(ctx, reason, sbt_mono_ms() - start_ms);

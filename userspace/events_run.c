@@ -243,9 +243,12 @@ static json_object *started_json(const struct sbt_event *ev)
 		const char *n = sbt_sandbox_vis_network(sb, opts->egress.mode);
 
 		json_object_array_add(sbs, sandbox_json(sb, &st->views[i], &opts->egress));
-		/* the run as a whole: the weakest exec view; a tap when any sandbox has one */
+		/* the run as a whole: the weakest exec view (none < guest_kernel < host); a tap when any sandbox has one */
 		if (strcmp(sbt_sandbox_vis_exec(sb), "none") == 0)
 			vexec = "none";
+		else if (strcmp(sbt_sandbox_vis_exec(sb), "guest_kernel") == 0 &&
+			 strcmp(vexec, "host") == 0)
+			vexec = "guest_kernel";
 		if (!vnet || strcmp(n, "tap") == 0 || strcmp(vnet, "none") == 0)
 			vnet = n;
 	}
@@ -285,6 +288,9 @@ static void completeness_json_add(json_object *o, const struct sbt_completeness 
 	json_object_object_add(o, "complete", json_object_new_boolean(c->all));
 	json_object_object_add(o, "exec_complete", json_object_new_boolean(c->exec));
 	json_object_object_add(o, "egress_complete", json_object_new_boolean(c->egress));
+	if (c->exec_reason)
+		json_object_object_add(o, "exec_incomplete_reason",
+				       json_object_new_string(c->exec_reason));
 }
 
 static json_object *summary_json(const struct sbt_event *ev)

@@ -127,6 +127,8 @@ void sbt_exec_opts_decide(struct sbt_exec_opts *eo, int egress_mode,
 
 const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb)
 {
+	if (sb->exec_stream[0])
+		return "guest_kernel"; /* a microVM whose guest agent streams its execs */
 	return sb->exec_hidden || !sbt_sandbox_has_cgroup(sb) ? "none" : "host";
 }
 

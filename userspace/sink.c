@@ -49,7 +49,7 @@ int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink)
 struct sbt_completeness sbt_completeness_of(const struct sbt_sandbox_totals *t, bool exec_visible,
 					    uint64_t decode_errors)
 {
-	struct sbt_completeness c;
+	struct sbt_completeness c = { 0 };
 
 	c.exec = exec_visible && t->lost == 0 && decode_errors == 0;
 	c.egress = t->eg_lost == 0 && decode_errors == 0;

@@ -84,6 +84,11 @@ struct sbt_completeness {
 	bool all;    /* nothing of the sandbox may be missing: exec && egress */
 	bool exec;   /* every exec arrived; never when its execs are invisible (a microVM) */
 	bool egress; /* every egress record the kernel made arrived */
+	/*
+	 * Why exec is false beyond counted losses: a guest stream's reason
+	 * (guest_feed.h: guest_agent_gone ...), NULL otherwise.
+	 */
+	const char *exec_reason;
 };
 
 struct sbt_ev_summary {

@@ -437,8 +437,14 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		sb->origin = "sandbox";
 		snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", st.name);
 		sb->slot = opts->nr_sandboxes++;
-		/* A microVM: its execs are in the guest kernel; its network is the tap. */
-		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0;
+		/*
+		 * A microVM: its execs are in the guest kernel, seen through its
+		 * guest agent's stream when it has one; its network is the tap.
+		 */
+		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0 ||
+				  strcmp(st.visibility_exec, "guest_kernel") == 0;
+		if (strcmp(st.visibility_exec, "guest_kernel") == 0)
+			snprintf(sb->exec_stream, sizeof(sb->exec_stream), "%s", st.exec_stream);
 		snprintf(sb->accel, sizeof(sb->accel), "%s", st.accel);
 		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,
 						   st.nr_guest_addrs, &bad)) {

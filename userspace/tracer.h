@@ -239,7 +239,7 @@ struct sbt_trace_opts {
 typedef int (*sbt_trace_fn)(const struct sbt_trace_opts *opts);
 
 /* Which views of a sandbox the host has (README, "Visibility"). */
-const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb); /* host | none */
+const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb); /* host | guest_kernel | none */
 const char *sbt_sandbox_vis_network(const struct sbt_sandbox *sb, int egress_mode); /* tap... */
 
 /* Exit codes of sbtrace (documented in --help and the README). */

@@ -66,8 +66,15 @@ static void because(struct probe_verdict *v, const char *reason, const char *mes
 }
 
 /* The events_lost warning: which kind of record may be missing, and what that costs. */
-static const char *lost_message(const struct sbt_completeness *c)
+static const char *lost_message(const struct sbt_completeness *c, char *buf, size_t len)
 {
+	if (c->exec_reason) {
+		snprintf(buf, len,
+			 "the guest agent's exec stream from the microVM is not whole (%s): the "
+			 "shell count is a lower bound",
+			 c->exec_reason);
+		return buf;
+	}
 	if (!c->exec && !c->egress)
 		return "some exec and egress events of the sandbox may be missing: the shell count "
 		       "and the egress counts are lower bounds";
@@ -133,17 +140,18 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
 	bool runs_unseen = plan->kind == SBT_BUILD_DOCKERFILE && p->exited &&
 			   p->build.df.nr_runs > 0 && !p->sink.exec_below;
-	char msg[128];
+	char msg[256];
 
 	memset(v, 0, sizeof(*v));
 	v->warnings = json_object_new_array();
 	if (p->boot_failed) {
 		because(v, "sandbox_boot_failed", p->boot_err);
-	} else if (probe_vm(p->o)) {
-		/* Whatever happened inside, the host saw only qemu: no exec, no shell. */
+	} else if (probe_vm(p->o) && !p->run.exec_stream[0]) {
+		/* No guest agent: the host saw only qemu, no exec, no shell. */
 		because(v, "exec_not_visible",
-			"the build ran in a microVM: host BPF cannot see execs in the guest "
-			"kernel, so no shell count is evidence (visibility.exec none)");
+			"the build ran in a microVM without the guest agent: host BPF cannot "
+			"see execs in the guest kernel, so no shell count is evidence "
+			"(visibility.exec none)");
 		if (p->timed_out || !build_ok)
 			add_warning(v->warnings, "build_failed",
 				    p->timed_out
@@ -165,7 +173,7 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		snprintf(why, sizeof(why), "the built image could not be started: %s", p->boot_err);
 		because(v, "boot_failed", why);
 	} else if (lost) {
-		because(v, "events_lost", lost_message(&p->sink.complete));
+		because(v, "events_lost", lost_message(&p->sink.complete, msg, sizeof(msg)));
 	} else if (runs_unseen) {
 		because(v, "exec_not_visible",
 			"the Dockerfile's RUN steps ran outside the sandbox cgroup (the engine "
@@ -272,7 +280,10 @@ static json_object *visibility_json(const struct probe_ctx *p)
 	const struct probe_opts *o = p->o;
 	json_object *vis = json_object_new_object();
 
-	json_object_object_add(vis, "exec", json_object_new_string(probe_vm(o) ? "none" : "host"));
+	json_object_object_add(vis, "exec",
+			       json_object_new_string(!probe_vm(o)	      ? "host"
+						      : p->run.exec_stream[0] ? "guest_kernel"
+									      : "none"));
 	json_object_object_add(vis, "network",
 			       json_object_new_string(probe_vm(o) ? "tap"
 						      : o->egress_mode == SBT_EGRESS_OFF

@@ -305,6 +305,8 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 	opts->nr_sandboxes = 1;
 	if (probe_vm(o)) {
 		sb->exec_hidden = true;
+		/* the guest agent's stream, when the VM runs one: visibility guest_kernel */
+		snprintf(sb->exec_stream, sizeof(sb->exec_stream), "%s", p->run.exec_stream);
 		if (sbt_tap_from_shim(sb, p->run.tap, p->run.tap_netns, p->run.guest_addrs,
 				      p->run.nr_guest_addrs, &bad)) {
 			snprintf(p->boot_err, sizeof(p->boot_err),
