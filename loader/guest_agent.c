@@ -89,6 +89,7 @@ static int send_hello(struct gagent *g)
 	h.abi = SBT_ABI_VERSION;
 	h.hb_ms = g->o->hb_ms;
 	h.boot_to_epoch_ns = sbt_boot_epoch_offset_ns();
+	h.sent_boot_ns = sbt_clock_ns(CLOCK_BOOTTIME);
 	snprintf(h.mode, sizeof(h.mode), "%s", g->plan.exec.mode ? g->plan.exec.mode : "");
 	if (uname(&u) == 0)
 		snprintf(h.kernel, sizeof(h.kernel), "%s", u.release);

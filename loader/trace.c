@@ -361,7 +361,8 @@ static void guests_poll(struct trace_ctx *ctx, size_t max)
 {
 	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
 		if (ctx->guests[i])
-			sbt_guest_feed_poll(&ctx->guests[i]->feed, max, sbt_mono_ms());
+			sbt_guest_feed_poll(&ctx->guests[i]->feed, max, sbt_mono_ms(),
+					    sbt_now_epoch_ns());
 }
 
 static void guests_free(struct trace_ctx *ctx)

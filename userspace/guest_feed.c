@@ -30,6 +30,7 @@ static int on_frame(void *arg, const struct sbt_gs_frame *fr)
 		if (sbt_gs_hello_of(fr, &f->hello))
 			return -1;
 		f->has_hello = true;
+		f->offset = (int64_t)(f->now_epoch_ns - f->hello.sent_boot_ns);
 		/* records of another layout would decode into nonsense: take none */
 		if (f->hello.abi != SBT_ABI_VERSION) {
 			f->abi_mismatch = true;
@@ -47,6 +48,13 @@ static int on_frame(void *arg, const struct sbt_gs_frame *fr)
 			return -1;
 		f->last = c;
 		f->has_beat = true;
+		{
+			uint64_t sent = f->hello.sent_boot_ns + c.uptime_ms * 1000000ull;
+			int64_t off = (int64_t)(f->now_epoch_ns - sent);
+
+			if (off < f->offset)
+				f->offset = off;
+		}
 		f->has_bye = fr->type == SBT_GS_BYE;
 		return 0;
 	}
@@ -86,11 +94,13 @@ void sbt_guest_feed_close(struct sbt_guest_feed *f)
 	sbt_gs_reader_free(&f->rd);
 }
 
-size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t now_ms)
+size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t now_ms,
+			   uint64_t now_epoch_ns)
 {
 	unsigned char buf[65536];
 	size_t total = 0;
 
+	f->now_epoch_ns = now_epoch_ns;
 	while (f->fd >= 0 && !f->err && f->rd.err == SBT_GS_OK && total < max_bytes) {
 		size_t want = max_bytes - total < sizeof(buf) ? max_bytes - total : sizeof(buf);
 		uint64_t frames = f->rd.frames;
@@ -114,7 +124,7 @@ size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t 
 
 int64_t sbt_guest_feed_boot_offset(const struct sbt_guest_feed *f)
 {
-	return f->has_hello ? f->hello.boot_to_epoch_ns : 0;
+	return f->has_hello ? f->offset : 0;
 }
 
 static const char *stream_reason(enum sbt_gs_err err)

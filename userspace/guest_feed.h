@@ -35,6 +35,15 @@ struct sbt_guest_feed {
 	uint64_t frame_ms; /* CLOCK_MONOTONIC ms when the last frame was read, 0: none */
 	int err;	   /* -errno of the open or of a failed read, 0 */
 	bool abi_mismatch; /* HELLO named records of another layout: nothing is decoded */
+	/*
+	 * The guest's CLOCK_BOOTTIME → the host's epoch: the host's time of
+	 * reading a frame minus the guest's time of writing it (HELLO's
+	 * sent_boot_ns; a BEAT's is HELLO's plus its uptime_ms), the smallest
+	 * seen: late by at most the delivery (a poll tick), not by the guest's
+	 * RTC-set clock's second.
+	 */
+	int64_t offset;
+	uint64_t now_epoch_ns; /* the poll's time of reading */
 	sbt_guest_record_fn on_record;
 	void *arg;
 };
@@ -64,9 +73,10 @@ void sbt_guest_feed_close(struct sbt_guest_feed *f);
  * Read what the file has gained (at most max_bytes), frames to their
  * handlers. now_ms: CLOCK_MONOTONIC ms. Returns the bytes read.
  */
-size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t now_ms);
+size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t now_ms,
+			   uint64_t now_epoch_ns);
 
-/* The guest's CLOCK_BOOTTIME ns → epoch ns offset from HELLO (0 before it). */
+/* The guest's CLOCK_BOOTTIME ns → the host's epoch ns (see offset; 0 before HELLO). */
 int64_t sbt_guest_feed_boot_offset(const struct sbt_guest_feed *f);
 
 /* The stream's accounting at now_ms (see struct sbt_guest_account). */

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #define SBT_GS_MAGIC	   0x47544253u /* "SBTG" in little-endian byte order */
-#define SBT_GS_VERSION	   1
+#define SBT_GS_VERSION	   2
 #define SBT_GS_HDR_LEN	   16
 #define SBT_GS_PAYLOAD_MAX 65536
 #define SBT_GS_KERNEL_LEN  65
@@ -49,8 +49,9 @@ enum sbt_gs_type {
 struct sbt_gs_hello {
 	uint32_t abi;		  /* SBT_ABI_VERSION of the records that follow */
 	uint32_t hb_ms;		  /* the heartbeat interval the agent keeps */
-	int64_t boot_to_epoch_ns; /* the guest's CLOCK_REALTIME - CLOCK_BOOTTIME: records' ts */
-	char mode[16];		  /* the exec hook's mode: tp_btf, raw_tp ... (NUL-padded) */
+	int64_t boot_to_epoch_ns; /* the guest's CLOCK_REALTIME - CLOCK_BOOTTIME (its RTC: to the second) */
+	uint64_t sent_boot_ns; /* the guest's CLOCK_BOOTTIME when the agent wrote this HELLO */
+	char mode[16];	       /* the exec hook's mode: tp_btf, raw_tp ... (NUL-padded) */
 	char kernel[SBT_GS_KERNEL_LEN]; /* the guest kernel's release (NUL-padded) */
 	char pad[7];
 };

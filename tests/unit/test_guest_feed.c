@@ -76,7 +76,7 @@ static void frame(struct tmp *t, enum sbt_gs_type type, const void *payload, uin
 
 static void hello(struct tmp *t, uint32_t abi)
 {
-	struct sbt_gs_hello h = { .abi = abi, .hb_ms = 500, .boot_to_epoch_ns = 1234 };
+	struct sbt_gs_hello h = { .abi = abi, .hb_ms = 500, .sent_boot_ns = 1000000000 };
 
 	strcpy(h.mode, "tp_btf");
 	frame(t, SBT_GS_HELLO, &h, sizeof(h), 0);
@@ -99,7 +99,8 @@ static void counters(struct tmp *t, enum sbt_gs_type type, uint64_t execs, uint6
 
 static void account(struct sbt_guest_feed *f, uint64_t now, struct sbt_guest_account *a)
 {
-	sbt_guest_feed_poll(f, SIZE_MAX, now);
+	/* read at the host's epoch 5e9 + now ms */
+	sbt_guest_feed_poll(f, SIZE_MAX, now, 5000000000ull + now * 1000000ull);
 	sbt_guest_feed_account(f, now, a);
 }
 
@@ -119,7 +120,8 @@ static void test_whole(void **state)
 	hello(&t, SBT_ABI_VERSION);
 	record(&t, 7);
 	account(&f, 1000, &a);
-	assert_int_equal(sbt_guest_feed_boot_offset(&f), 1234);
+	/* HELLO written at the guest's 1 s, read at the host's 6 s */
+	assert_int_equal(sbt_guest_feed_boot_offset(&f), 5000000000ll);
 	assert_string_equal(a.reason, "guest_stream_unfinished");
 	record(&t, 8);
 	counters(&t, SBT_GS_BYE, 2, 2, 0);
@@ -131,6 +133,32 @@ static void test_whole(void **state)
 	assert_int_equal(g.n, 2);
 	assert_int_equal(g.first[0], 7);
 	assert_int_equal(g.first[1], 8);
+	sbt_guest_feed_close(&f);
+	tmp_close(&t);
+}
+
+/* The guest's clock mapped to the host's: the least delivery delay seen wins. */
+static void test_clock(void **state)
+{
+	struct sbt_gs_counters c = { .uptime_ms = 2000 };
+	struct sbt_guest_account a;
+	struct sbt_guest_feed f;
+	struct tmp t;
+
+	(void)state;
+	tmp_open(&t);
+	assert_int_equal(sbt_guest_feed_open(&f, t.path, NULL, NULL), 0);
+	assert_int_equal(sbt_guest_feed_boot_offset(&f), 0);
+	hello(&t, SBT_ABI_VERSION); /* written at the guest's 1 s */
+	account(&f, 1000, &a);	    /* read at the host's 6 s */
+	assert_int_equal(sbt_guest_feed_boot_offset(&f), 5000000000ll);
+	frame(&t, SBT_GS_BEAT, &c, sizeof(c), 0); /* written at the guest's 3 s */
+	account(&f, 1500, &a);			  /* read at 6.5 s: 3.5 s */
+	assert_int_equal(sbt_guest_feed_boot_offset(&f), 3500000000ll);
+	c.uptime_ms = 2100;
+	frame(&t, SBT_GS_BEAT, &c, sizeof(c), 0); /* 3.1 s, read at 9 s: later, kept */
+	account(&f, 4000, &a);
+	assert_int_equal(sbt_guest_feed_boot_offset(&f), 3500000000ll);
 	sbt_guest_feed_close(&f);
 	tmp_close(&t);
 }
@@ -223,9 +251,9 @@ static void test_counts(void **state)
 		uint64_t want_lost;
 	} cases[] = {
 		{ 1, 1, 0, NULL, 0 },
-		{ 2, 1, 1, "guest_ringbuf_full", 1 },  /* the guest's ring buffer was full */
-		{ 2, 1, 0, "guest_not_received", 1 },  /* counted, never sent */
-		{ 1, 2, 0, "guest_not_received", 0 },  /* the agent says it sent more */
+		{ 2, 1, 1, "guest_ringbuf_full", 1 }, /* the guest's ring buffer was full */
+		{ 2, 1, 0, "guest_not_received", 1 }, /* counted, never sent */
+		{ 1, 2, 0, "guest_not_received", 0 }, /* the agent says it sent more */
 	};
 
 	(void)state;
@@ -290,9 +318,10 @@ static void test_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_whole),	 cmocka_unit_test(test_split_growth),
-		cmocka_unit_test(test_no_bye),	 cmocka_unit_test(test_gap),
-		cmocka_unit_test(test_counts),	 cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_whole),	     cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_split_growth), cmocka_unit_test(test_no_bye),
+		cmocka_unit_test(test_gap),	     cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

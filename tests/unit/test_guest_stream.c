@@ -186,7 +186,7 @@ static void test_errors(void **state)
 	st.buf[0] ^= 1;
 	assert_int_equal(run(&st, &s), SBT_GS_BAD_MAGIC);
 	make_normal(&st);
-	st.buf[4] = 2;
+	st.buf[4] = SBT_GS_VERSION + 1;
 	assert_int_equal(run(&st, &s), SBT_GS_BAD_VERSION);
 	make_normal(&st);
 	st.buf[5] = 9;
