@@ -37,7 +37,8 @@ struct gagent {
 	int port;
 	uint32_t seq;
 	uint64_t records, start_ms;
-	int err; /* the first write error, -errno */
+	int err;      /* the first write error, -errno */
+	int stats_fd; /* --bpf-stats: the kernel's run-time accounting held on, -1 */
 };
 
 /* One frame, whole (a port may take it in parts), or g->err. */
@@ -71,13 +72,29 @@ static int on_record(void *ctx, void *data, size_t size)
 static void counters(struct gagent *g, struct sbt_gs_counters *c)
 {
 	struct sbt_sandbox_stats st = { 0 };
+	struct bpf_program *prog;
 	uint32_t slot = 0;
 
+	memset(c, 0, sizeof(*c));
 	bpf_map_lookup_elem(bpf_map__fd(g->plan.skel->maps.sandbox_stats), &slot, &st);
 	c->uptime_ms = sbt_mono_ms() - g->start_ms;
 	c->execs = st.execs;
 	c->lost = st.lost;
 	c->records = g->records;
+	if (g->stats_fd < 0)
+		return;
+	bpf_object__for_each_program(prog, g->plan.skel->obj)
+	{
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_program__fd(prog) >= 0 &&
+		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
+			c->bpf_run_ns += info.run_time_ns;
+			c->bpf_run_cnt += info.run_cnt;
+		}
+	}
 }
 
 static int send_hello(struct gagent *g)
@@ -169,7 +186,7 @@ static int stream(struct gagent *g)
 
 int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 {
-	struct gagent g = { .o = o, .port = -1 };
+	struct gagent g = { .o = o, .port = -1, .stats_fd = -1 };
 	int ret;
 
 	sbt_signals_install(false);
@@ -177,6 +194,12 @@ int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 	if (g.port < 0) {
 		fprintf(stderr, "sbtrace guest-agent: --port %s: %s\n", o->port, strerror(errno));
 		return SBT_EXIT_USAGE;
+	}
+	if (o->bpf_stats) {
+		g.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (g.stats_fd < 0)
+			fprintf(stderr, "sbtrace guest-agent: --bpf-stats: %s (no figures sent)\n",
+				strerror(errno));
 	}
 	ret = attach(&g);
 	g.start_ms = sbt_mono_ms();
@@ -192,5 +215,7 @@ int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 	sbt_plan_detach(&g.plan);
 	sbt_plan_destroy(&g.plan);
 	close(g.port);
+	if (g.stats_fd >= 0)
+		close(g.stats_fd);
 	return ret;
 }

@@ -64,6 +64,7 @@ struct guest_src {
 	struct trace_ctx *ctx;
 	struct sbt_guest_feed feed;
 	struct exec_src src;
+	struct sbt_guest_info info; /* for TraceStopped */
 };
 
 /* Bytes of one guest stream taken per tick: the loop stays responsive. */
@@ -356,6 +357,25 @@ static int guests_open(struct trace_ctx *ctx)
 	return 0;
 }
 
+/* What the stream told of its agent, for TraceStopped. */
+static void guest_info(struct guest_src *g)
+{
+	const struct sbt_guest_feed *f = &g->feed;
+
+	g->info = (struct sbt_guest_info){
+		.hello = f->has_hello,
+		.bye = f->has_bye,
+		.mode = f->hello.mode,
+		.kernel = f->hello.kernel,
+		.hb_ms = f->hello.hb_ms,
+		.attached_ts = sbt_boot_to_epoch_ns(f->hello.sent_boot_ns, f->offset),
+		.frames = f->rd.frames,
+		.bytes = f->rd.bytes,
+		.bpf_run_ns = f->last.bpf_run_ns,
+		.bpf_run_cnt = f->last.bpf_run_cnt,
+	};
+}
+
 /* What the guest streams gained since the last look (up to `max` bytes each). */
 static void guests_poll(struct trace_ctx *ctx, size_t max)
 {
@@ -526,6 +546,8 @@ static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_
 		t->execs += ga.execs;
 		t->received += ga.received;
 		t->lost += ga.lost;
+		guest_info(ctx->guests[i]);
+		t->guest = &ctx->guests[i]->info;
 	}
 	/* Execs inside a guest kernel without an agent were never visible: no count is complete. */
 	t->complete = sbt_completeness_of(t, exec_visible, ctx->decode_errors);

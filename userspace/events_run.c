@@ -311,6 +311,28 @@ static json_object *summary_json(const struct sbt_event *ev)
 	return o;
 }
 
+static json_object *guest_json(const struct sbt_guest_info *g)
+{
+	json_object *o = json_object_new_object(), *bpf = NULL;
+
+	json_object_object_add(o, "attached", json_object_new_boolean(g->hello));
+	json_object_object_add(o, "bye", json_object_new_boolean(g->bye));
+	json_object_object_add(o, "mode", g->hello ? sbt_json_string(g->mode) : NULL);
+	json_object_object_add(o, "kernel", g->hello ? sbt_json_string(g->kernel) : NULL);
+	json_object_object_add(o, "heartbeat_ms", json_object_new_int64(g->hb_ms));
+	json_object_object_add(o, "attached_ts",
+			       g->hello ? json_object_new_uint64(g->attached_ts) : NULL);
+	json_object_object_add(o, "frames", json_object_new_uint64(g->frames));
+	json_object_object_add(o, "bytes", json_object_new_uint64(g->bytes));
+	if (g->bpf_run_cnt) {
+		bpf = json_object_new_object();
+		json_object_object_add(bpf, "run_ns", json_object_new_uint64(g->bpf_run_ns));
+		json_object_object_add(bpf, "run_cnt", json_object_new_uint64(g->bpf_run_cnt));
+	}
+	json_object_object_add(o, "bpf", bpf);
+	return o;
+}
+
 static json_object *totals_json(const char *name, const struct sbt_sandbox_totals *t)
 {
 	json_object *s = json_object_new_object(), *eg = json_object_new_object();
@@ -327,6 +349,8 @@ static json_object *totals_json(const char *name, const struct sbt_sandbox_total
 	json_object_object_add(eg, "denied", json_object_new_uint64(t->eg_denied));
 	json_object_object_add(eg, "lost", json_object_new_uint64(t->eg_lost));
 	json_object_object_add(s, "egress", eg);
+	if (t->guest)
+		json_object_object_add(s, "guest", guest_json(t->guest));
 	return s;
 }
 

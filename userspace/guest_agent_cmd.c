@@ -10,13 +10,14 @@
 #include "guest_stream.h"
 #include "trace_cmd.h"
 
-enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT };
+enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_BPF_STATS };
 
 static const struct option longopts[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
+	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -42,6 +43,9 @@ void sbt_guest_agent_usage(FILE *f)
 		"  --ready-fd N         write \"attached\\n\" to fd N once HELLO is sent (the\n"
 		"                       init releases the workload then), and close it\n"
 		"  --heartbeat-ms N     heartbeat interval, 50..10000 (default %d)\n"
+		"  --bpf-stats          turn on the kernel's BPF run-time accounting (costs\n"
+		"                       ~20 ns a run) and send the exec program's run time\n"
+		"                       and count with every heartbeat (a benchmark's view)\n"
 		"  --exec-hook MODE     force tp_btf, raw_tp or tracepoint (default: the\n"
 		"                       best the guest kernel has)\n"
 		"  -v, --verbose        libbpf's own messages on stderr\n"
@@ -104,6 +108,9 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 			if (parse_num(optarg, 50, 10000, &v))
 				return usage_error("--heartbeat-ms '%s': give 50..10000", optarg);
 			o->hb_ms = (uint32_t)v;
+			break;
+		case OPT_BPF_STATS:
+			o->bpf_stats = true;
 			break;
 		case SBT_OPT_EXEC_HOOK:
 			if (sbt_capture_option("guest-agent", &o->exec, c, optarg) >= 0)

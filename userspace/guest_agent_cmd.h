@@ -22,6 +22,7 @@ struct sbt_guest_agent_opts {
 	const char *cgroup; /* the workload's cgroup (v2 path) */
 	int ready_fd;	    /* "attached\n" here once HELLO is sent; -1: none */
 	uint32_t hb_ms;	    /* heartbeat interval */
+	bool bpf_stats;	    /* turn the kernel's BPF run-time accounting on; report it */
 };
 
 typedef int (*sbt_guest_agent_fn)(const struct sbt_guest_agent_opts *opts);

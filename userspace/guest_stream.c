@@ -12,7 +12,7 @@
 #include "guest_stream.h"
 
 _Static_assert(sizeof(struct sbt_gs_hello) == 112, "guest stream: HELLO payload layout");
-_Static_assert(sizeof(struct sbt_gs_counters) == 32, "guest stream: counters payload layout");
+_Static_assert(sizeof(struct sbt_gs_counters) == 48, "guest stream: counters payload layout");
 
 static uint32_t get32(const uint8_t *p)
 {

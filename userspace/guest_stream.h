@@ -61,6 +61,8 @@ struct sbt_gs_counters {
 	uint64_t execs;	    /* the kernel's count of the workload's execs */
 	uint64_t lost;	    /* records the guest's ring buffer could not take */
 	uint64_t records;   /* RECORD frames sent so far */
+	/* the exec programs' own accounting (guest-agent --bpf-stats), else 0 */
+	uint64_t bpf_run_ns, bpf_run_cnt;
 };
 
 enum sbt_gs_err {

@@ -97,6 +97,16 @@ struct sbt_ev_summary {
 	bool exec_visible; /* the host could see its execs at all */
 };
 
+/* A microVM's guest agent, as its stream told (TraceStopped.sandboxes[].guest). */
+struct sbt_guest_info {
+	bool hello, bye;	   /* it attached; it stopped cleanly */
+	const char *mode, *kernel; /* the guest's exec hook, its kernel (HELLO) */
+	uint32_t hb_ms;
+	uint64_t attached_ts; /* HELLO's sending, on the host's epoch (ns) */
+	uint64_t frames, bytes;
+	uint64_t bpf_run_ns, bpf_run_cnt; /* guest-agent --bpf-stats, else 0 */
+};
+
 /* One sandbox's totals at stop. */
 struct sbt_sandbox_totals {
 	uint64_t execs;	   /* the kernel's count */
@@ -106,6 +116,7 @@ struct sbt_sandbox_totals {
 	uint64_t first_exec_ts; /* epoch ns, 0 if no exec */
 	uint64_t eg_records, eg_events, eg_denied;
 	uint64_t eg_lost; /* egress records dropped by the kernel or not received */
+	const struct sbt_guest_info *guest; /* a microVM with a guest agent, else NULL */
 };
 
 struct sbt_ev_stopped {
