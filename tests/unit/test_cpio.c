@@ -329,7 +329,7 @@ static void test_guest_archive(void **state)
 	int fd = memfd();
 
 	(void)state;
-	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, 1 << 20, err, sizeof(err)), 0);
+	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, NULL, 1 << 20, err, sizeof(err)), 0);
 	slurp_fd(fd, &a);
 	/* parents before children, siblings sorted */
 	static const char *const order[] = { "sbt",
@@ -364,7 +364,7 @@ static void test_guest_archive(void **state)
 
 	/* without a workspace: only /sbt */
 	fd = memfd();
-	assert_int_equal(sbt_guest_archive(fd, argv, NULL, 1 << 20, err, sizeof(err)), 0);
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, NULL, 1 << 20, err, sizeof(err)), 0);
 	slurp_fd(fd, &a);
 	assert_int_equal(a.n, 2);
 	free(a.buf);
@@ -380,7 +380,7 @@ static void test_guest_archive_refusals(void **state)
 
 	(void)state;
 	/* too small for the tree: a clear message naming the bound */
-	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, 900, err, sizeof(err)), -EFBIG);
+	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, NULL, 900, err, sizeof(err)), -EFBIG);
 	assert_non_null(strstr(err, "would exceed"));
 	assert_non_null(strstr(err, tmpdir));
 	close(fd);
@@ -390,7 +390,8 @@ static void test_guest_archive_refusals(void **state)
 	assert_int_equal(mkfifo(p, 0600), 0);
 	fd = memfd();
 	err[0] = '\0';
-	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, 1 << 20, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, NULL, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "/fifo"));
 	assert_non_null(strstr(err, "not a regular file"));
 	unlink(p);
@@ -398,10 +399,11 @@ static void test_guest_archive_refusals(void **state)
 
 	fd = memfd();
 	assert_int_equal(
-		sbt_guest_archive(fd, argv, "/nonexistent-sbt-ws", 1 << 20, err, sizeof(err)),
+		sbt_guest_archive(fd, argv, "/nonexistent-sbt-ws", NULL, 1 << 20, err, sizeof(err)),
 		-ENOENT);
 	assert_non_null(strstr(err, "/nonexistent-sbt-ws"));
-	assert_int_equal(sbt_guest_archive(fd, none, NULL, 1 << 20, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sbt_guest_archive(fd, none, NULL, NULL, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
 	close(fd);
 }
 
