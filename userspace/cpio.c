@@ -384,7 +384,7 @@ static int walk_dir(struct walk *w, int dfd, size_t nlen, int depth)
 /* sbt/sbtrace: the host's binary at `path` (the guest agent), 0755. */
 static int archive_agent(struct sbt_cpio *c, const char *path, char *err, size_t errlen)
 {
-	struct stat st;
+	struct stat st = { 0 };
 	int ret = 0, src = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (src < 0 || fstat(src, &st))

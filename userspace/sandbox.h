@@ -362,7 +362,7 @@ struct sbt_sandbox_state {
 	pid_t pid, shim_pid;
 	char netns[PATH_MAX];
 	uint64_t start_ns;
-	char visibility_exec[16];   /* "host", "guest_kernel" or "none"; "" when the file has none */
+	char visibility_exec[16]; /* "host", "guest_kernel" or "none"; "" when the file has none */
 	char visibility_network[8]; /* "cgroup" or "tap"; "" when the file has none */
 	/* The qemu backend ("" / 0 for the others): attach to the tap by ifindex in tap_netns. */
 	char tap[16];
@@ -378,7 +378,7 @@ struct sbt_sandbox_state {
 	char egress_mode[8];
 	char egress_rules[SBT_STATE_EGRESS_MAX];
 	int nr_egress_rules;
-	char accel[8]; /* "kvm" or "tcg"; "" when the file has none */
+	char accel[8];		    /* "kvm" or "tcg"; "" when the file has none */
 	char exec_stream[PATH_MAX]; /* qemu with a guest agent: the run's exec_stream; "" */
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */

@@ -78,8 +78,12 @@
 #define VM_AGENT     "sbtrace" /* the agent's binary, next to the shim's */
 #define VM_CHR_EXEC  "file,id=sbtx,path=/proc/self/fd/" XSTR(VM_STREAM_FD)
 #define VM_PORT_EXEC "virtserialport,chardev=sbtx,name=sbt.exec"
-/* The test hook's environment variable (digits: ms), passed as sbt.test.kill_agent_ms. */
+/*
+ * Test hooks (scripts/guest/init): SIGKILL the guest agent N ms (digits)
+ * after the workload's release; "1": the workload runs as guest root.
+ */
 #define VM_KILL_AGENT_ENV "SBTRACE_TEST_GUEST_AGENT_KILL_MS"
+#define VM_ROOT_ENV	  "SBTRACE_TEST_GUEST_ROOT"
 
 /* What the clone needs for the VM; freed by the caller after the clone. */
 struct sbx_vm_prep {
@@ -277,7 +281,7 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
 		      struct sbx_vm_prep *v, uint32_t h, char *err, size_t errlen)
 {
-	const char *kill = getenv(VM_KILL_AGENT_ENV);
+	const char *kill = getenv(VM_KILL_AGENT_ENV), *root = getenv(VM_ROOT_ENV);
 	unsigned long khz;
 
 	snprintf(run->tap, sizeof(run->tap), "sbt%08x", h);
@@ -291,6 +295,9 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	if (kill && kill[0] && strlen(kill) <= 9 && strspn(kill, "0123456789") == strlen(kill))
 		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
 			 " sbt.test.kill_agent_ms=%s", kill);
+	if (root && strcmp(root, "1") == 0)
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " sbt.test.root=1");
 	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
 			    &run->nr_guest_addrs, err, errlen);
 }
@@ -425,8 +432,9 @@ static void vm_argv(struct sbx_vm_prep *v)
 				     VM_DEV_USR };
 	const char *const alt[] = { "-fsdev", fs_alt, "-device", VM_DEV_ALT };
 	const char *const ws[] = { "-fsdev", fs_ws, "-device", VM_DEV_WS };
+	static const char chr_exec[] = VM_CHR_EXEC;
 	const char *const port[] = { "-device",	 "virtio-serial-device",
-				     "-chardev", VM_CHR_EXEC,
+				     "-chardev", chr_exec,
 				     "-device",	 VM_PORT_EXEC };
 	size_t n = 0;
 
