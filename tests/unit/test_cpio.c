@@ -325,7 +325,8 @@ static void test_guest_archive(void **state)
 	char *const argv[] = { "sh", "-c", "cat a.txt", NULL };
 	struct archive a = { 0 };
 	const struct ent *e;
-	char err[512] = "";
+	char err[512] = "", agent[300];
+	size_t plain;
 	int fd = memfd();
 
 	(void)state;
@@ -367,7 +368,33 @@ static void test_guest_archive(void **state)
 	assert_int_equal(sbt_guest_archive(fd, argv, NULL, NULL, 1 << 20, err, sizeof(err)), 0);
 	slurp_fd(fd, &a);
 	assert_int_equal(a.n, 2);
+	plain = a.len;
 	free(a.buf);
+	close(fd);
+
+	/* with the guest agent: sbt/sbtrace, the file's bytes, 0755 whatever its mode */
+	snprintf(agent, sizeof(agent), "%s/a.txt", tmpdir);
+	fd = memfd();
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, agent, 1 << 20, err, sizeof(err)), 0);
+	slurp_fd(fd, &a);
+	assert_int_equal(a.n, 3);
+	e = find(&a, "sbt/sbtrace");
+	assert_int_equal(e->mode, S_IFREG | 0755);
+	assert_int_equal(e->uid, 0);
+	assert_int_equal(e->size, 6);
+	assert_memory_equal(e->data, "alpha\n", 6);
+	free(a.buf);
+	close(fd);
+	/* the agent within the bound (this one has room for /sbt/run alone), or refused */
+	fd = memfd();
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, agent, plain + 50, err, sizeof(err)),
+			 -EFBIG);
+	assert_non_null(strstr(err, "/sbt/sbtrace"));
+	close(fd);
+	fd = memfd();
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, tmpdir, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "the guest agent"));
 	close(fd);
 }
 
