@@ -11,7 +11,8 @@
 # execs == records, seq without a gap, every attempt's exec in it.
 # Then the test hook SBTRACE_TEST_GUEST_AGENT_KILL_MS (the init SIGKILLs the
 # agent that long after releasing the workload): HELLO, and the stream ends
-# without BYE, which is how the host tells a killed agent.
+# without BYE, which is how the host tells a killed agent. And an agent that
+# fails to start: the workload runs all the same, the shim says why.
 . "$(dirname "$0")/lib.sh"
 
 STATE="$WORK/state"
@@ -106,5 +107,17 @@ log "stream: $(tr '\n' '|' < "$WORK/gs2")"
 check "killed agent: HELLO first" hello "$(head -n 1 "$WORK/gs2" | cut -d ' ' -f 1)"
 check "killed agent: no BYE" 0 "$(grep -c '^bye ' "$WORK/gs2")"
 check "killed agent: the stream ends without BYE" "end no_bye" "$(tail -n 1 "$WORK/gs2")"
+# An agent that fails (a stand-in sbtrace next to a copy of the shim exits 3): the workload
+# runs all the same (as uid 1000), and the shim says why on stderr.
+mkdir -p "$WORK/fake"
+cp "$TOP/build/bin/sbtrace-shim" "$WORK/fake/"
+printf '#!/bin/sh\necho "stand-in agent" >&2\nexit 3\n' > "$WORK/fake/sbtrace"
+chmod 0755 "$WORK/fake/sbtrace"
+"$WORK/fake/sbtrace-shim" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" \
+	--no-wait --vm-timeout 180 --vm-mem 512 -- /usr/bin/id -u > "$WORK/out3" 2> "$WORK/err3"
+check "failed agent: the workload ran (exit 0, uid 1000)" "0 1000" "$? $(cat "$WORK/out3")"
+check "failed agent: the shim says why" \
+	"sbtrace-shim: sbt-guest: guest agent failed: it exited (status 3): stand-in agent " \
+	"$(grep 'guest agent failed' "$WORK/err3")"
 check "nothing left in the state dir" "" "$(ls "$STATE")"
 finish
