@@ -4,7 +4,7 @@
 # fool the agent the init started as guest root: open the virtio-serial
 # port sbt.exec for writing and for reading, write a virtio console
 # (/dev/hvc*, when there is one), signal the agent (SIGTERM, SIGKILL,
-# SIGSTOP), ptrace it and open its /proc/PID/mem, load a BPF program and
+# SIGSTOP), ptrace it, open its /proc/PID/mem, undo its OOM immunity, load a BPF program and
 # create a BPF map, unload virtio_console (delete_module), set
 # kernel.unprivileged_bpf_disabled to 0, leave the cgroup. Each fails with
 # the errno a confined process gets, and the stream stays whole: BYE with
@@ -51,6 +51,8 @@ echo "r kill-kill $($E kill "$a" 9)"
 echo "r kill-stop $($E kill "$a" 19)"
 echo "r ptrace $($E ptrace "$a")"
 echo "r mem $($E read "/proc/$a/mem")"
+read -r o < "/proc/$a/oom_score_adj" && echo "agent-oom $o"
+echo "r oom $($E write "/proc/$a/oom_score_adj" 0)"
 echo "r bpf-prog $($E bpf-prog)"
 echo "r bpf-map $($E bpf)"
 echo "r rmmod $($E delete-module virtio_console)"
@@ -75,6 +77,8 @@ check "SIGKILL to the agent" "err EPERM" "$(r kill-kill)"
 check "SIGSTOP to the agent" "err EPERM" "$(r kill-stop)"
 check "PTRACE_ATTACH to the agent" "err EPERM" "$(r ptrace)"
 check "the agent's /proc/PID/mem" "err EACCES" "$(r mem)"
+check "the agent is spared by the OOM killer" -1000 "$(sed -n 's/^agent-oom //p' "$WORK/out")"
+check "... and the workload cannot change that" "err EACCES" "$(r oom)"
 check "BPF_PROG_LOAD (socket filter)" "err EPERM" "$(r bpf-prog)"
 check "BPF_MAP_CREATE" "err EPERM" "$(r bpf-map)"
 check "delete_module virtio_console" "err EPERM" "$(r rmmod)"
@@ -83,9 +87,9 @@ check "leaving the cgroup" "err EACCES" "$(r cgroup-leave)"
 "$TOP/build/tests/sbt-gsread" "$WORK/stream" | grep -v '^beat ' > "$WORK/gs"
 attempts=$(grep -c "filename=/workspace/sbt-escape " "$WORK/gs")
 check "HELLO first" hello "$(head -n 1 "$WORK/gs" | cut -d ' ' -f 1)"
-# 12 attempts, and one per /dev/hvc*
+# 13 attempts, and one per /dev/hvc*
 check "every attempt's exec is in the stream" \
-	$((12 + $(sed -n 's/^hvc-tries //p' "$WORK/out"))) "$attempts"
+	$((13 + $(sed -n 's/^hvc-tries //p' "$WORK/out"))) "$attempts"
 check "the first exec is the workload's argv[0]" "1 /usr/bin/env" \
 	"$(sed -n 's/^exec seq=\([0-9]*\) .* filename=\([^ ]*\) .*/\1 \2/p' "$WORK/gs" | head -n 1)"
 n=$(grep -c '^exec ' "$WORK/gs")
