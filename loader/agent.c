@@ -310,7 +310,8 @@ static void add_shim(struct agent *a, const char *file)
 		fprintf(stderr, "sbtrace agent: shim sandbox %s: %s\n", name, err);
 		return;
 	}
-	if (strcmp(st.visibility_exec, "none") == 0 && st.egress_mode[0]) {
+	/* a microVM: the backend, whatever its guest makes visible */
+	if (strcmp(st.backend, "qemu") == 0 && st.egress_mode[0]) {
 		/* its guest's traffic passes the tap, not a socket hook: unenforceable here */
 		fprintf(stderr,
 			"sbtrace agent: shim sandbox %s runs in a microVM with an egress policy "
@@ -319,11 +320,13 @@ static void add_shim(struct agent *a, const char *file)
 			name, name);
 		return;
 	}
-	if (strcmp(st.visibility_exec, "none") == 0)
+	if (strcmp(st.backend, "qemu") == 0)
 		fprintf(stderr,
 			"sbtrace agent: shim sandbox %s runs in a microVM: its execs are not "
-			"visible from the host; its tap is not watched by the agent\n",
-			name);
+			"visible to the agent (%s); its tap is not watched by the agent\n",
+			name,
+			st.exec_stream[0] ? "its guest streams them to 'sbtrace trace --sandbox'"
+					  : "the guest runs no agent");
 	add_sandbox(a, st.cgroup_path, "shim", &st);
 }
 

@@ -3,8 +3,8 @@
 # packages, cached: prints the guest directory (and nothing else) on stdout,
 #   CACHE/guest-<kernel release>-<hash of scripts/guest/init and VERSION>/
 #     vmlinux            the uncompressed kernel (ELF, booted through PVH)
-#     initramfs.cpio.gz  busybox (static), /init, the virtio-net, 9p and
-#                        overlay modules
+#     initramfs.cpio.gz  busybox (static), /init, the virtio-net, 9p,
+#                        overlay and virtio_console modules
 #     release            the kernel release
 # Progress and errors go to stderr. CACHE: --cache DIR, else
 # $SBTRACE_GUEST_CACHE, else /var/cache/sbtrace/guest.
@@ -19,7 +19,9 @@
 #    package fetched the same way.
 #  - Modules: virtio-net over virtio-mmio (microvm) and virtio-pci, 9p
 #    over virtio (the host's /usr and the workspace, read-only) and
-#    overlayfs (their tmpfs upper layers), with their dependencies (the modules' own depends= fields) in load order,
+#    overlayfs (their tmpfs upper layers), virtio_console (the guest
+#    agent's virtio-serial port), with their dependencies (the modules'
+#    own depends= fields) in load order,
 #    decompressed here when the package ships .ko.xz/.ko.zst/.ko.gz (the
 #    guest uses plain insmod); those in modules.builtin are skipped.
 # Built in a temporary directory in CACHE and renamed into place: a guest
@@ -33,9 +35,9 @@
 set -eu
 
 # Part of the cache key with the init script: bump it when what this script builds changes.
-VERSION=2
+VERSION=3
 META=linux-image-amd64
-MODULES="virtio_mmio virtio_net virtio_pci 9p 9pnet_virtio overlay"
+MODULES="virtio_mmio virtio_net virtio_pci 9p 9pnet_virtio overlay virtio_console"
 
 prog=guest-build
 die() {

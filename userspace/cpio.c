@@ -381,8 +381,34 @@ static int walk_dir(struct walk *w, int dfd, size_t nlen, int depth)
 	return ret;
 }
 
-int sbt_guest_archive(int fd, char *const *argv, const char *workspace, uint64_t max_bytes,
-		      char *err, size_t errlen)
+/* sbt/sbtrace: the host's binary at `path` (the guest agent), 0755. */
+static int archive_agent(struct sbt_cpio *c, const char *path, char *err, size_t errlen)
+{
+	struct stat st = { 0 };
+	int ret = 0, src = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (src < 0 || fstat(src, &st))
+		ret = -errno;
+	else if (!S_ISREG(st.st_mode))
+		ret = -EINVAL;
+	if (ret) {
+		if (src >= 0)
+			close(src);
+		if (err && errlen)
+			snprintf(err, errlen, "the guest agent %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = sbt_cpio_file_fd(c, "sbt/sbtrace", 0755, mtime_of(&st), src, (uint64_t)st.st_size);
+	close(src);
+	if (ret && err && errlen)
+		snprintf(err, errlen, "writing the VM's /sbt/sbtrace (%s): %s", path,
+			 ret == -EFBIG ? "the archive would exceed its size bound"
+				       : strerror(-ret));
+	return ret;
+}
+
+int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const char *agent,
+		      uint64_t max_bytes, char *err, size_t errlen)
 {
 	struct sbt_cpio c;
 	struct walk *w;
@@ -412,6 +438,8 @@ int sbt_guest_archive(int fd, char *const *argv, const char *workspace, uint64_t
 			snprintf(err, errlen, "writing the VM's /sbt/run: %s", strerror(-ret));
 		return ret;
 	}
+	if (agent && (ret = archive_agent(&c, agent, err, errlen)))
+		return ret;
 	if (workspace) {
 		dfd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0 || fstat(dfd, &st)) {

@@ -72,10 +72,11 @@ long sbt_guest_script(char *const *argv, char *out, size_t len);
  * directory `workspace`: directories, regular files and symbolic links (not
  * followed), modes' permission bits and mtimes kept, owner root. Anything
  * else (a socket, a device, a FIFO) is refused by name, as is a tree deeper
- * than 64 levels. The archive stays within max_bytes, or -EFBIG. 0, or
- * -errno with err filled (one line, naming the path).
+ * than 64 levels. With `agent` (a regular file: the host's sbtrace), also
+ * sbt/sbtrace, mode 0755. The archive stays within max_bytes, or -EFBIG. 0,
+ * or -errno with err filled (one line, naming the path).
  */
-int sbt_guest_archive(int fd, char *const *argv, const char *workspace, uint64_t max_bytes,
-		      char *err, size_t errlen);
+int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const char *agent,
+		      uint64_t max_bytes, char *err, size_t errlen);
 
 #endif

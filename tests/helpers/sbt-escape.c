@@ -16,6 +16,9 @@
  *   setcap PATH          give PATH file capabilities (security.capability: CAP_SETUID)
  *   mount DIR            mount a tmpfs on DIR
  *   bpf                  create a BPF array map
+ *   bpf-prog             load a BPF socket filter (r0 = 0; exit)
+ *   delete-module NAME   unload a kernel module (delete_module(2), O_NONBLOCK)
+ *   kill PID SIG         kill(PID, SIG), SIG a number
  *   ptrace PID           PTRACE_ATTACH to PID
  *   tiocsti FD           push a byte into terminal FD's input (TIOCSTI)
  *   write FILE TEXT      open FILE for writing and write TEXT
@@ -236,6 +239,26 @@ static int do_bpf(void)
 	return result(syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)) >= 0, NULL);
 }
 
+static int do_bpf_prog(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.insns = (unsigned long)insns;
+	attr.insn_cnt = 2;
+	attr.license = (unsigned long)"GPL";
+	fd = syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd >= 0)
+		close((int)fd);
+	return result(fd >= 0, NULL);
+}
+
 static int do_write(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
@@ -285,6 +308,12 @@ int main(int argc, char **argv)
 		return setcap(a);
 	if (!strcmp(cmd, "bpf"))
 		return do_bpf();
+	if (!strcmp(cmd, "bpf-prog"))
+		return do_bpf_prog();
+	if (!strcmp(cmd, "delete-module") && a)
+		return result(syscall(SYS_delete_module, a, O_NONBLOCK) == 0, NULL);
+	if (!strcmp(cmd, "kill") && a && b)
+		return result(kill((pid_t)atoi(a), atoi(b)) == 0, NULL);
 	if (!strcmp(cmd, "ptrace") && a)
 		return result(ptrace(PTRACE_ATTACH, (pid_t)atoi(a), NULL, NULL) == 0, NULL);
 	if (!strcmp(cmd, "tiocsti") && a)

@@ -209,6 +209,38 @@ require_qemu_guest() {
 	}
 }
 
+# qemu_run_stream STATE NAME OUT ERR STREAM -- SHIM-RUN-ARGS...: sbtrace-shim
+# run --backend qemu --name NAME --state-dir STATE ARGS in the background;
+# holds an fd on STATE/NAME.vm/exec.stream (the guest agent's frames; the
+# shim deletes it at the end), copies the state file to STREAM.json, and
+# after the shim's exit copies the stream to STREAM (empty without one).
+# Sets QRC to the shim's exit code.
+qemu_run_stream() {
+	qr_state=$1 qr_name=$2 qr_out=$3 qr_err=$4 qr_stream=$5
+	shift 6
+	"$TOP/build/bin/sbtrace-shim" run --backend qemu --name "$qr_name" --state-dir "$qr_state" \
+		"$@" > "$qr_out" 2> "$qr_err" &
+	qr_pid=$!
+	qr_f="$qr_state/$qr_name.vm/exec.stream"
+	qr_i=0
+	while [ $qr_i -lt 1200 ] && kill -0 $qr_pid 2> /dev/null &&
+		! { [ -e "$qr_f" ] && [ -e "$qr_state/$qr_name.json" ]; }; do
+		sleep 0.05
+		qr_i=$((qr_i + 1))
+	done
+	: > "$qr_stream"
+	if [ -e "$qr_f" ] && exec 9< "$qr_f"; then
+		cp "$qr_state/$qr_name.json" "$qr_stream.json" 2> /dev/null
+		wait $qr_pid
+		QRC=$?
+		cat <&9 > "$qr_stream"
+		exec 9<&-
+	else
+		wait $qr_pid
+		QRC=$?
+	fi 2> /dev/null
+}
+
 finish() {
 	if [ "$T_FAILS" -gt 0 ]; then
 		log "$T_FAILS of $T_CHECKS checks failed"

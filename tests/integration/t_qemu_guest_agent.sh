@@ -1,59 +1,65 @@
 #!/bin/sh
-# sbtrace guest-agent in a real microVM's kernel (Debian's, under TCG): the
-# exec hook loads there (tp_btf on the guest's own BTF), says "attached"
-# before the workload's first exec, and streams the execs of the guest
-# cgroup it is given, in order, from seq 1, with the guest kernel's counts
-# and a BYE; a process outside that cgroup is not in the stream. The host
-# decodes the stream (sbt-gsread, the host's own decoder).
-#
-# Issue 15, in part: here the workload starts the agent itself (it is root in
-# the guest); the guest's init starting it, the workload unprivileged, and
-# the stream read by the host's trace over a virtio-serial port are not built
-# yet.
+# The guest agent in a real microVM (Debian's kernel, under TCG), started by
+# the guest's init, not by the workload: the shim puts the host's sbtrace
+# into the guest, the init runs it as guest root on the workload's cgroup
+# before READY, and its frames reach the host through the virtio-serial
+# port sbt.exec, which qemu writes to STATE/NAME.vm/exec.stream (read here
+# while the shim runs; decoded with sbt-gsread, the host's own decoder).
+# The stream: HELLO (tp_btf, the guest's kernel), the workload's own argv[0]
+# as the first exec (nothing of the init's, the agent's or a wrapper
+# shell), its children's execs in order, BYE with the guest kernel's counts.
+# The workload runs as uid 1000, no capabilities, no_new_privs, and can
+# write /workspace (an overlay on the read-only share) and its HOME. The
+# state file says visibility.exec guest_kernel and where the stream is.
 . "$(dirname "$0")/lib.sh"
 
-SHIM="$TOP/build/bin/sbtrace-shim"
 STATE="$WORK/state"
 NAME="qg$$"
-[ -x "$SHIM" ] || { log "$SHIM missing: run make"; exit 1; }
+[ -x "$TOP/build/bin/sbtrace-shim" ] || { log "sbtrace-shim missing: run make"; exit 1; }
+[ -x "$SBTRACE" ] || { log "$SBTRACE missing: run make"; exit 1; }
 require_qemu_guest
 mkdir -p "$STATE" "$WORK/ws"
-cp "$SBTRACE" "$TOP/build/tests/sbt-gsread" "$WORK/ws/"
 
-# The workload (guest root): a cgroup, the agent, one process in it, one outside.
+# Builtins but for the two execs at the end (so the stream's list is exact).
 cat > "$WORK/ws/run.sh" << 'EOF2'
-mkdir -p /tmp/cg && /sbt/bin/mount -t cgroup2 none /tmp/cg && mkdir /tmp/cg/work || exit 3
-: > /tmp/stream
-/workspace/sbtrace guest-agent --port /tmp/stream --cgroup /tmp/cg/work --ready-fd 7 \
-	--heartbeat-ms 200 7> /tmp/ready 2> /tmp/agent.err &
-A=$!
-i=0
-while [ $i -lt 300 ] && ! grep -q attached /tmp/ready; do sleep 0.1; i=$((i + 1)); done
-echo "ready=$(cat /tmp/ready)"
-sh -c 'echo $$ > /tmp/cg/work/cgroup.procs && exec sh -c "/bin/true; ls / > /dev/null"'
+while read -r k v; do
+	case $k in Uid: | NoNewPrivs: | CapBnd: | CapEff:) echo "status $k $v" ;; esac
+done < /proc/self/status
+echo ws > /workspace/out.txt && echo "ws-write ok"
+echo home > "$HOME/h.txt" && echo "home-write ok"
+echo "home=$HOME pwd=$PWD"
 /bin/true
-sleep 0.5
-kill -TERM $A
-wait $A
-echo "agent-rc=$?"
-sed 's/^/agent-err=/' /tmp/agent.err
-/workspace/sbt-gsread /tmp/stream | grep -v '^beat ' | sed 's/^/gs=/'
+/usr/bin/ls / > /dev/null
 EOF2
-"$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" --no-wait \
-	--vm-timeout 180 --vm-mem 512 --workspace "$WORK/ws:ro" -- sh /workspace/run.sh \
-	> "$WORK/out" 2> "$WORK/err"
-rc=$?
-check "the workload's exit code is 0" 0 "$rc"
-[ "$rc" -eq 0 ] || log "stdout: $(cat "$WORK/out"); stderr: $(tail -c 2000 "$WORK/err")"
-gs() { sed -n 's/^gs=//p' "$WORK/out"; }
-check "the agent attached in the guest kernel, then said so" attached "$(sed -n 's/^ready=//p' "$WORK/out")"
-check "HELLO: tp_btf on the guest's kernel" "hello mode=tp_btf kernel=$(cat "$GUEST/release")" \
-	"$(gs | sed -n 's/^hello abi=[0-9]* \(mode=[^ ]*\) hb_ms=200 \(kernel=.*\)/hello \1 \2/p')"
-check "the cgroup's execs, from seq 1, in order" \
-	"1 /usr/bin/sh|2 /bin/true|3 /usr/bin/ls|" \
-	"$(gs | sed -n 's/^exec seq=\([0-9]*\) .* filename=\([^ ]*\) .*/\1 \2/p' | tr '\n' '|')"
-check "BYE with the guest kernel's counts" "bye execs=3 lost=0 records=3" "$(gs | grep '^bye ')"
-check "the stream ends whole" "end ok" "$(gs | tail -n 1)"
-check "the agent stopped cleanly (exit 0)" 0 "$(sed -n 's/^agent-rc=//p' "$WORK/out")"
+start=$(date +%s)
+qemu_run_stream "$STATE" "$NAME" "$WORK/out" "$WORK/err" "$WORK/stream" -- \
+	--guest "$GUEST" --no-wait --vm-timeout 180 --vm-mem 512 --timings "$WORK/timings.json" \
+	--workspace "$WORK/ws:ro" -- /usr/bin/env sh /workspace/run.sh
+log "the VM ran $(($(date +%s) - start)) s: $(cat "$WORK/timings.json" 2> /dev/null)"
+check "the workload's exit code is 0" 0 "$QRC"
+[ "$QRC" -eq 0 ] || log "stdout: $(cat "$WORK/out"); stderr: $(tail -c 2000 "$WORK/err")"
+check "the state file: visibility.exec guest_kernel" guest_kernel \
+	"$(jq -r '.visibility.exec' "$WORK/stream.json" 2> /dev/null)"
+check "the state file: exec_stream is STATE/NAME.vm/exec.stream" \
+	"$(cd "$STATE" && pwd -P)/$NAME.vm/exec.stream" \
+	"$(jq -r '.exec_stream' "$WORK/stream.json" 2> /dev/null)"
+"$TOP/build/tests/sbt-gsread" "$WORK/stream" | grep -v '^beat ' > "$WORK/gs"
+log "stream: $(tr '\n' '|' < "$WORK/gs")"
+check "HELLO first: tp_btf on the guest's kernel" "hello mode=tp_btf kernel=$(cat "$GUEST/release")" \
+	"$(head -n 1 "$WORK/gs" | sed -n 's/^hello abi=[0-9]* \(mode=[^ ]*\) hb_ms=500 \(kernel=.*\)/hello \1 \2/p')"
+check "the cgroup's execs: the workload's argv[0] first, then its children, in order" \
+	"1 /usr/bin/env|2 /usr/bin/sh|3 /bin/true|4 /usr/bin/ls|" \
+	"$(sed -n 's/^exec seq=\([0-9]*\) .* filename=\([^ ]*\) .*/\1 \2/p' "$WORK/gs" | tr '\n' '|')"
+check "BYE with the guest kernel's counts" "bye execs=4 lost=0 records=4" "$(grep '^bye ' "$WORK/gs")"
+check "the stream ends whole" "end ok" "$(tail -n 1 "$WORK/gs")"
+check "the workload's uid is 1000" "1000 1000 1000 1000" \
+	"$(sed -n 's/^status Uid: //p' "$WORK/out" | tr -s ' \t' '    ')"
+check "no_new_privs" 1 "$(sed -n 's/^status NoNewPrivs: //p' "$WORK/out")"
+check "no capabilities, bounding set empty" "0000000000000000 0000000000000000" \
+	"$(sed -n 's/^status CapEff: //p' "$WORK/out") $(sed -n 's/^status CapBnd: //p' "$WORK/out")"
+check "it writes the workspace" "ws-write ok" "$(grep '^ws-write' "$WORK/out")"
+check "it writes its HOME" "home-write ok" "$(grep '^home-write' "$WORK/out")"
+check "HOME and cwd" "home=/home/sbt pwd=/workspace" "$(grep '^home=' "$WORK/out")"
+check "the host's workspace untouched" "" "$(ls "$WORK/ws" | grep -v '^run.sh$')"
 check "nothing left in the state dir" "" "$(ls "$STATE")"
 finish

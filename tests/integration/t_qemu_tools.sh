@@ -5,9 +5,12 @@
 # overlay. In one boot: `make` runs the workspace's Makefile, `gcc` (through
 # /etc/alternatives' cc too) compiles a C file that only root could read on
 # the host (the workspace is idmapped like the ns backend's) and the program
-# runs; writes to /usr and /workspace stay in the guest; a read-write 9p
-# mount the guest's root makes of a host share (out of the chroot: it may)
-# cannot write (qemu's readonly=on); a root-only file below the host's /usr
+# runs, all as the guest's unprivileged user (uid 1000), to whom the
+# guest's /usr is read-only; writes to /workspace stay in the guest. In a
+# second boot the workload is guest root (test hook SBTRACE_TEST_GUEST_ROOT:
+# as a guest kernel that does as it likes): its writes to /usr stay in the
+# guest, and a read-write 9p mount it makes of a host share (out of the
+# chroot: it may) cannot write (qemu's readonly=on). A root-only file below the host's /usr
 # is unreadable (qemu reads as an unprivileged id); nothing of the host
 # outside /usr shows (/etc/shadow, /root, /work, the host's processes). The
 # accelerator is reported: TCG on a host without a usable KVM, and
@@ -42,11 +45,19 @@ cat > "$WORK/run.sh" << EOF
 make
 gcc -O0 -o /tmp/hello hello.c && /tmp/hello
 echo "cc=\$(readlink -f "\$(command -v cc)")"
-echo "usr-write=\$(echo x > /usr/$MARK && cat /usr/$MARK)"
+echo "usr-write=\$( { echo x > /usr/$MARK; } 2> /dev/null && echo written || echo refused)"
 echo "ws-write=\$(echo y > /workspace/new.txt && cat /workspace/new.txt)"
 echo "secret=\$(cat /usr/$MARK.secret 2> /dev/null || echo unreadable)"
-# Last, as the guest's root may: out of the chroot (pid 1's root), the share of the host's
-# /etc/alternatives unmounted and mounted again read-write; qemu's readonly=on must refuse.
+echo "shadow=\$(test -e /etc/shadow && echo present || echo absent)"
+echo "work=\$(test -e /work && echo present || echo absent)"
+echo "pid1=\$(tr '\\000' ' ' < /proc/1/cmdline)"
+EOF
+# The second boot's, as guest root: /usr written; out of the chroot (pid 1's root), the share
+# of the host's /etc/alternatives unmounted and mounted again read-write; qemu's readonly=on
+# must refuse.
+cat > "$WORK/root.sh" << EOF
+echo "root-home=\$(ls -A /root | wc -l)"
+echo "usr-write=\$(echo x > /usr/$MARK && cat /usr/$MARK)"
 chroot /proc/1/root /bin/sh -c '
 umount /newroot/etc/alternatives && mkdir -p /m &&
 	mount -t 9p -o trans=virtio,version=9p2000.L sbt.alt /m &&
@@ -54,10 +65,6 @@ umount /newroot/etc/alternatives && mkdir -p /m &&
 { echo z > /m/$MARK.rw; } 2> /dev/null && echo "rw-9p=written" || echo "rw-9p=refused"
 mkdir /m/$MARK.d 2> /dev/null && echo "rw-mkdir=made" || echo "rw-mkdir=refused"
 ln -s /etc/passwd /m/$MARK.ln 2> /dev/null && echo "rw-ln=made" || echo "rw-ln=refused"'
-echo "shadow=\$(test -e /etc/shadow && echo present || echo absent)"
-echo "root-home=\$(ls -A /root | wc -l)"
-echo "work=\$(test -e /work && echo present || echo absent)"
-echo "pid1=\$(tr '\\000' ' ' < /proc/1/cmdline)"
 EOF
 start=$(date +%s%N)
 "$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" --no-wait \
@@ -74,24 +81,33 @@ check "gcc compiled a root-only (0600) workspace file; the program ran" "compile
 	"$(grep '^compiled' "$WORK/out")"
 cc_is_gcc() { case $(val cc) in /usr/bin/*gcc*) return 0 ;; esac; return 1; }
 check_true "cc is gcc through the host's /etc/alternatives" cc_is_gcc
-check "a write to /usr works in the guest" x "$(val usr-write)"
-check_true "... and never reaches the host's /usr" [ ! -e "/usr/$MARK" ]
+check "the guest's /usr is read-only to the workload (uid 1000)" refused "$(val usr-write)"
 check "a write to /workspace works in the guest" y "$(val ws-write)"
 check_true "... and never reaches the host's directory" [ ! -e "$WORK/ws/new.txt" ]
+check "a root-only (0600) host file below /usr is unreadable in the guest" unreadable "$(val secret)"
+check "the guest has no /etc/shadow (its /etc is its own)" absent "$(val shadow)"
+check "the host's /work is not there" absent "$(val work)"
+check "the guest's /proc is its own: pid 1 is the guest's init" "/bin/sh /init " "$(val pid1)"
+check "timings: accel tcg" tcg "$(jq -r .accel "$WORK/timings.json" 2> /dev/null)"
+check "nothing left in the state dir" "" "$(ls "$STATE")"
+log "boot + workload: $(((end - start) / 1000000)) ms; $(jq -c . "$WORK/timings.json" 2> /dev/null)"
+
+SBTRACE_TEST_GUEST_ROOT=1 "$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" \
+	--guest "$GUEST" --no-wait --vm-timeout 180 --vm-mem 512 --vm-accel tcg \
+	-- sh -c "$(cat "$WORK/root.sh")" > "$WORK/out" 2> "$WORK/err"
+rc=$?
+check "as guest root (test hook): the workload's exit code is 0" 0 "$rc"
+[ "$rc" -eq 0 ] || log "stdout: $(cat "$WORK/out"); stderr: $(tail -c 2000 "$WORK/err")"
+check "a write to /usr works for the guest's root" x "$(val usr-write)"
+check "the guest's /root is empty" 0 "$(val root-home)"
+check_true "... and never reaches the host's /usr" [ ! -e "/usr/$MARK" ]
 check "the guest's root mounts a host share read-write (the guest kernel allows it)" rw "$(val rw-mount)"
 check "... a write there is refused (qemu: readonly=on)" refused "$(val rw-9p)"
 check "... a mkdir there is refused" refused "$(val rw-mkdir)"
 check "... a symlink there is refused" refused "$(val rw-ln)"
 check_true "... and none reached the host" \
 	[ ! -e "/etc/alternatives/$MARK.rw" -a ! -e "/etc/alternatives/$MARK.d" -a ! -L "/etc/alternatives/$MARK.ln" ]
-check "a root-only (0600) host file below /usr is unreadable in the guest" unreadable "$(val secret)"
-check "the guest has no /etc/shadow (its /etc is its own)" absent "$(val shadow)"
-check "the guest's /root is empty" 0 "$(val root-home)"
-check "the host's /work is not there" absent "$(val work)"
-check "the guest's /proc is its own: pid 1 is the guest's init" "/bin/sh /init " "$(val pid1)"
-check "timings: accel tcg" tcg "$(jq -r .accel "$WORK/timings.json" 2> /dev/null)"
 check "nothing left in the state dir" "" "$(ls "$STATE")"
-log "boot + workload: $(((end - start) / 1000000)) ms; $(jq -c . "$WORK/timings.json" 2> /dev/null)"
 
 # --vm-accel kvm where KVM is not usable (here: no vmx/svm flag): exit 2, why, nothing made.
 if ! grep -qwE 'vmx|svm' /proc/cpuinfo || [ ! -c /dev/kvm ]; then

@@ -85,7 +85,7 @@ SJ="$STATE/$NAME.json"
 TAP=$(jq -r .tap "$SJ")
 QPID=$(jq -r .pid "$SJ")
 check "state: backend" qemu "$(jq -r .backend "$SJ")"
-check "state: visibility" "none tap" "$(jq -r '"\(.visibility.exec) \(.visibility.network)"' "$SJ")"
+check "state: visibility (the guest agent: guest_kernel)" "guest_kernel tap" "$(jq -r '"\(.visibility.exec) \(.visibility.network)"' "$SJ")"
 # this host's /dev/kvm opens and makes a VM, but its CPU has no vmx/svm: TCG (see accel.c)
 if grep -qwE 'vmx|svm' /proc/cpuinfo; then want_accel=$(jq -r .accel "$SJ"); else want_accel=tcg; fi
 check "state: accel" "$want_accel" "$(jq -r .accel "$SJ")"

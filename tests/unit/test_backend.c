@@ -117,6 +117,47 @@ static void test_state_egress_refused(void **state)
 	}
 }
 
+/* "exec_stream" (qemu with a guest agent): STATE_DIR/NAME.vm/exec.stream, absolute, only. */
+static void test_state_exec_stream(void **state)
+{
+	static const char qemu[] = ",\"tap\":\"sbt1\",\"tap_netns\":\"\",\"tap_ifindex\":3,"
+				   "\"guest_addrs\":[],\"visibility\":{\"exec\":\"guest_kernel\","
+				   "\"network\":\"tap\"},\"exec_stream\":\"%.4200s\"";
+	char dir[] = "/tmp/sbt-test-backend.XXXXXX", real[PATH_MAX], path[PATH_MAX],
+	     tail[PATH_MAX * 2], json[PATH_MAX * 3], err[PATH_MAX + 512], cand[5][PATH_MAX + 64];
+	struct sbt_sandbox_state st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(realpath(dir, real));
+	snprintf(path, sizeof(path), "%s/x.json", dir);
+	snprintf(cand[0], sizeof(cand[0]), "%s/x.vm/exec.stream", real); /* the one */
+	snprintf(cand[1], sizeof(cand[1]), "/etc/passwd");
+	snprintf(cand[2], sizeof(cand[2]), "%s/y.vm/exec.stream", real);
+	snprintf(cand[3], sizeof(cand[3]), "%s/x.vm/../x.vm/exec.stream", real);
+	snprintf(cand[4], sizeof(cand[4]), "x.vm/exec.stream");
+	for (int i = 0; i < 5; i++) {
+		snprintf(tail, sizeof(tail), qemu, cand[i]);
+		snprintf(json, sizeof(json), STATE_HEAD, "qemu", tail);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+		close(fd);
+		err[0] = '\0';
+		/* the first parses (then its cgroup is missing); the others are refused */
+		assert_int_not_equal(sbt_state_read(dir, "x", &st, err, sizeof(err)), 0);
+		if (i == 0) {
+			assert_null(strstr(err, "exec_stream"));
+			assert_null(strstr(err, "visibility"));
+		} else {
+			assert_non_null(strstr(err, "field 'exec_stream' is not"));
+		}
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -125,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_state_foreign_fields),
 		cmocka_unit_test(test_state_qemu_needs_its_fields),
 		cmocka_unit_test(test_state_egress_refused),
+		cmocka_unit_test(test_state_exec_stream),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -325,11 +325,12 @@ static void test_guest_archive(void **state)
 	char *const argv[] = { "sh", "-c", "cat a.txt", NULL };
 	struct archive a = { 0 };
 	const struct ent *e;
-	char err[512] = "";
+	char err[512] = "", agent[300];
+	size_t plain;
 	int fd = memfd();
 
 	(void)state;
-	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, 1 << 20, err, sizeof(err)), 0);
+	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, NULL, 1 << 20, err, sizeof(err)), 0);
 	slurp_fd(fd, &a);
 	/* parents before children, siblings sorted */
 	static const char *const order[] = { "sbt",
@@ -364,10 +365,36 @@ static void test_guest_archive(void **state)
 
 	/* without a workspace: only /sbt */
 	fd = memfd();
-	assert_int_equal(sbt_guest_archive(fd, argv, NULL, 1 << 20, err, sizeof(err)), 0);
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, NULL, 1 << 20, err, sizeof(err)), 0);
 	slurp_fd(fd, &a);
 	assert_int_equal(a.n, 2);
+	plain = a.len;
 	free(a.buf);
+	close(fd);
+
+	/* with the guest agent: sbt/sbtrace, the file's bytes, 0755 whatever its mode */
+	snprintf(agent, sizeof(agent), "%s/a.txt", tmpdir);
+	fd = memfd();
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, agent, 1 << 20, err, sizeof(err)), 0);
+	slurp_fd(fd, &a);
+	assert_int_equal(a.n, 3);
+	e = find(&a, "sbt/sbtrace");
+	assert_int_equal(e->mode, S_IFREG | 0755);
+	assert_int_equal(e->uid, 0);
+	assert_int_equal(e->size, 6);
+	assert_memory_equal(e->data, "alpha\n", 6);
+	free(a.buf);
+	close(fd);
+	/* the agent within the bound (this one has room for /sbt/run alone), or refused */
+	fd = memfd();
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, agent, plain + 50, err, sizeof(err)),
+			 -EFBIG);
+	assert_non_null(strstr(err, "/sbt/sbtrace"));
+	close(fd);
+	fd = memfd();
+	assert_int_equal(sbt_guest_archive(fd, argv, NULL, tmpdir, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "the guest agent"));
 	close(fd);
 }
 
@@ -380,7 +407,7 @@ static void test_guest_archive_refusals(void **state)
 
 	(void)state;
 	/* too small for the tree: a clear message naming the bound */
-	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, 900, err, sizeof(err)), -EFBIG);
+	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, NULL, 900, err, sizeof(err)), -EFBIG);
 	assert_non_null(strstr(err, "would exceed"));
 	assert_non_null(strstr(err, tmpdir));
 	close(fd);
@@ -390,7 +417,8 @@ static void test_guest_archive_refusals(void **state)
 	assert_int_equal(mkfifo(p, 0600), 0);
 	fd = memfd();
 	err[0] = '\0';
-	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, 1 << 20, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sbt_guest_archive(fd, argv, tmpdir, NULL, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
 	assert_non_null(strstr(err, "/fifo"));
 	assert_non_null(strstr(err, "not a regular file"));
 	unlink(p);
@@ -398,10 +426,11 @@ static void test_guest_archive_refusals(void **state)
 
 	fd = memfd();
 	assert_int_equal(
-		sbt_guest_archive(fd, argv, "/nonexistent-sbt-ws", 1 << 20, err, sizeof(err)),
+		sbt_guest_archive(fd, argv, "/nonexistent-sbt-ws", NULL, 1 << 20, err, sizeof(err)),
 		-ENOENT);
 	assert_non_null(strstr(err, "/nonexistent-sbt-ws"));
-	assert_int_equal(sbt_guest_archive(fd, none, NULL, 1 << 20, err, sizeof(err)), -EINVAL);
+	assert_int_equal(sbt_guest_archive(fd, none, NULL, NULL, 1 << 20, err, sizeof(err)),
+			 -EINVAL);
 	close(fd);
 }
 

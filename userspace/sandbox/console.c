@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The qemu backend's serial console, as the caller reads it (see sandbox.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 
 #define READY_LINE "SBT-GUEST-READY"
 #define EXIT_LINE  "SBT-GUEST-EXIT "
+/* The init's word that the guest's execs will not be visible: said on stderr too. */
+#define AGENT_FAILED "sbt-guest: guest agent failed: "
 
 void sbt_vm_console_init(struct sbt_vm_console *con)
 {
@@ -81,6 +84,9 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 			con->mid_line = false;
 			break;
 		}
+		if (n >= sizeof(AGENT_FAILED) - 1 &&
+		    memcmp(l, AGENT_FAILED, sizeof(AGENT_FAILED) - 1) == 0)
+			dprintf(STDERR_FILENO, "sbtrace-shim: %.*s\n", (int)n, l);
 		con_tail(con, l, n, complete);
 		break;
 	case SBT_VM_RUNNING:

@@ -67,7 +67,7 @@ struct sbx_state_ctx {
  */
 struct sbt_backend_ops {
 	const char *name;	 /* --backend and the state file's "backend" */
-	const char *vis_exec;	 /* the state file's visibility: "host" or "none" */
+	const char *vis_exec;	 /* the state file's visibility: "host" or "none" (see state.c) */
 	const char *vis_network; /* "cgroup" or "tap" */
 	uint64_t clone_flags;	 /* besides CLONE_INTO_CGROUP: the new namespaces */
 	/* The spec's backend-specific part, after the common checks. 0 or -errno, err filled. */
@@ -213,6 +213,9 @@ int sbx_tap_configure(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		      size_t errlen);
 /* Delete the tap if it is still there with the recorded ifindex. */
 void sbx_tap_remove(const char *netns, const char *tap, int ifindex);
+
+/* qemu_tsc.c: the host's TSC rate in kHz for the guest's tsc_early_khz; 0: unknown. */
+unsigned long sbx_host_tsc_khz(void);
 
 /* userns.c: the ns backend's user namespace (see there). */
 #define SBX_USERNS_SIZE 65536u

@@ -7,21 +7,21 @@
  * workspace's detached mount tree (idmapped by sbx_userns_setup), the tap
  * (qemu_tap.c), the qemu command line and the console pipe. The child takes
  * stdin /dev/null, stdout the console pipe, fd 3 the tap, fd 4 the initrd,
- * fd 5 the workspace (9p: VM_FS_WS), drops every capability (securebits locked, no_new_privs: qemu needs
- * none, as the tap is open already and its files belong to root), reports
+ * fd 5 the workspace (9p: VM_FS_WS), fd 6 the guest agent's exec stream
+ * (VM_STREAM_FD), drops every capability (securebits locked,
+ * no_new_privs: qemu needs none, as the tap is open already and its files
+ * belong to root), reports
  * ready, waits for go and becomes qemu-system-x86_64
  * (sbt_exec(SBT_EXEC_HOST)), under the workloads' seccomp filter (seccomp.c,
  * installed before the ready report) and its own (-sandbox on). run->pid is
- * qemu.
+ * qemu. The guest's tsc_early_khz: qemu_tsc.c.
  *
- * The guest's kernel gets tsc_early_khz=<the host's TSC rate>: TCG's guest
- * TSC runs at the host TSC's rate, and without the hint the guest calibrates
- * it against emulated timers, which under TCG stalls about one boot in
- * five. The rate comes from the host kernel's own log (/dev/kmsg: "tsc:
- * Refined TSC clocksource calibration: N MHz", else "tsc: Detected N MHz
- * processor"), else from counting TSC ticks over 20 ms of CLOCK_MONOTONIC_RAW
- * (x86); /proc/cpuinfo's "cpu MHz" is not used, as with cpufreq it is the
- * current core clock, not the TSC's.
+ * The guest agent: the host's sbtrace (next to the shim's executable) goes
+ * into the second archive as /sbt/sbtrace; the guest's init runs it as
+ * guest root on the workload's cgroup, and it writes its frames
+ * (guest_stream.h) to the virtio-serial port "sbt.exec", which qemu appends
+ * to STATE_DIR/NAME.vm/exec.stream (run->exec_stream). Without the binary
+ * there is no agent and no port: the guest's execs are not visible.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,6 +47,7 @@
 #define VM_TAP_FD    3 /* where qemu finds the tap: -netdev tap,fd=3 */
 #define VM_INITRD_FD 4 /* and its initrd: STATE_DIR is the host root's, 0700 */
 #define VM_WS_FD     5 /* and the workspace's idmapped, read-only detached mount tree */
+#define VM_STREAM_FD 6 /* and the file the guest agent's port goes to */
 #define STR(x)	     #x
 #define XSTR(x)	     STR(x)
 
@@ -73,6 +74,16 @@
 /* the workspace's tree as the caller cloned it (submounts included: remapped inode numbers) */
 #define VM_FS_WS  "local,id=ws,path=/proc/self/fd/" XSTR(VM_WS_FD) "," VM_9P_OPTS ",multidevs=remap"
 #define VM_DEV_WS "virtio-9p-device,fsdev=ws,mount_tag=sbt.ws"
+/* The guest agent's port (virtio-mmio: microvm), a file qemu opens as /proc/self/fd/6. */
+#define VM_AGENT     "sbtrace" /* the agent's binary, next to the shim's */
+#define VM_CHR_EXEC  "file,id=sbtx,path=/proc/self/fd/" XSTR(VM_STREAM_FD)
+#define VM_PORT_EXEC "virtserialport,chardev=sbtx,name=sbt.exec"
+/*
+ * Test hooks (scripts/guest/init): SIGKILL the guest agent N ms (digits)
+ * after the workload's release; "1": the workload runs as guest root.
+ */
+#define VM_KILL_AGENT_ENV "SBTRACE_TEST_GUEST_AGENT_KILL_MS"
+#define VM_ROOT_ENV	  "SBTRACE_TEST_GUEST_ROOT"
 
 /* What the clone needs for the VM; freed by the caller after the clone. */
 struct sbx_vm_prep {
@@ -80,9 +91,10 @@ struct sbx_vm_prep {
 	char *env[2];
 	char path_env[4096];
 	char mem[16], kernel[PATH_MAX], initrd[PATH_MAX], append[1024], device[96];
-	const char *accel; /* "kvm" or "tcg" */
-	bool alt, ws;	   /* export /etc/alternatives; the workspace (VM_WS_FD) */
-	int tap_fd, initrd_fd;
+	const char *accel;    /* "kvm" or "tcg" */
+	bool alt, ws;	      /* export /etc/alternatives; the workspace (VM_WS_FD) */
+	char agent[PATH_MAX]; /* the host's sbtrace for the guest; "" without */
+	int tap_fd, initrd_fd, stream_fd;
 	int console[2];
 };
 
@@ -181,88 +193,6 @@ static uint32_t fnv1a(const char *s)
 		h = (h ^ (unsigned char)*s) * 16777619u;
 	return h;
 }
-/* "2596.122 MHz..." -> 2596122 (kHz); 0 when it does not read like that. */
-static unsigned long mhz_to_khz(const char *s)
-{
-	unsigned long mhz = 0, frac = 0;
-	int digits = 0, whole = 0;
-
-	for (; *s >= '0' && *s <= '9' && whole < 7; s++, whole++)
-		mhz = mhz * 10 + (unsigned long)(*s - '0');
-	if (!whole)
-		return 0;
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++)
-			if (digits < 3) {
-				frac = frac * 10 + (unsigned long)(*s - '0');
-				digits++;
-			}
-	for (; digits < 3; digits++)
-		frac *= 10;
-	if (strncmp(s, " MHz", 4) != 0 || mhz == 0 || mhz > 100000)
-		return 0;
-	return mhz * 1000 + frac;
-}
-
-/* The host kernel's own figure, from its log: the refined calibration, else the first one. */
-static unsigned long tsc_khz_from_kmsg(void)
-{
-	static const char refined[] = "tsc: Refined TSC clocksource calibration: ";
-	static const char detected[] = "tsc: Detected ";
-	unsigned long r = 0, d = 0;
-	char rec[2048];
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	for (int i = 0; i < 1000000; i++) {
-		ssize_t n = read(fd, rec, sizeof(rec) - 1);
-		char *msg, *p;
-
-		if (n < 0 && (errno == EPIPE || errno == EINTR || errno == EINVAL))
-			continue; /* overwritten meanwhile, or a record longer than rec */
-		if (n <= 0)
-			break;
-		rec[n] = '\0';
-		msg = strchr(rec, ';');
-		if (!msg)
-			continue;
-		if ((p = strstr(msg, refined)))
-			r = mhz_to_khz(p + sizeof(refined) - 1);
-		else if (!d && (p = strstr(msg, detected)) && strstr(p, " MHz processor"))
-			d = mhz_to_khz(p + sizeof(detected) - 1);
-	}
-	close(fd);
-	return r ? r : d;
-}
-
-/* TSC ticks per ms of CLOCK_MONOTONIC_RAW over 20 ms (x86 only). */
-static unsigned long tsc_khz_measured(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	uint64_t c0, c1, t0, t1;
-
-	t0 = sbt_clock_ns(CLOCK_MONOTONIC_RAW);
-	c0 = __builtin_ia32_rdtsc();
-	sbt_sleep_ms(20);
-	c1 = __builtin_ia32_rdtsc();
-	t1 = sbt_clock_ns(CLOCK_MONOTONIC_RAW);
-	if (t1 <= t0 || c1 <= c0)
-		return 0;
-	return (unsigned long)((c1 - c0) * 1000000ull / (t1 - t0));
-#else
-	return 0;
-#endif
-}
-
-/* The host's TSC rate for the guest's tsc_early_khz (see the top of this file); 0: unknown. */
-static unsigned long host_tsc_khz(void)
-{
-	unsigned long khz = tsc_khz_from_kmsg();
-
-	return khz ? khz : tsc_khz_measured();
-}
-
 /* ---- the VM's files ----------------------------------------------------- */
 
 static void vm_dir_remove(const char *dir)
@@ -273,12 +203,14 @@ static void vm_dir_remove(const char *dir)
 		return;
 	if (sbx_str_fits(p, sizeof(p), "%s/initrd", dir))
 		unlink(p);
+	if (sbx_str_fits(p, sizeof(p), "%s/exec.stream", dir))
+		unlink(p);
 	rmdir(dir);
 }
 
 /* STATE_DIR/NAME.vm/initrd: the guest's base initramfs, padding, the second archive. */
-static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsigned int mem_mb,
-		     char *err, size_t errlen)
+static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, const char *agent,
+		     unsigned int mem_mb, char *err, size_t errlen)
 {
 	static const char zeros[4];
 	char base[PATH_MAX], msg[PATH_MAX + 256], buf[65536];
@@ -319,8 +251,8 @@ static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, unsi
 				  base, path, strerror(-ret));
 	}
 	/* the workspace is not copied: the guest mounts it over 9p (VM_FS_WS) */
-	ret = sbt_guest_archive(out, spec->argv, NULL, ((uint64_t)mem_mb << 20) / 4, msg,
-				sizeof(msg));
+	ret = sbt_guest_archive(out, spec->argv, NULL, agent[0] ? agent : NULL,
+				((uint64_t)mem_mb << 20) / 4, msg, sizeof(msg));
 	if (close(out) && !ret)
 		ret = -errno;
 	if (ret)
@@ -337,6 +269,8 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 		close(v->tap_fd);
 	if (v->initrd_fd >= 0)
 		close(v->initrd_fd);
+	if (v->stream_fd >= 0)
+		close(v->stream_fd);
 	for (int i = 0; i < 2; i++)
 		if (v->console[i] >= 0)
 			close(v->console[i]);
@@ -347,18 +281,79 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
 		      struct sbx_vm_prep *v, uint32_t h, char *err, size_t errlen)
 {
+	const char *kill = getenv(VM_KILL_AGENT_ENV), *root = getenv(VM_ROOT_ENV);
 	unsigned long khz;
 
 	snprintf(run->tap, sizeof(run->tap), "sbt%08x", h);
 	if (spec->tap_netns)
 		snprintf(run->tap_netns, sizeof(run->tap_netns), "%s", spec->tap_netns);
-	khz = host_tsc_khz();
+	khz = sbx_host_tsc_khz();
 	snprintf(v->append, sizeof(v->append), "%s", VM_CMDLINE);
 	if (khz)
 		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
 			 " tsc_early_khz=%lu", khz);
+	if (kill && kill[0] && strlen(kill) <= 9 && strspn(kill, "0123456789") == strlen(kill))
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " sbt.test.kill_agent_ms=%s", kill);
+	if (root && strcmp(root, "1") == 0)
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " sbt.test.root=1");
 	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
 			    &run->nr_guest_addrs, err, errlen);
+}
+
+/* The host's sbtrace, next to the shim's own executable: a regular executable file, or false. */
+static bool agent_binary(char *out, size_t len)
+{
+	char self[PATH_MAX], *slash;
+	struct stat st;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return sbx_str_fits(out, len, "%s/" VM_AGENT, self) && stat(out, &st) == 0 &&
+	       S_ISREG(st.st_mode) && access(out, X_OK) == 0;
+}
+
+/*
+ * The guest agent: its binary for the second archive and STATE_DIR/NAME.vm/exec.stream,
+ * new and empty, qemu's (it opens it as /proc/self/fd/6, in its user namespace).
+ */
+static int vm_agent(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+		    struct sbx_vm_prep *v, char *err, size_t errlen)
+{
+	uint32_t base = sbx_userns_base(spec->name);
+	char dir[PATH_MAX];
+
+	if (!agent_binary(v->agent, sizeof(v->agent))) {
+		v->agent[0] = '\0';
+		fprintf(stderr,
+			"sbtrace-shim: sandbox %s: no %s next to the shim: the guest runs no "
+			"agent, "
+			"its execs will not be visible\n",
+			spec->name, VM_AGENT);
+		return 0;
+	}
+	/* absolute: readers check it against the state dir's real path */
+	if (!realpath(run->vm_dir, dir) ||
+	    !sbx_str_fits(run->exec_stream, sizeof(run->exec_stream), "%s/exec.stream", dir))
+		return sbx_seterr(err, errlen, -ENAMETOOLONG, "sandbox %s: path too long",
+				  spec->name);
+	v->stream_fd =
+		open(run->exec_stream, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (v->stream_fd < 0 || fchown(v->stream_fd, base, base)) {
+		int ret = sbx_seterr(err, errlen, -errno, "sandbox %s: create %s: %s", spec->name,
+				     run->exec_stream, strerror(errno));
+
+		run->exec_stream[0] = '\0';
+		return ret;
+	}
+	return 0;
 }
 
 /* The paths qemu gets, and STATE_DIR/NAME.vm with the per-run initrd. */
@@ -387,7 +382,8 @@ static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 		run->vm_dir[0] = '\0';
 		return ret;
 	}
-	return vm_initrd(spec, v->initrd, mem, err, errlen);
+	ret = vm_agent(spec, run, v, err, errlen);
+	return ret ? ret : vm_initrd(spec, v->initrd, v->agent, mem, err, errlen);
 }
 
 /*
@@ -436,10 +432,14 @@ static void vm_argv(struct sbx_vm_prep *v)
 				     VM_DEV_USR };
 	const char *const alt[] = { "-fsdev", fs_alt, "-device", VM_DEV_ALT };
 	const char *const ws[] = { "-fsdev", fs_ws, "-device", VM_DEV_WS };
+	static const char chr_exec[] = VM_CHR_EXEC;
+	const char *const port[] = { "-device",	 "virtio-serial-device",
+				     "-chardev", chr_exec,
+				     "-device",	 VM_PORT_EXEC };
 	size_t n = 0;
 
 	_Static_assert(sizeof(args) / sizeof(args[0]) + sizeof(alt) / sizeof(alt[0]) +
-				       sizeof(ws) / sizeof(ws[0]) <
+				       sizeof(ws) / sizeof(ws[0]) + sizeof(port) / sizeof(port[0]) <
 			       VM_ARGV_MAX,
 		       "VM_ARGV_MAX too small");
 	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
@@ -448,6 +448,8 @@ static void vm_argv(struct sbx_vm_prep *v)
 		v->argv[n++] = (char *)alt[i];
 	for (size_t i = 0; v->ws && i < sizeof(ws) / sizeof(ws[0]); i++)
 		v->argv[n++] = (char *)ws[i];
+	for (size_t i = 0; v->stream_fd >= 0 && i < sizeof(port) / sizeof(port[0]); i++)
+		v->argv[n++] = (char *)port[i];
 	v->argv[n] = NULL;
 }
 
@@ -487,7 +489,7 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
-	v->tap_fd = v->initrd_fd = v->console[0] = v->console[1] = -1;
+	v->tap_fd = v->initrd_fd = v->stream_fd = v->console[0] = v->console[1] = -1;
 	ret = vm_accel(spec, run, v, err, errlen);
 	if (!ret)
 		ret = vm_cmdline(spec, run, v, h, err, errlen);
@@ -593,11 +595,12 @@ static void qemu_main(struct sbx_child *c)
 	int tap = fcntl(c->vm->tap_fd, F_DUPFD_CLOEXEC, 10);
 	int initrd = fcntl(c->vm->initrd_fd, F_DUPFD_CLOEXEC, 10);
 	int ws = c->ws_fd >= 0 ? fcntl(c->ws_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int stream = c->vm->stream_fd >= 0 ? fcntl(c->vm->stream_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
 	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
-	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, VM_WS_FD, -1, -1 };
+	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, VM_WS_FD, VM_STREAM_FD, -1, -1 };
 	char msg[256];
 	int ret;
 
@@ -605,14 +608,15 @@ static void qemu_main(struct sbx_child *c)
 		c->ready_w = ready_w;
 	if (go_r >= 0)
 		c->go_r = go_r;
-	keep[6] = c->ready_w;
-	keep[7] = c->go_r;
+	keep[7] = c->ready_w;
+	keep[8] = c->go_r;
 	sbx_child_start(c, "sandbox-vm");
 	sbx_userns_enter(c);
 	if (out < 0 || tap < 0 || initrd < 0 || ready_w < 0 || go_r < 0 || null < 0 ||
 	    dup2(null, 0) < 0 || dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) ||
 	    dup2(tap, VM_TAP_FD) < 0 || dup2(initrd, VM_INITRD_FD) < 0 ||
-	    (c->ws_fd >= 0 && (ws < 0 || dup2(ws, VM_WS_FD) < 0)))
+	    (c->ws_fd >= 0 && (ws < 0 || dup2(ws, VM_WS_FD) < 0)) ||
+	    (c->vm->stream_fd >= 0 && (stream < 0 || dup2(stream, VM_STREAM_FD) < 0)))
 		sbx_child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
 	if (chdir("/"))
 		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));
@@ -637,7 +641,7 @@ static void qemu_destroy(struct sbt_sandbox_run *run)
 	if (run->console_fd >= 0)
 		close(run->console_fd);
 	run->console_fd = -1;
-	run->tap[0] = run->vm_dir[0] = '\0';
+	run->tap[0] = run->vm_dir[0] = run->exec_stream[0] = '\0';
 }
 
 static void qemu_state_write(struct json_object *o, const struct sbt_sandbox_run *run)
@@ -652,6 +656,34 @@ static void qemu_state_write(struct json_object *o, const struct sbt_sandbox_run
 		json_object_array_add(addrs, json_object_new_string(run->guest_addrs[i]));
 	json_object_object_add(o, "guest_addrs", addrs);
 	json_object_object_add(o, "accel", json_object_new_string(run->accel));
+	if (run->exec_stream[0])
+		json_object_object_add(o, "exec_stream", json_object_new_string(run->exec_stream));
+}
+
+/*
+ * "exec_stream", optional: STATE_DIR/NAME.vm/exec.stream, absolute, in the
+ * real path of the directory the state file is in.
+ */
+static int parse_exec_stream(struct json_object *root, struct sbt_sandbox_state *st,
+			     const struct sbx_state_ctx *v)
+{
+	const char *slash = strrchr(v->path, '/');
+	char dir[PATH_MAX], real[PATH_MAX], want[PATH_MAX];
+	int ret =
+		sbx_state_opt_str(root, "exec_stream", st->exec_stream, sizeof(st->exec_stream), v);
+
+	if (ret)
+		return ret < 0 ? ret : 0;
+	if (!slash || !sbx_str_fits(dir, sizeof(dir), "%.*s", (int)(slash - v->path), v->path) ||
+	    !realpath(dir[0] ? dir : "/", real) ||
+	    !sbx_str_fits(want, sizeof(want), "%s/%s.vm/exec.stream", strcmp(real, "/") ? real : "",
+			  st->name) ||
+	    strcmp(st->exec_stream, want) != 0) {
+		st->exec_stream[0] = '\0';
+		return sbx_state_bad(v, -EINVAL, "' is not STATE_DIR/NAME.vm/exec.stream",
+				     "exec_stream");
+	}
+	return 0;
 }
 
 /* The tap, its netns and the guest's addresses: required (state.c refuses them elsewhere). */
@@ -706,7 +738,7 @@ static int qemu_state_parse(struct json_object *root, struct sbt_sandbox_state *
 		return ret;
 	if (ret == 0 && strcmp(st->accel, "kvm") != 0 && strcmp(st->accel, "tcg") != 0)
 		return sbx_state_bad(v, -EINVAL, "' must be \"kvm\" or \"tcg\"", "accel");
-	return 0;
+	return parse_exec_stream(root, st, v);
 }
 
 static void qemu_gc(const char *dir, const struct sbt_sandbox_state *st)
@@ -750,12 +782,12 @@ static void qemu_gc_orphans(const char *dir, bool verbose)
 	closedir(d);
 }
 
-static const char *const qemu_state_keys[] = { "tap",	      "tap_netns", "tap_ifindex",
-					       "guest_addrs", "accel",	   NULL };
+static const char *const qemu_state_keys[] = { "tap",	"tap_netns",   "tap_ifindex", "guest_addrs",
+					       "accel", "exec_stream", NULL };
 
 const struct sbt_backend_ops sbx_qemu_ops = {
 	.name = "qemu",
-	.vis_exec = "none",
+	.vis_exec = "none", /* "guest_kernel" with the agent: state.c */
 	.vis_network = "tap",
 	.clone_flags = CLONE_NEWUSER, /* qemu is no host root either: userns.c */
 	.check = qemu_check,

@@ -79,7 +79,10 @@ static struct json_object *state_json(const struct sbt_sandbox_run *run,
 		json_object_object_add(o, "egress", eg);
 	}
 	vis = json_object_new_object();
-	json_object_object_add(vis, "exec", json_object_new_string(ops->vis_exec));
+	/* a guest agent's stream makes the guest's execs visible (qemu) */
+	json_object_object_add(
+		vis, "exec",
+		json_object_new_string(run->exec_stream[0] ? "guest_kernel" : ops->vis_exec));
 	json_object_object_add(vis, "network", json_object_new_string(ops->vis_network));
 	json_object_object_add(o, "visibility", vis);
 	if (ops->state_write)
@@ -238,11 +241,11 @@ static int get_vis(struct json_object *vis, const char *key, const char *const *
 	return sbx_state_bad(v, -EINVAL, "' is not one of the known values", what);
 }
 
-/* "visibility": {"exec": "host"|"none", "network": "cgroup"|"tap"}, optional. */
+/* "visibility": {"exec": "host"|"guest_kernel"|"none", "network": "cgroup"|"tap"}, optional. */
 static int parse_visibility(struct json_object *root, struct sbt_sandbox_state *st,
 			    const struct sbx_state_ctx *v)
 {
-	static const char *const exec[] = { "host", "none", NULL };
+	static const char *const exec[] = { "host", "guest_kernel", "none", NULL };
 	static const char *const network[] = { "cgroup", "tap", NULL };
 	struct json_object *vis;
 	int ret;

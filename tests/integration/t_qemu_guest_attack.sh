@@ -1,0 +1,127 @@
+#!/bin/sh
+# The guest agent against its own workload (a real microVM under TCG): the
+# workload runs as uid 1000 without capabilities and tries to silence or
+# fool the agent the init started as guest root: open the virtio-serial
+# port sbt.exec for writing and for reading, write a virtio console
+# (/dev/hvc*, when there is one), signal the agent (SIGTERM, SIGKILL,
+# SIGSTOP), ptrace it, open its /proc/PID/mem, undo its OOM immunity, load a BPF program and
+# create a BPF map, unload virtio_console (delete_module), set
+# kernel.unprivileged_bpf_disabled to 0, leave the cgroup. Each fails with
+# the errno a confined process gets, and the stream stays whole: BYE with
+# execs == records, seq without a gap, every attempt's exec in it.
+# Then the test hook SBTRACE_TEST_GUEST_AGENT_KILL_MS (the init SIGKILLs the
+# agent that long after releasing the workload): HELLO, and the stream ends
+# without BYE, which is how the host tells a killed agent. And an agent that
+# fails to start: the workload runs all the same, the shim says why.
+. "$(dirname "$0")/lib.sh"
+
+STATE="$WORK/state"
+NAME="qa$$"
+[ -x "$TOP/build/bin/sbtrace-shim" ] || { log "sbtrace-shim missing: run make"; exit 1; }
+[ -x "$TOP/build/tests/sbt-escape" ] || { log "sbt-escape missing: run make"; exit 1; }
+require_qemu_guest
+mkdir -p "$STATE" "$WORK/ws"
+cp "$TOP/build/tests/sbt-escape" "$WORK/ws/"
+
+cat > "$WORK/ws/attack.sh" << 'EOF2'
+E=/workspace/sbt-escape
+port=
+for f in /sys/class/virtio-ports/*/name; do
+	read -r n < "$f" && [ "$n" = sbt.exec ] && f=${f%/name} && port=/dev/${f##*/}
+done
+a=
+for p in /proc/[0-9]*; do
+	read -r c < "$p/comm" 2> /dev/null && [ "$c" = sbtrace ] && a=${p#/proc/}
+done
+echo "found port=${port:+yes} agent=${a:+yes}"
+echo "r port-write $($E write "$port" x)"
+echo "r port-read $($E read "$port")"
+hvc=none
+tries=0
+for h in /dev/hvc*; do
+	[ -e "$h" ] || continue
+	tries=$((tries + 1))
+	hvc=$($E write "$h" x)
+	[ "$hvc" != ok ] || break
+done
+echo "r hvc-write $hvc"
+echo "hvc-tries $tries"
+echo "r kill-term $($E kill "$a" 15)"
+echo "r kill-kill $($E kill "$a" 9)"
+echo "r kill-stop $($E kill "$a" 19)"
+echo "r ptrace $($E ptrace "$a")"
+echo "r mem $($E read "/proc/$a/mem")"
+read -r o < "/proc/$a/oom_score_adj" && echo "agent-oom $o"
+echo "r oom $($E write "/proc/$a/oom_score_adj" 0)"
+echo "r bpf-prog $($E bpf-prog)"
+echo "r bpf-map $($E bpf)"
+echo "r rmmod $($E delete-module virtio_console)"
+echo "r sysctl $($E write /proc/sys/kernel/unprivileged_bpf_disabled 0)"
+echo "r cgroup-leave $($E write /sys/fs/cgroup/cgroup.procs $$)"
+EOF2
+start=$(date +%s)
+qemu_run_stream "$STATE" "$NAME" "$WORK/out" "$WORK/err" "$WORK/stream" -- \
+	--guest "$GUEST" --no-wait --vm-timeout 180 --vm-mem 512 \
+	--workspace "$WORK/ws:ro" -- /usr/bin/env sh /workspace/attack.sh
+log "the attack VM ran $(($(date +%s) - start)) s"
+check "the workload's exit code is 0" 0 "$QRC"
+[ "$QRC" -eq 0 ] || log "stdout: $(cat "$WORK/out"); stderr: $(tail -c 2000 "$WORK/err")"
+check "the workload found the port and the agent" "found port=yes agent=yes" "$(grep '^found ' "$WORK/out")"
+r() { sed -n "s/^r $1 //p" "$WORK/out"; }
+check "the port: not writable" "err EACCES" "$(r port-write)"
+check "the port: not readable" "err EACCES" "$(r port-read)"
+hvc=$(r hvc-write)
+case $hvc in none | "err EACCES" | "err ENXIO" | "err EIO") log "ok: no writable /dev/hvc* ($hvc)" ;; *) fail "a /dev/hvc* is writable: $hvc" ;; esac
+check "SIGTERM to the agent" "err EPERM" "$(r kill-term)"
+check "SIGKILL to the agent" "err EPERM" "$(r kill-kill)"
+check "SIGSTOP to the agent" "err EPERM" "$(r kill-stop)"
+check "PTRACE_ATTACH to the agent" "err EPERM" "$(r ptrace)"
+check "the agent's /proc/PID/mem" "err EACCES" "$(r mem)"
+check "the agent is spared by the OOM killer" -1000 "$(sed -n 's/^agent-oom //p' "$WORK/out")"
+check "... and the workload cannot change that" "err EACCES" "$(r oom)"
+check "BPF_PROG_LOAD (socket filter)" "err EPERM" "$(r bpf-prog)"
+check "BPF_MAP_CREATE" "err EPERM" "$(r bpf-map)"
+check "delete_module virtio_console" "err EPERM" "$(r rmmod)"
+check "unprivileged_bpf_disabled stays" "err EACCES" "$(r sysctl)"
+check "leaving the cgroup" "err EACCES" "$(r cgroup-leave)"
+"$TOP/build/tests/sbt-gsread" "$WORK/stream" | grep -v '^beat ' > "$WORK/gs"
+attempts=$(grep -c "filename=/workspace/sbt-escape " "$WORK/gs")
+check "HELLO first" hello "$(head -n 1 "$WORK/gs" | cut -d ' ' -f 1)"
+# 13 attempts, and one per /dev/hvc*
+check "every attempt's exec is in the stream" \
+	$((13 + $(sed -n 's/^hvc-tries //p' "$WORK/out"))) "$attempts"
+check "the first exec is the workload's argv[0]" "1 /usr/bin/env" \
+	"$(sed -n 's/^exec seq=\([0-9]*\) .* filename=\([^ ]*\) .*/\1 \2/p' "$WORK/gs" | head -n 1)"
+n=$(grep -c '^exec ' "$WORK/gs")
+check "BYE: execs == records == the stream's execs, none lost" "bye execs=$n lost=0 records=$n" \
+	"$(grep '^bye ' "$WORK/gs")"
+check "seq without a gap" "$(seq 1 "$n" | tr '\n' ' ')" \
+	"$(sed -n 's/^exec seq=\([0-9]*\) .*/\1/p' "$WORK/gs" | tr '\n' ' ')"
+check "the stream ends whole" "end ok" "$(tail -n 1 "$WORK/gs")"
+
+# The test hook: the agent SIGKILLed 300 ms into the workload.
+start=$(date +%s)
+SBTRACE_TEST_GUEST_AGENT_KILL_MS=300 qemu_run_stream "$STATE" "$NAME" "$WORK/out2" "$WORK/err2" \
+	"$WORK/stream2" -- --guest "$GUEST" --no-wait --vm-timeout 180 --vm-mem 512 \
+	-- /usr/bin/env sh -c 'sleep 2; /bin/true'
+log "the kill-hook VM ran $(($(date +%s) - start)) s"
+check "the workload's exit code is 0 (agent killed)" 0 "$QRC"
+"$TOP/build/tests/sbt-gsread" "$WORK/stream2" | grep -v '^beat ' > "$WORK/gs2"
+log "stream: $(tr '\n' '|' < "$WORK/gs2")"
+check "killed agent: HELLO first" hello "$(head -n 1 "$WORK/gs2" | cut -d ' ' -f 1)"
+check "killed agent: no BYE" 0 "$(grep -c '^bye ' "$WORK/gs2")"
+check "killed agent: the stream ends without BYE" "end no_bye" "$(tail -n 1 "$WORK/gs2")"
+# An agent that fails (a stand-in sbtrace next to a copy of the shim exits 3): the workload
+# runs all the same (as uid 1000), and the shim says why on stderr.
+mkdir -p "$WORK/fake"
+cp "$TOP/build/bin/sbtrace-shim" "$WORK/fake/"
+printf '#!/bin/sh\necho "stand-in agent" >&2\nexit 3\n' > "$WORK/fake/sbtrace"
+chmod 0755 "$WORK/fake/sbtrace"
+"$WORK/fake/sbtrace-shim" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" \
+	--no-wait --vm-timeout 180 --vm-mem 512 -- /usr/bin/id -u > "$WORK/out3" 2> "$WORK/err3"
+check "failed agent: the workload ran (exit 0, uid 1000)" "0 1000" "$? $(cat "$WORK/out3")"
+check "failed agent: the shim says why" \
+	"sbtrace-shim: sbt-guest: guest agent failed: it exited (status 3): stand-in agent " \
+	"$(grep 'guest agent failed' "$WORK/err3")"
+check "nothing left in the state dir" "" "$(ls "$STATE")"
+finish
