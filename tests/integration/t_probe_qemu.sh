@@ -1,0 +1,72 @@
+#!/bin/sh
+# sbtrace probe --backend qemu with the guest agent: the build runs in a
+# microVM (Debian's kernel under TCG here), its execs come from the guest
+# kernel's BPF program over the virtio-serial port, and the probe answers
+# with confidence — the same answers, and the same shell counts, as the ns
+# backend on the host. A guest agent killed during the build (a test hook of
+# the init, not the workload) leaves the stream without its BYE: the answer
+# is then never `safe`.
+. "$(dirname "$0")/lib.sh"
+
+FIX="$TOP/tests/fixtures"
+require_qemu_guest
+command -v gcc > /dev/null || skip "gcc missing (make deps: build-essential)"
+
+# probe NAME [--backend qemu ...] DIR: the report in $WORK/NAME.json (validated), stderr in .err
+probe() {
+	_n=$1
+	shift
+	"$SBTRACE" probe --no-cache --no-boot "$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err"
+	PROBE_RC=$?
+	log "$_n: rc $PROBE_RC, $(jq -c '{verdict, confidence, reason, count: .shell_invocation.count, vis: .visibility.exec}' "$WORK/$_n.json" 2> /dev/null)"
+	[ -s "$WORK/$_n.json" ] || log "$_n: stderr: $(tail -c 1500 "$WORK/$_n.err")"
+	validate_report "$WORK/$_n.json"
+}
+vm() { _n=$1 && shift && probe "$_n" --backend qemu --guest "$GUEST" "$@"; }
+field() { jq -r "$2" "$WORK/$1.json"; }
+copy() { rm -rf "${WORK:?}/$2" && cp -a "$FIX/$1" "$WORK/$2"; }
+
+# ---- a make recipe with shell syntax: unsafe, high, its line and chain ------
+copy make-shell shell
+vm shell "$WORK/shell"
+check "make-shell in the microVM: unsafe, high, from the guest kernel" "unsafe high null guest_kernel" \
+	"$(field shell '"\(.verdict) \(.confidence) \(.reason) \(.visibility.exec)"')"
+check "... one shell, at the Makefile's recipe line 2" "1 sh Makefile 2 recipe" \
+	"$(field shell '.shell_invocation | "\(.count) \(.locations[0].shell) \(.locations[0].source.file) \(.locations[0].source.line) \(.locations[0].source.instruction)"')"
+check "... its command and its chain (make ran it)" "cp src.txt out.txt && cp out.txt out2.txt|make" \
+	"$(field shell '.shell_invocation.locations[0] | "\(.command)|\(.chain | split(">") | last)"')"
+check "... the accelerator is reported" tcg "$(field shell .visibility.accel)"
+
+# ---- shell-free: safe, high ------------------------------------------------
+copy slow-make noshell
+vm noshell "$WORK/noshell"
+check "a shell-free make build in the microVM: safe, high" "safe high null 0" \
+	"$(field noshell '"\(.verdict) \(.confidence) \(.reason) \(.shell_invocation.count)"')"
+
+# ---- a C build with the host's gcc: the same count as the ns backend -------
+copy c-make c-ns
+probe c-ns "$WORK/c-ns"
+copy c-make c-vm
+vm c-vm --trace-out "$WORK/c-vm.jsonl" "$WORK/c-vm"
+check "c-make on the ns backend: unsafe high, 2 shells" "unsafe high 2" \
+	"$(field c-ns '"\(.verdict) \(.confidence) \(.shell_invocation.count)"')"
+check "c-make in the microVM (gcc from the host's /usr): the same answer and count" \
+	"$(field c-ns '"\(.verdict) \(.confidence) \(.shell_invocation.count) \([.shell_invocation.locations[].source.line] | sort)"')" \
+	"$(field c-vm '"\(.verdict) \(.confidence) \(.shell_invocation.count) \([.shell_invocation.locations[].source.line] | sort)"')"
+check_true "... gcc's own programs ran in the guest kernel (cc1 and ld among its execs)" \
+	jq -e -n '[inputs | select(.event == "ProcessExec") | .filename | split("/") | last] |
+		any(. == "cc1") and any(. == "ld")' "$WORK/c-vm.jsonl" > /dev/null
+check "... the trace's sandbox: visibility guest_kernel, exec complete" "guest_kernel true" \
+	"$(jq -r -n '[inputs | select(.event == "TraceStarted")][0].sandboxes[0].visibility.exec' "$WORK/c-vm.jsonl") $(jq -r -n '[inputs | select(.event == "TraceStopped")][0].sandboxes[0].exec_complete' "$WORK/c-vm.jsonl")"
+
+# ---- the guest agent killed mid-build: never safe --------------------------
+copy slow-make killed
+SBTRACE_TEST_GUEST_AGENT_KILL_MS=1500 vm killed "$WORK/killed"
+check "the agent killed during the build: inconclusive, low, events_lost" "inconclusive low events_lost" \
+	"$(field killed '"\(.verdict) \(.confidence) \(.reason)"')"
+check_true "... the message names the guest stream's reason" \
+	sh -c "jq -r '.warnings[] | select(.id | endswith(\"events_lost\")) | .message' '$WORK/killed.json' |
+		grep -Eq 'guest_(agent_gone|stream_unfinished)'"
+check_true "... and stderr says the stream is not complete" \
+	grep -q "the guest's exec stream is not complete" "$WORK/killed.err"
+finish
