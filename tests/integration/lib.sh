@@ -214,7 +214,9 @@ require_qemu_guest() {
 # holds an fd on STATE/NAME.vm/exec.stream (the guest agent's frames; the
 # shim deletes it at the end), copies the state file to STREAM.json, and
 # after the shim's exit copies the stream to STREAM (empty without one).
-# Sets QRC to the shim's exit code.
+# Sets QRC to the shim's exit code. With QR_TRACE=FILE (and no --no-wait),
+# the host's `sbtrace trace --sandbox NAME` follows the VM (the guest's
+# stream among it): its events in FILE, its exit code in QR_TRACE_RC.
 qemu_run_stream() {
 	qr_state=$1 qr_name=$2 qr_out=$3 qr_err=$4 qr_stream=$5
 	shift 6
@@ -229,6 +231,12 @@ qemu_run_stream() {
 		qr_i=$((qr_i + 1))
 	done
 	: > "$qr_stream"
+	qr_tpid=
+	if [ -n "${QR_TRACE:-}" ] && [ -e "$qr_state/$qr_name.json" ]; then
+		"$SBTRACE" trace --sandbox "$qr_name" --state-dir "$qr_state" --out "$QR_TRACE" \
+			2> "$QR_TRACE.err" &
+		qr_tpid=$!
+	fi
 	if [ -e "$qr_f" ] && exec 9< "$qr_f"; then
 		cp "$qr_state/$qr_name.json" "$qr_stream.json" 2> /dev/null
 		wait $qr_pid
@@ -239,6 +247,11 @@ qemu_run_stream() {
 		wait $qr_pid
 		QRC=$?
 	fi 2> /dev/null
+	QR_TRACE_RC=
+	if [ -n "$qr_tpid" ]; then
+		wait "$qr_tpid"
+		QR_TRACE_RC=$?
+	fi
 }
 
 finish() {

@@ -60,8 +60,8 @@ echo "r sysctl $($E write /proc/sys/kernel/unprivileged_bpf_disabled 0)"
 echo "r cgroup-leave $($E write /sys/fs/cgroup/cgroup.procs $$)"
 EOF2
 start=$(date +%s)
-qemu_run_stream "$STATE" "$NAME" "$WORK/out" "$WORK/err" "$WORK/stream" -- \
-	--guest "$GUEST" --no-wait --vm-timeout 180 --vm-mem 512 \
+QR_TRACE="$WORK/trace.jsonl" qemu_run_stream "$STATE" "$NAME" "$WORK/out" "$WORK/err" "$WORK/stream" -- \
+	--guest "$GUEST" --vm-timeout 180 --vm-mem 512 \
 	--workspace "$WORK/ws:ro" -- /usr/bin/env sh /workspace/attack.sh
 log "the attack VM ran $(($(date +%s) - start)) s"
 check "the workload's exit code is 0" 0 "$QRC"
@@ -98,11 +98,17 @@ check "BYE: execs == records == the stream's execs, none lost" "bye execs=$n los
 check "seq without a gap" "$(seq 1 "$n" | tr '\n' ' ')" \
 	"$(sed -n 's/^exec seq=\([0-9]*\) .*/\1/p' "$WORK/gs" | tr '\n' ' ')"
 check "the stream ends whole" "end ok" "$(tail -n 1 "$WORK/gs")"
+# The host's trace, which followed the VM: the same execs, and complete.
+stopped() { jq -r -n "[inputs | select(.event == \"TraceStopped\")][0].sandboxes[0] | $2" "$1"; }
+# (execs: the guest's n and qemu's own on the host)
+check "the host's trace: exit 0, the guest's execs complete, the agent's BYE" \
+	"0 true true $((n + 1)) $((n + 1))" \
+	"$QR_TRACE_RC $(stopped "$WORK/trace.jsonl" '"\(.exec_complete) \(.guest.bye) \(.execs) \(.received)"')"
 
 # The test hook: the agent SIGKILLed 300 ms into the workload.
 start=$(date +%s)
-SBTRACE_TEST_GUEST_AGENT_KILL_MS=300 qemu_run_stream "$STATE" "$NAME" "$WORK/out2" "$WORK/err2" \
-	"$WORK/stream2" -- --guest "$GUEST" --no-wait --vm-timeout 180 --vm-mem 512 \
+SBTRACE_TEST_GUEST_AGENT_KILL_MS=300 QR_TRACE="$WORK/trace2.jsonl" qemu_run_stream "$STATE" \
+	"$NAME" "$WORK/out2" "$WORK/err2" "$WORK/stream2" -- --guest "$GUEST" --vm-timeout 180 --vm-mem 512 \
 	-- /usr/bin/env sh -c 'sleep 2; /bin/true'
 log "the kill-hook VM ran $(($(date +%s) - start)) s"
 check "the workload's exit code is 0 (agent killed)" 0 "$QRC"
@@ -111,6 +117,9 @@ log "stream: $(tr '\n' '|' < "$WORK/gs2")"
 check "killed agent: HELLO first" hello "$(head -n 1 "$WORK/gs2" | cut -d ' ' -f 1)"
 check "killed agent: no BYE" 0 "$(grep -c '^bye ' "$WORK/gs2")"
 check "killed agent: the stream ends without BYE" "end no_bye" "$(tail -n 1 "$WORK/gs2")"
+check_true "killed agent: the host's trace says its execs are not complete, and why" \
+	sh -c "echo '$(stopped "$WORK/trace2.jsonl" '"\(.exec_complete) \(.complete) \(.guest.bye) \(.exec_incomplete_reason)"')' |
+		grep -Eqx 'false false false guest_(agent_gone|stream_unfinished)'"
 # An agent that fails (a stand-in sbtrace next to a copy of the shim exits 3): the workload
 # runs all the same (as uid 1000), and the shim says why on stderr.
 mkdir -p "$WORK/fake"
