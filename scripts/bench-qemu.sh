@@ -4,7 +4,10 @@
 # packet on the tap (the first tap event, timestamped by the kernel), for
 # BENCH_QEMU_BOOTS boots (default 5); prints each and the median. The guest
 # connects to the tap's host side (203.0.113.253, in a network namespace of
-# this script's own; nothing is routed beyond it). TCG here: no KVM.
+# this script's own; nothing is routed beyond it). TCG here: no KVM. Then
+# the guest agent: release → agent attached → the workload's first exec
+# (median of BENCH_QEMU_BOOTS boots), and its exec program's run time per
+# exec by the guest kernel's own accounting (--bpf-stats).
 # Exits 1 only on a harness failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -56,3 +59,62 @@ while [ "$i" -le "$N" ]; do
 	i=$((i + 1))
 done
 sort -n "$WORK/boots" | awk '{ a[NR] = $1 } END { printf "qemu boot to first guest packet: median %d ms (min %d, max %d, %d boots)\n", a[int((NR + 1) / 2)], a[1], a[NR], NR }'
+
+# ---- the guest agent: boot → attached → the workload's first exec ----------
+# Per boot, from `sbtrace trace --sandbox`'s own events: the release
+# (TraceStarted), the agent's HELLO (TraceStopped...guest.attached_ts, on the
+# host's clock) and the workload's first exec in the guest kernel (its
+# ProcessExec), each on the host's epoch.
+echo "== qemu backend: release → guest agent attached → first workload exec ($N boots, TCG)"
+i=1
+: > "$WORK/agent"
+while [ "$i" -le "$N" ]; do
+	name=bg$$-$i
+	"$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" --guest "$GUEST" --vm-timeout 90 \
+		--tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 -- /usr/bin/true \
+		> "$WORK/shim.out" 2> "$WORK/shim.err" &
+	SHIM_PID=$!
+	j=0
+	while [ ! -e "$WORK/$name.json" ] && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
+	[ -e "$WORK/$name.json" ] || die "shim did not start: $(cat "$WORK/shim.err")"
+	timeout 120 "$SBTRACE" trace --sandbox "$name" --state-dir "$WORK" --out "$WORK/g$i.jsonl" \
+		2> "$WORK/trace.err" || die "trace failed: $(cat "$WORK/trace.err")"
+	wait "$SHIM_PID"
+	SHIM_PID=""
+	line=$(jq -r -n '[inputs] as $e |
+		($e | map(select(.event == "TraceStarted")) | .[0].ts) as $t0 |
+		($e | map(select(.event == "TraceStopped")) | .[0].sandboxes[0].guest.attached_ts) as $ta |
+		($e | map(select(.event == "ProcessExec" and .filename == "/usr/bin/true")) | .[0].ts) as $tx |
+		if $ta == null or $tx == null then "none"
+		else "\(($ta - $t0) / 1e6 | floor) \(($tx - $ta) / 1e6 | floor) \(($tx - $t0) / 1e6 | floor)" end' \
+		"$WORK/g$i.jsonl")
+	[ "$line" != none ] || die "boot $i: no HELLO or no guest exec: $(tail -n 3 "$WORK/trace.err")"
+	set -- $line
+	echo "boot $i: attached after $1 ms, first exec $2 ms later ($3 ms from release)"
+	echo "$line" >> "$WORK/agent"
+	i=$((i + 1))
+done
+for k in 1 2 3; do
+	sort -n -k "$k" "$WORK/agent" | awk -v k="$k" '{ a[NR] = $k } END { print a[int((NR + 1) / 2)] }'
+done | tr '\n' ' ' | awk '{ printf "guest agent: release to attached median %d ms, attached to first exec %d ms, release to first exec %d ms\n", $1, $2, $3 }'
+
+# ---- the guest agent's BPF cost per exec, by the guest kernel's accounting --
+echo "== the guest kernel's exec program: run time per exec (--bpf-stats, 2000 execs, TCG)"
+name=bs$$
+SBTRACE_GUEST_BPF_STATS=1 "$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" \
+	--guest "$GUEST" --vm-timeout 180 --tap-netns "$NS" \
+	--tap-addrs 203.0.113.253/30,203.0.113.254/30 -- \
+	sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i + 1)); done' \
+	> "$WORK/shim.out" 2> "$WORK/shim.err" &
+SHIM_PID=$!
+j=0
+while [ ! -e "$WORK/$name.json" ] && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
+[ -e "$WORK/$name.json" ] || die "shim did not start: $(cat "$WORK/shim.err")"
+timeout 300 "$SBTRACE" trace --sandbox "$name" --state-dir "$WORK" --out "$WORK/s.jsonl" \
+	2> "$WORK/trace.err" || die "trace failed: $(cat "$WORK/trace.err")"
+wait "$SHIM_PID"
+SHIM_PID=""
+jq -r -n '[inputs | select(.event == "TraceStopped")][0].sandboxes[0] |
+	if .guest.bpf == null then "guest exec program: no figures (bpf stats unavailable in the guest)"
+	else "guest exec program (\(.guest.mode), guest kernel \(.guest.kernel)): \(.guest.bpf.run_ns / .guest.bpf.run_cnt | floor) ns per run over \(.guest.bpf.run_cnt) runs (TCG), \(.received) of \(.execs) execs received, complete \(.exec_complete)" end' \
+	"$WORK/s.jsonl"

@@ -84,6 +84,8 @@
  */
 #define VM_KILL_AGENT_ENV "SBTRACE_TEST_GUEST_AGENT_KILL_MS"
 #define VM_ROOT_ENV	  "SBTRACE_TEST_GUEST_ROOT"
+/* a benchmark's: the guest agent reports its exec program's kernel accounting (--bpf-stats) */
+#define VM_BPF_STATS_ENV "SBTRACE_GUEST_BPF_STATS"
 
 /* What the clone needs for the VM; freed by the caller after the clone. */
 struct sbx_vm_prep {
@@ -282,6 +284,7 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		      struct sbx_vm_prep *v, uint32_t h, char *err, size_t errlen)
 {
 	const char *kill = getenv(VM_KILL_AGENT_ENV), *root = getenv(VM_ROOT_ENV);
+	const char *stats = getenv(VM_BPF_STATS_ENV);
 	unsigned long khz;
 
 	snprintf(run->tap, sizeof(run->tap), "sbt%08x", h);
@@ -298,6 +301,9 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	if (root && strcmp(root, "1") == 0)
 		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
 			 " sbt.test.root=1");
+	if (stats && strcmp(stats, "1") == 0)
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " sbt.bpf_stats=1");
 	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
 			    &run->nr_guest_addrs, err, errlen);
 }
