@@ -33,23 +33,37 @@ trap 'exit 130' INT TERM
 ip netns add "$NS" || die "cannot create netns $NS"
 ip -n "$NS" link set lo up
 
+# vm NAME EVENTS TRACE-ARGS -- CMD...: a microVM of the shim running CMD, released
+# by `sbtrace trace --sandbox NAME TRACE-ARGS` whose events go to EVENTS; both
+# have ended when it returns (the environment reaches the shim).
+vm() {
+	vm_name=$1 vm_out=$2
+	shift 2
+	vm_targs=
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vm_targs="$vm_targs $1"
+		shift
+	done
+	shift
+	"$SHIM" run --backend qemu --name "$vm_name" --state-dir "$WORK" --guest "$GUEST" \
+		--vm-timeout 180 --tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
+		-- "$@" > "$WORK/shim.out" 2> "$WORK/shim.err" &
+	SHIM_PID=$!
+	j=0
+	while [ ! -e "$WORK/$vm_name.json" ] && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
+	[ -e "$WORK/$vm_name.json" ] || die "shim did not start: $(cat "$WORK/shim.err")"
+	# shellcheck disable=SC2086 # the trace's own options, word by word
+	timeout 300 "$SBTRACE" trace --sandbox "$vm_name" --state-dir "$WORK" $vm_targs \
+		--out "$vm_out" 2> "$WORK/trace.err" || die "trace failed: $(cat "$WORK/trace.err")"
+	wait "$SHIM_PID"
+	SHIM_PID=""
+}
+
 echo "== qemu backend: release to the guest's first packet on the tap ($N boots, TCG)"
 i=1
 while [ "$i" -le "$N" ]; do
-	name=bq$$-$i
-	"$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" --guest "$GUEST" --vm-timeout 90 \
-		--tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 -- \
-		sh -c 'timeout 5 wget -q -O /dev/null http://203.0.113.253:9/; true' \
-		> "$WORK/shim.out" 2> "$WORK/shim.err" &
-	SHIM_PID=$!
-	j=0
-	while [ ! -e "$WORK/$name.json" ] && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
-	[ -e "$WORK/$name.json" ] || die "shim did not start: $(cat "$WORK/shim.err")"
-	timeout 120 "$SBTRACE" trace --sandbox "$name" --state-dir "$WORK" \
-		--allow-cidr 203.0.113.253/32 --out "$WORK/t$i.jsonl" 2> "$WORK/trace.err" ||
-		die "trace failed: $(cat "$WORK/trace.err")"
-	wait "$SHIM_PID"
-	SHIM_PID=""
+	vm "bq$$-$i" "$WORK/t$i.jsonl" --allow-cidr 203.0.113.253/32 -- \
+		sh -c 'timeout 5 wget -q -O /dev/null http://203.0.113.253:9/; true'
 	ms=$(jq -s -r '([.[] | select(.event == "TraceStarted")][0].ts) as $t0 |
 		([.[] | select(.source == "tap")][0].ts) as $t1 |
 		if $t1 == null then "none" else (($t1 - $t0) / 1e6 | floor) end' "$WORK/t$i.jsonl")
@@ -69,18 +83,7 @@ echo "== qemu backend: release → guest agent attached → first workload exec 
 i=1
 : > "$WORK/agent"
 while [ "$i" -le "$N" ]; do
-	name=bg$$-$i
-	"$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" --guest "$GUEST" --vm-timeout 90 \
-		--tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 -- /usr/bin/true \
-		> "$WORK/shim.out" 2> "$WORK/shim.err" &
-	SHIM_PID=$!
-	j=0
-	while [ ! -e "$WORK/$name.json" ] && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
-	[ -e "$WORK/$name.json" ] || die "shim did not start: $(cat "$WORK/shim.err")"
-	timeout 120 "$SBTRACE" trace --sandbox "$name" --state-dir "$WORK" --out "$WORK/g$i.jsonl" \
-		2> "$WORK/trace.err" || die "trace failed: $(cat "$WORK/trace.err")"
-	wait "$SHIM_PID"
-	SHIM_PID=""
+	vm "bg$$-$i" "$WORK/g$i.jsonl" -- /usr/bin/true
 	line=$(jq -r -n '[inputs] as $e |
 		($e | map(select(.event == "TraceStarted")) | .[0].ts) as $t0 |
 		($e | map(select(.event == "TraceStopped")) | .[0].sandboxes[0].guest.attached_ts) as $ta |
@@ -100,20 +103,9 @@ done | tr '\n' ' ' | awk '{ printf "guest agent: release to attached median %d m
 
 # ---- the guest agent's BPF cost per exec, by the guest kernel's accounting --
 echo "== the guest kernel's exec program: run time per exec (--bpf-stats, 2000 execs, TCG)"
-name=bs$$
-SBTRACE_GUEST_BPF_STATS=1 "$SHIM" run --backend qemu --name "$name" --state-dir "$WORK" \
-	--guest "$GUEST" --vm-timeout 180 --tap-netns "$NS" \
-	--tap-addrs 203.0.113.253/30,203.0.113.254/30 -- \
-	sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i + 1)); done' \
-	> "$WORK/shim.out" 2> "$WORK/shim.err" &
-SHIM_PID=$!
-j=0
-while [ ! -e "$WORK/$name.json" ] && [ $j -lt 200 ]; do sleep 0.05; j=$((j + 1)); done
-[ -e "$WORK/$name.json" ] || die "shim did not start: $(cat "$WORK/shim.err")"
-timeout 300 "$SBTRACE" trace --sandbox "$name" --state-dir "$WORK" --out "$WORK/s.jsonl" \
-	2> "$WORK/trace.err" || die "trace failed: $(cat "$WORK/trace.err")"
-wait "$SHIM_PID"
-SHIM_PID=""
+export SBTRACE_GUEST_BPF_STATS=1
+vm "bs$$" "$WORK/s.jsonl" -- sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i + 1)); done'
+unset SBTRACE_GUEST_BPF_STATS
 jq -r -n '[inputs | select(.event == "TraceStopped")][0].sandboxes[0] |
 	if .guest.bpf == null then "guest exec program: no figures (bpf stats unavailable in the guest)"
 	else "guest exec program (\(.guest.mode), guest kernel \(.guest.kernel)): \(.guest.bpf.run_ns / .guest.bpf.run_cnt | floor) ns per run over \(.guest.bpf.run_cnt) runs (TCG), \(.received) of \(.execs) execs received, complete \(.exec_complete)" end' \

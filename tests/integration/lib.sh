@@ -217,16 +217,18 @@ require_qemu_guest() {
 # Sets QRC to the shim's exit code. With QR_TRACE=FILE (and no --no-wait),
 # the host's `sbtrace trace --sandbox NAME` follows the VM (the guest's
 # stream among it): its events in FILE, its exit code in QR_TRACE_RC.
+# QR_SHIM: another sbtrace-shim binary.
 qemu_run_stream() {
 	qr_state=$1 qr_name=$2 qr_out=$3 qr_err=$4 qr_stream=$5
 	shift 6
-	"$TOP/build/bin/sbtrace-shim" run --backend qemu --name "$qr_name" --state-dir "$qr_state" \
+	"${QR_SHIM:-$TOP/build/bin/sbtrace-shim}" run --backend qemu --name "$qr_name" \
+		--state-dir "$qr_state" \
 		"$@" > "$qr_out" 2> "$qr_err" &
 	qr_pid=$!
 	qr_f="$qr_state/$qr_name.vm/exec.stream"
 	qr_i=0
 	while [ $qr_i -lt 1200 ] && kill -0 $qr_pid 2> /dev/null &&
-		! { [ -e "$qr_f" ] && [ -e "$qr_state/$qr_name.json" ]; }; do
+		! [ -e "$qr_state/$qr_name.json" ]; do
 		sleep 0.05
 		qr_i=$((qr_i + 1))
 	done

@@ -126,11 +126,25 @@ mkdir -p "$WORK/fake"
 cp "$TOP/build/bin/sbtrace-shim" "$WORK/fake/"
 printf '#!/bin/sh\necho "stand-in agent" >&2\nexit 3\n' > "$WORK/fake/sbtrace"
 chmod 0755 "$WORK/fake/sbtrace"
-"$WORK/fake/sbtrace-shim" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" \
-	--no-wait --vm-timeout 180 --vm-mem 512 -- /usr/bin/id -u > "$WORK/out3" 2> "$WORK/err3"
-check "failed agent: the workload ran (exit 0, uid 1000)" "0 1000" "$? $(cat "$WORK/out3")"
+QR_SHIM="$WORK/fake/sbtrace-shim" QR_TRACE="$WORK/trace3.jsonl" qemu_run_stream "$STATE" "$NAME" \
+	"$WORK/out3" "$WORK/err3" "$WORK/stream3" -- --guest "$GUEST" --vm-timeout 180 --vm-mem 512 \
+	-- /usr/bin/id -u
+check "failed agent: the workload ran (exit 0, uid 1000)" "0 1000" "$QRC $(cat "$WORK/out3")"
+check "failed agent: the host's trace: not complete, no HELLO" "false false guest_agent_absent" \
+	"$(stopped "$WORK/trace3.jsonl" '"\(.exec_complete) \(.guest.attached) \(.exec_incomplete_reason)"')"
 check "failed agent: the shim says why" \
 	"sbtrace-shim: sbt-guest: guest agent failed: it exited (status 3): stand-in agent " \
 	"$(grep 'guest agent failed' "$WORK/err3")"
+# No sbtrace next to the shim: no agent, and the execs are not visible (not a silent "complete").
+mkdir -p "$WORK/bare"
+cp "$TOP/build/bin/sbtrace-shim" "$WORK/bare/"
+QR_SHIM="$WORK/bare/sbtrace-shim" QR_TRACE="$WORK/trace4.jsonl" qemu_run_stream "$STATE" "$NAME" \
+	"$WORK/out4" "$WORK/err4" "$WORK/stream4" -- --guest "$GUEST" --vm-timeout 180 --vm-mem 512 \
+	-- /usr/bin/true
+check "no agent: the workload ran; no stream" "0 0" "$QRC $(wc -c < "$WORK/stream4")"
+check "no agent: visibility exec none, not complete" "none false false" \
+	"$(jq -r -n '[inputs | select(.event == "TraceStarted")][0].sandboxes[0].visibility.exec' "$WORK/trace4.jsonl") $(stopped "$WORK/trace4.jsonl" '"\(.exec_complete) \(.guest != null)"')"
+check_true "no agent: the shim says the guest's execs will not be visible" \
+	grep -q "not be visible" "$WORK/err4"
 check "nothing left in the state dir" "" "$(ls "$STATE")"
 finish

@@ -104,37 +104,53 @@ static void account(struct sbt_guest_feed *f, uint64_t now, struct sbt_guest_acc
 	sbt_guest_feed_account(f, now, a);
 }
 
+/* One test's stream file, the feed on it, what it handed on, its accounting. */
+struct fx {
+	struct tmp t;
+	struct sbt_guest_feed f;
+	struct got g;
+	struct sbt_guest_account a;
+};
+
+static void fx_open(struct fx *x)
+{
+	memset(x, 0, sizeof(*x));
+	tmp_open(&x->t);
+	assert_int_equal(sbt_guest_feed_open(&x->f, x->t.path, on_record, &x->g), 0);
+}
+
+static void fx_close(struct fx *x)
+{
+	sbt_guest_feed_close(&x->f);
+	tmp_close(&x->t);
+}
+
 /* HELLO, records, BYE with equal counts: complete; records come once, in order. */
 static void test_whole(void **state)
 {
-	struct sbt_guest_account a;
-	struct sbt_guest_feed f;
-	struct got g = { 0 };
-	struct tmp t;
+	struct fx x;
 
 	(void)state;
-	tmp_open(&t);
-	assert_int_equal(sbt_guest_feed_open(&f, t.path, on_record, &g), 0);
-	account(&f, 1000, &a);
-	assert_string_equal(a.reason, "guest_agent_absent"); /* nothing yet */
-	hello(&t, SBT_ABI_VERSION);
-	record(&t, 7);
-	account(&f, 1000, &a);
+	fx_open(&x);
+	account(&x.f, 1000, &x.a);
+	assert_string_equal(x.a.reason, "guest_agent_absent"); /* nothing yet */
+	hello(&x.t, SBT_ABI_VERSION);
+	record(&x.t, 7);
+	account(&x.f, 1000, &x.a);
 	/* HELLO written at the guest's 1 s, read at the host's 6 s */
-	assert_int_equal(sbt_guest_feed_boot_offset(&f), 5000000000ll);
-	assert_string_equal(a.reason, "guest_stream_unfinished");
-	record(&t, 8);
-	counters(&t, SBT_GS_BYE, 2, 2, 0);
-	account(&f, 99999, &a); /* silence after a BYE does not matter */
-	assert_null(a.reason);
-	assert_int_equal(a.execs, 2);
-	assert_int_equal(a.received, 2);
-	assert_int_equal(a.lost, 0);
-	assert_int_equal(g.n, 2);
-	assert_int_equal(g.first[0], 7);
-	assert_int_equal(g.first[1], 8);
-	sbt_guest_feed_close(&f);
-	tmp_close(&t);
+	assert_int_equal(sbt_guest_feed_boot_offset(&x.f), 5000000000ll);
+	assert_string_equal(x.a.reason, "guest_stream_unfinished");
+	record(&x.t, 8);
+	counters(&x.t, SBT_GS_BYE, 2, 2, 0);
+	account(&x.f, 99999, &x.a); /* silence after a BYE does not matter */
+	assert_null(x.a.reason);
+	assert_int_equal(x.a.execs, 2);
+	assert_int_equal(x.a.received, 2);
+	assert_int_equal(x.a.lost, 0);
+	assert_int_equal(x.g.n, 2);
+	assert_int_equal(x.g.first[0], 7);
+	assert_int_equal(x.g.first[1], 8);
+	fx_close(&x);
 }
 
 /* The guest's clock mapped to the host's: the least delivery delay seen wins. */
@@ -167,79 +183,64 @@ static void test_clock(void **state)
 static void test_split_growth(void **state)
 {
 	uint8_t rec[40] = { 9 }, hdr[SBT_GS_HDR_LEN];
-	struct sbt_guest_account a;
-	struct sbt_guest_feed f;
-	struct got g = { 0 };
-	struct tmp t;
+	struct fx x;
 
 	(void)state;
-	tmp_open(&t);
-	assert_int_equal(sbt_guest_feed_open(&f, t.path, on_record, &g), 0);
-	hello(&t, SBT_ABI_VERSION);
-	assert_int_equal(sbt_gs_header(hdr, SBT_GS_RECORD, ++t.seq, sizeof(rec)), 0);
-	put(&t, hdr, 5);
-	account(&f, 10, &a);
-	put(&t, hdr + 5, sizeof(hdr) - 5);
-	put(&t, rec, 11);
-	account(&f, 20, &a);
-	assert_int_equal(g.n, 0);
-	put(&t, rec + 11, sizeof(rec) - 11);
-	counters(&t, SBT_GS_BYE, 1, 1, 0);
-	account(&f, 30, &a);
-	assert_int_equal(g.n, 1);
-	assert_int_equal(g.first[0], 9);
-	assert_null(a.reason);
-	sbt_guest_feed_close(&f);
-	tmp_close(&t);
+	fx_open(&x);
+	hello(&x.t, SBT_ABI_VERSION);
+	assert_int_equal(sbt_gs_header(hdr, SBT_GS_RECORD, ++x.t.seq, sizeof(rec)), 0);
+	put(&x.t, hdr, 5);
+	account(&x.f, 10, &x.a);
+	put(&x.t, hdr + 5, sizeof(hdr) - 5);
+	put(&x.t, rec, 11);
+	account(&x.f, 20, &x.a);
+	assert_int_equal(x.g.n, 0);
+	put(&x.t, rec + 11, sizeof(rec) - 11);
+	counters(&x.t, SBT_GS_BYE, 1, 1, 0);
+	account(&x.f, 30, &x.a);
+	assert_int_equal(x.g.n, 1);
+	assert_int_equal(x.g.first[0], 9);
+	assert_null(x.a.reason);
+	fx_close(&x);
 }
 
 /* No BYE: still beating → unfinished; silent for 3 heartbeats → gone. */
 static void test_no_bye(void **state)
 {
-	struct sbt_guest_account a;
-	struct sbt_guest_feed f;
-	struct got g = { 0 };
-	struct tmp t;
+	struct fx x;
 
 	(void)state;
-	tmp_open(&t);
-	assert_int_equal(sbt_guest_feed_open(&f, t.path, on_record, &g), 0);
-	hello(&t, SBT_ABI_VERSION);
-	record(&t, 1);
-	counters(&t, SBT_GS_BEAT, 3, 1, 0);
-	account(&f, 5000, &a);
-	assert_string_equal(a.reason, "guest_stream_unfinished");
-	assert_int_equal(a.execs, 3);
-	assert_int_equal(a.lost, 2);
-	sbt_guest_feed_account(&f, 5000 + 1500, &a);
-	assert_string_equal(a.reason, "guest_stream_unfinished");
-	sbt_guest_feed_account(&f, 5000 + 1501, &a);
-	assert_string_equal(a.reason, "guest_agent_gone");
-	sbt_guest_feed_close(&f);
-	tmp_close(&t);
+	fx_open(&x);
+	hello(&x.t, SBT_ABI_VERSION);
+	record(&x.t, 1);
+	counters(&x.t, SBT_GS_BEAT, 3, 1, 0);
+	account(&x.f, 5000, &x.a);
+	assert_string_equal(x.a.reason, "guest_stream_unfinished");
+	assert_int_equal(x.a.execs, 3);
+	assert_int_equal(x.a.lost, 2);
+	sbt_guest_feed_account(&x.f, 5000 + 1500, &x.a);
+	assert_string_equal(x.a.reason, "guest_stream_unfinished");
+	sbt_guest_feed_account(&x.f, 5000 + 1501, &x.a);
+	assert_string_equal(x.a.reason, "guest_agent_gone");
+	fx_close(&x);
 }
 
 /* A gap breaks the stream for good; nothing after it is handed on. */
 static void test_gap(void **state)
 {
-	struct sbt_guest_account a;
-	struct sbt_guest_feed f;
-	struct got g = { 0 };
-	struct tmp t;
+	struct fx x;
 
 	(void)state;
-	tmp_open(&t);
-	assert_int_equal(sbt_guest_feed_open(&f, t.path, on_record, &g), 0);
-	hello(&t, SBT_ABI_VERSION);
-	record(&t, 1);
-	t.seq++; /* frame 3 never written */
-	record(&t, 2);
-	counters(&t, SBT_GS_BYE, 2, 2, 0);
-	account(&f, 1, &a);
-	assert_string_equal(a.reason, "guest_stream_gap");
-	assert_int_equal(g.n, 1);
-	sbt_guest_feed_close(&f);
-	tmp_close(&t);
+	fx_open(&x);
+	hello(&x.t, SBT_ABI_VERSION);
+	record(&x.t, 1);
+	x.t.seq++; /* frame 3 never written */
+	record(&x.t, 2);
+	counters(&x.t, SBT_GS_BYE, 2, 2, 0);
+	account(&x.f, 1, &x.a);
+	assert_string_equal(x.a.reason, "guest_stream_gap");
+	assert_int_equal(x.g.n, 1);
+	fx_close(&x);
 }
 
 /* Counts that do not add up, each with its reason. */
