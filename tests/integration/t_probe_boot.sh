@@ -85,7 +85,8 @@ check "SIGTERM handled: stopped, its own exit code" "stopped 0" \
 
 # 7. npm start (package.json's start script) after a shell-free make build:
 #    unsafe at boot, the script's line, and the exec form that needs no shell.
-probe npmstart "$FIX/npm-start"
+# (npm start exits by itself: the long deadline only spares a loaded machine a stopped boot)
+probe npmstart --boot-seconds 30 "$FIX/npm-start"
 check "npm start: unsafe, boot, the start script" "unsafe boot script start 6" \
 	"$(field npmstart '"\(.verdict) \(.shell_invocation.locations[0].phase) \(.shell_invocation.locations[0].source.instruction) \(.shell_invocation.locations[0].source.script) \(.shell_invocation.locations[0].source.line)"')"
 check "npm start: remediation" 'CMD ["node", "server.js"] ["node","server.js"]' \
@@ -134,7 +135,7 @@ check "--fail-on inconclusive, inconclusive: exit 5" "5 inconclusive" "$PROBE_RC
 validate_sarif "$WORK/multi.sarif"
 check "SARIF: the builder's RUN, a note at Dockerfile:5" "note Dockerfile 5" \
 	"$(jq -r '.runs[0].results[0] | "\(.level) \(.locations[0].physicalLocation.artifactLocation.uri) \(.locations[0].physicalLocation.region.startLine)"' "$WORK/multi.sarif")"
-"$SBTRACE" probe -q --no-cache --boot-seconds 2 --format sarif "$FIX/npm-start" > "$WORK/npm.sarif" 2> /dev/null
+"$SBTRACE" probe -q --no-cache --boot-seconds 30 --format sarif "$FIX/npm-start" > "$WORK/npm.sarif" 2> /dev/null
 validate_sarif "$WORK/npm.sarif"
 check "SARIF: npm start, an error at package.json:6" "error package.json 6" \
 	"$(jq -r '.runs[0].results[0] | "\(.level) \(.locations[0].physicalLocation.artifactLocation.uri) \(.locations[0].physicalLocation.region.startLine)"' "$WORK/npm.sarif")"
