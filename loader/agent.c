@@ -187,6 +187,8 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	}
 	s->sb.slot = (uint32_t)slot;
 	s->sb.origin = strcmp(source, "shim") == 0 ? "sandbox" : "cgroup";
+	/* a microVM: its execs are in the guest kernel (whose stream only `sbtrace trace` follows) */
+	s->sb.exec_hidden = shim && strcmp(shim->backend, "qemu") == 0;
 	s->source = source;
 	err = shim ? sbt_agent_pol_from_state(shim, a->o->state_dir, &s->pol)
 		   : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1, &s->pol);
@@ -258,11 +260,11 @@ static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox
 	t->received = s->received;
 	t->lost = missing;
 	t->first_exec_ts = s->first_exec_ts;
-	t->complete = sbt_completeness_of(t, true, a->decode_errors);
+	t->complete = sbt_completeness_of(t, !s->sb.exec_hidden, a->decode_errors);
 	ev.ts = sbt_now_epoch_ns();
 	ev.summary.agg = s->agg;
 	ev.summary.complete = t->complete;
-	ev.summary.exec_visible = true;
+	ev.summary.exec_visible = !s->sb.exec_hidden;
 	emit(a, &ev, &s->sb);
 }
 

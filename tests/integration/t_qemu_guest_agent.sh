@@ -62,4 +62,23 @@ check "it writes its HOME" "home-write ok" "$(grep '^home-write' "$WORK/out")"
 check "HOME and cwd" "home=/home/sbt pwd=/workspace" "$(grep '^home=' "$WORK/out")"
 check "the host's workspace untouched" "" "$(ls "$WORK/ws" | grep -v '^run.sh$')"
 check "nothing left in the state dir" "" "$(ls "$STATE")"
+
+# sbtrace agent does not follow a guest's stream: for a microVM it sees only
+# qemu's exec, and says so — never a complete count (it released the VM).
+AOUT="$WORK/agent.jsonl"
+"$SBTRACE" agent --state-dir "$STATE" --out "$AOUT" --poll-ms 20 2> "$WORK/agent.err" &
+TRACE_PID=$! # lib.sh stops it on any exit
+agent_up() { [ -s "$AOUT" ] && head -n 1 "$AOUT" | grep -q '"TraceStarted"'; }
+wait_for 20 agent_up || log "agent did not start: $(cat "$WORK/agent.err")"
+"$TOP/build/bin/sbtrace-shim" run --backend qemu --name "${NAME}a" --state-dir "$STATE" --guest "$GUEST" \
+	--vm-timeout 180 -- /usr/bin/true > "$WORK/out5" 2> "$WORK/err5"
+check "under sbtrace agent: the VM was released and ran" 0 $?
+agent_removed() { jq -e -n 'any(inputs; .event == "SandboxRemoved")' "$AOUT" > /dev/null 2>&1; }
+wait_for 20 agent_removed
+kill -TERM "$TRACE_PID" && wait "$TRACE_PID"
+TRACE_PID=""
+check "sbtrace agent: the microVM's execs not visible, not complete" "false false false" \
+	"$(jq -r -n '[inputs | select(.event == "ShellInvocationObserved")][0] | "\(.exec_visible) \(.exec_complete) \(.complete)"' "$AOUT")"
+check_true "sbtrace agent: stderr says where the guest's execs go" \
+	grep -q "its guest streams them to 'sbtrace trace --sandbox'" "$WORK/agent.err"
 finish
