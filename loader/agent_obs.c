@@ -25,6 +25,7 @@
 
 #include "agent.h"
 #include "dl.h"
+#include "loader.h"
 
 #define MHD_SONAME "libmicrohttpd.so.12"
 
@@ -115,15 +116,9 @@ uint64_t sbt_agent_obs_pending(const struct sbt_agent_obs *ob)
 void sbt_agent_obs_fill(struct sbt_agent_obs *ob, struct sbt_metrics_runtime *rt)
 {
 	for (size_t i = 0; i < ob->nr_progs; i++) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		memset(&info, 0, sizeof(info));
 		ob->prog_stats[i].name = bpf_program__name(ob->progs[i]);
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(ob->progs[i]), &info, &len) == 0) {
-			ob->prog_stats[i].run_time_ns = info.run_time_ns;
-			ob->prog_stats[i].run_cnt = info.run_cnt;
-		}
+		sbt_prog_run_stats(ob->progs[i], &ob->prog_stats[i].run_time_ns,
+				   &ob->prog_stats[i].run_cnt);
 	}
 	rt->progs = ob->prog_stats;
 	rt->nr_progs = ob->nr_progs;

@@ -85,14 +85,11 @@ static void counters(struct gagent *g, struct sbt_gs_counters *c)
 		return;
 	bpf_object__for_each_program(prog, g->plan.skel->obj)
 	{
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
+		uint64_t ns, cnt;
 
-		memset(&info, 0, sizeof(info));
-		if (bpf_program__fd(prog) >= 0 &&
-		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0) {
-			c->bpf_run_ns += info.run_time_ns;
-			c->bpf_run_cnt += info.run_cnt;
+		if (sbt_prog_run_stats(prog, &ns, &cnt) == 0) {
+			c->bpf_run_ns += ns;
+			c->bpf_run_cnt += cnt;
 		}
 	}
 }

@@ -59,6 +59,12 @@ void sbt_plan_detach(struct sbt_plan *plan);
 void sbt_plan_destroy(struct sbt_plan *plan);
 
 /*
+ * A loaded program's run time and run count by the kernel's own accounting
+ * (non-zero while BPF_STATS_RUN_TIME is on). 0, or -errno (not loaded).
+ */
+int sbt_prog_run_stats(const struct bpf_program *prog, uint64_t *run_ns, uint64_t *run_cnt);
+
+/*
  * The membership capability (membership.c): learn the kernel address of each
  * of `nr` sandbox cgroups into ptrs[] with the object's cgroup iterator when
  * the exec hook is tp_btf and the iterator loaded; otherwise, or when that

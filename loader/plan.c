@@ -379,3 +379,18 @@ void sbt_plan_detach(struct sbt_plan *plan)
 	bpf_link__destroy(plan->exec_link);
 	plan->packet_link = plan->connect_link = plan->exec_link = NULL;
 }
+
+int sbt_prog_run_stats(const struct bpf_program *prog, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	if (bpf_program__fd(prog) < 0)
+		return -EBADF;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return -errno;
+	*run_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}

@@ -318,15 +318,6 @@ static void handle_guest_record(void *arg, const void *data, size_t size)
 	handle_exec(ctx, data, size, &g->src);
 }
 
-/* Never looked up: a guest's processes are not the host's /proc's. */
-static bool guest_lookup(uint32_t pid, struct sbt_proc_info *out, void *arg)
-{
-	(void)pid;
-	(void)out;
-	(void)arg;
-	return false;
-}
-
 /* Open the stream of every microVM sandbox with a guest agent (before TraceStarted). */
 static int guests_open(struct trace_ctx *ctx)
 {
@@ -343,7 +334,8 @@ static int guests_open(struct trace_ctx *ctx)
 		ctx->guests[i] = g;
 		g->ctx = ctx;
 		g->src = (struct exec_src){ .slot = i, .guest = true };
-		g->src.proc = sbt_proctab_new(guest_lookup, NULL);
+		/* no lookup: a guest's processes are not in the host's /proc */
+		g->src.proc = sbt_proctab_new(NULL, NULL);
 		if (!g->src.proc)
 			return -ENOMEM;
 		err = sbt_guest_feed_open(&g->feed, sb->exec_stream, handle_guest_record, g);

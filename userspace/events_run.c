@@ -241,13 +241,13 @@ static json_object *started_json(const struct sbt_event *ev)
 	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
 		const struct sbt_sandbox *sb = &opts->sandboxes[i];
 		const char *n = sbt_sandbox_vis_network(sb, opts->egress.mode);
+		const char *x = sbt_sandbox_vis_exec(sb);
 
 		json_object_array_add(sbs, sandbox_json(sb, &st->views[i], &opts->egress));
 		/* the run as a whole: the weakest exec view (none < guest_kernel < host); a tap when any sandbox has one */
-		if (strcmp(sbt_sandbox_vis_exec(sb), "none") == 0)
+		if (strcmp(x, "none") == 0)
 			vexec = "none";
-		else if (strcmp(sbt_sandbox_vis_exec(sb), "guest_kernel") == 0 &&
-			 strcmp(vexec, "host") == 0)
+		else if (strcmp(x, "guest_kernel") == 0 && strcmp(vexec, "host") == 0)
 			vexec = "guest_kernel";
 		if (!vnet || strcmp(n, "tap") == 0 || strcmp(vnet, "none") == 0)
 			vnet = n;

@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -279,6 +280,20 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 	free(v);
 }
 
+/* One more word for the guest's kernel command line (v->append, bounded). */
+static void cmdline_add(struct sbx_vm_prep *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void cmdline_add(struct sbx_vm_prep *v, const char *fmt, ...)
+{
+	size_t used = strlen(v->append);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v->append + used, sizeof(v->append) - used, fmt, ap);
+	va_end(ap);
+}
+
 /* The tap's name, the kernel command line (TSC rate, the guest's addresses). */
 static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
 		      struct sbx_vm_prep *v, uint32_t h, char *err, size_t errlen)
@@ -293,17 +308,13 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	khz = sbx_host_tsc_khz();
 	snprintf(v->append, sizeof(v->append), "%s", VM_CMDLINE);
 	if (khz)
-		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
-			 " tsc_early_khz=%lu", khz);
+		cmdline_add(v, " tsc_early_khz=%lu", khz);
 	if (kill && kill[0] && strlen(kill) <= 9 && strspn(kill, "0123456789") == strlen(kill))
-		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
-			 " sbt.test.kill_agent_ms=%s", kill);
+		cmdline_add(v, " sbt.test.kill_agent_ms=%s", kill);
 	if (root && strcmp(root, "1") == 0)
-		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
-			 " sbt.test.root=1");
+		cmdline_add(v, " sbt.test.root=1");
 	if (stats && strcmp(stats, "1") == 0)
-		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
-			 " sbt.bpf_stats=1");
+		cmdline_add(v, " sbt.bpf_stats=1");
 	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
 			    &run->nr_guest_addrs, err, errlen);
 }
