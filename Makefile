@@ -49,8 +49,9 @@ BPF_PARTS := exec egress tap agent
 BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
-# Pure userspace library: no libbpf in sight.
-LIB_SRCS := $(wildcard userspace/*.c userspace/probe/*.c userspace/sandbox/*.c)
+# Pure userspace library: no libbpf in sight. Its rooms (README, "Layout"): one word each.
+LIB_ROOMS := lib event exec egress dockerfile trace cmd sandbox probe
+LIB_SRCS := $(foreach r,$(LIB_ROOMS),$(wildcard userspace/$(r)/*.c))
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))
 
@@ -160,7 +161,7 @@ $(ASANOBJ)/%.o: %.c
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
 
 # Archives are made anew (`ar r` on an old one would keep the objects of removed sources),
-# members named by path (P): userspace/sink.c and userspace/probe/sink.c are both sink.o.
+# members named by path (P): userspace/event/sink.c and userspace/probe/sink.c are both sink.o.
 $(OBJ)/libsbtrace.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcsP $@ $^
@@ -249,7 +250,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
 # The tap target feeds frames to the real program: it links libbpf and the skeleton.
-FUZZ_TAP_LIB := userspace/policy.c userspace/policy_compile.c userspace/decode.c
+FUZZ_TAP_LIB := userspace/egress/policy.c userspace/egress/policy_compile.c userspace/event/decode.c
 $(BUILD)/fuzz/fuzz_tap: tests/fuzz/fuzz_tap.c tests/kernel/taplab.h tests/common/frames.h \
 		$(FUZZ_TAP_LIB) $(SKELS)
 	$(call msg,FUZZ-CC,$@)

@@ -31,17 +31,17 @@
 
 #include "agent.h"
 #include "agent_int.h"
-#include "clock.h"
-#include "decode.h"
+#include "lib/clock.h"
+#include "event/decode.h"
 #include "loader.h"
-#include "proctab.h"
-#include "sandbox.h"
+#include "exec/proctab.h"
+#include "sandbox/sandbox.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "shell.h"
-#include "shellagg.h"
-#include "shellid.h"
-#include "sink.h"
+#include "exec/shell.h"
+#include "exec/shellagg.h"
+#include "exec/shellid.h"
+#include "event/sink.h"
 
 static void emit(struct agent *a, struct sbt_event *ev, const struct sbt_sandbox *sb)
 {

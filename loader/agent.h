@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent_cmd.h"
-#include "metrics.h"
-#include "policy.h"
-#include "tracer.h"
+#include "cmd/agent_cmd.h"
+#include "event/metrics.h"
+#include "egress/policy.h"
+#include "trace/tracer.h"
 
 /* Run the agent to its end: an exit code (an sbt_agent_fn). */
 int sbt_agent_run(struct sbt_agent_opts *opts);

@@ -32,13 +32,13 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
-#include "decode.h"
-#include "egress_args.h"
+#include "event/decode.h"
+#include "egress/egress_args.h"
 #include "loader.h"
-#include "policy.h"
+#include "egress/policy.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "sink.h"
+#include "event/sink.h"
 
 _Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_ENFORCERS, "the agent links the enforcers");
 

@@ -9,12 +9,12 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
-#include "decode.h"
+#include "event/decode.h"
 #include "loader.h"
-#include "proctab.h"
-#include "sandbox.h"
-#include "shellagg.h"
-#include "shellid.h"
+#include "exec/proctab.h"
+#include "sandbox/sandbox.h"
+#include "exec/shellagg.h"
+#include "exec/shellid.h"
 
 struct agent_sb {
 	struct sbt_sandbox sb;

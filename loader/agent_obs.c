@@ -24,7 +24,7 @@
 #include <microhttpd.h>
 
 #include "agent.h"
-#include "dl.h"
+#include "lib/dl.h"
 #include "loader.h"
 
 #define MHD_SONAME "libmicrohttpd.so.12"

@@ -22,12 +22,12 @@
 
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "clock.h"
-#include "dns.h"
+#include "lib/clock.h"
+#include "egress/dns.h"
 #include "dnsproxy.h"
 #include "egress.h"
 #include "loader.h"
-#include "policy.h"
+#include "egress/policy.h"
 
 #define UPSTREAM_TIMEOUT_MS 2000
 #define CLIENT_TIMEOUT_S    2

@@ -25,16 +25,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "dns.h"
+#include "egress/dns.h"
 #include "dnsproxy.h"
 #include "egress.h"
-#include "netns.h"
+#include "lib/netns.h"
 #include "loader.h"
-#include "pins.h"
-#include "policy.h"
+#include "sandbox/pins.h"
+#include "egress/policy.h"
 
 #define DNS_TIMEOUT_MS 1000
 #define TTL_MIN_S      1

@@ -7,12 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dnsev.h"
+#include "egress/dnsev.h"
 #include "dnsproxy.h"
-#include "dnslearn.h"
+#include "egress/dnslearn.h"
 
 #include "loader.h"
-#include "policy.h"
+#include "egress/policy.h"
 
 #define SBT_MAX_HOSTS	     64
 #define SBT_MAX_EGRESS_LINKS 8

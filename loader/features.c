@@ -5,8 +5,8 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
-#include "cgroupfs.h"
-#include "events.h"
+#include "lib/cgroupfs.h"
+#include "event/events.h"
 #include "loader.h"
 #include "trace.h"
 

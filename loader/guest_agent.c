@@ -23,10 +23,10 @@
 
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "clock.h"
+#include "lib/clock.h"
 #include "guest_agent.h"
-#include "guest_stream.h"
-#include "io.h"
+#include "exec/guest_stream.h"
+#include "lib/io.h"
 #include "loader.h"
 
 struct gagent {

@@ -3,7 +3,7 @@
 #ifndef SBT_GUEST_AGENT_H
 #define SBT_GUEST_AGENT_H
 
-#include "guest_agent_cmd.h"
+#include "cmd/guest_agent_cmd.h"
 
 /* Attach, stream until SIGTERM/SIGINT or a failed write: an exit code. */
 int sbt_guest_agent_run(const struct sbt_guest_agent_opts *opts);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "sbtrace.h"
-#include "tracer.h"
+#include "trace/tracer.h"
 
 struct sbtrace_bpf;
 struct bpf_link;

@@ -6,14 +6,14 @@
 #include <stdio.h>
 
 #include "agent.h"
-#include "agent_cmd.h"
-#include "cli.h"
-#include "events_cmd.h"
+#include "cmd/agent_cmd.h"
+#include "lib/cli.h"
+#include "cmd/events_cmd.h"
 #include "guest_agent.h"
-#include "probe.h"
+#include "probe/probe.h"
 #include "top/top.h"
 #include "trace.h"
-#include "trace_cmd.h"
+#include "cmd/trace_cmd.h"
 
 #define SBT_XSTR(x) #x
 #define SBT_STR(x)  SBT_XSTR(x)

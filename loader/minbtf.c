@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "loader.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 #define NOTES_MAX 4096
 

@@ -20,8 +20,8 @@
 
 #include "egress.h"
 #include "loader.h"
-#include "netns.h"
-#include "policy.h"
+#include "lib/netns.h"
+#include "egress/policy.h"
 #include "sbtrace.skel.h"
 
 #define SBT_BPF_TCX_INGRESS 46 /* enum bpf_attach_type, Linux 6.6; older headers lack it */

@@ -19,18 +19,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "decode.h"
+#include "event/decode.h"
 #include "egress.h"
-#include "guest_feed.h"
+#include "exec/guest_feed.h"
 #include "loader.h"
-#include "proctab.h"
-#include "shell.h"
-#include "shellagg.h"
-#include "shellid.h"
-#include "sink.h"
+#include "exec/proctab.h"
+#include "exec/shell.h"
+#include "exec/shellagg.h"
+#include "exec/shellid.h"
+#include "event/sink.h"
 #include "trace.h"
 
 struct sandbox_state {

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "tracer.h"
+#include "trace/tracer.h"
 
 /* Run a trace to its end (an sbt_trace_fn): attach, stream to the sinks, report. */
 int sbt_trace_run(const struct sbt_trace_opts *opts);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
+#include "egress/policy.h"
 
 static inline bool ref_covers(const uint8_t *net, unsigned int prefix, const uint8_t *a)
 {

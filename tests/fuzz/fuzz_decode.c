@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
-#include "events.h"
-#include "shell.h"
+#include "event/decode.h"
+#include "event/events.h"
+#include "exec/shell.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

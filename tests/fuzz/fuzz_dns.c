@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dns.h"
+#include "egress/dns.h"
 
 #define FUZZ_ID	  0x1234
 #define BIG_MAX	  64

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dockerfile.h"
+#include "dockerfile/dockerfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guest_stream.h"
+#include "exec/guest_stream.h"
 
 struct check {
 	uint32_t frames, expect_seq;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "policy.h"
+#include "egress/policy.h"
 #include "tests/common/policy_reference.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

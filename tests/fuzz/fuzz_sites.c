@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "probe/site.h"
-#include "shell.h"
+#include "exec/shell.h"
 
 #define MAX_WORDS 16
 

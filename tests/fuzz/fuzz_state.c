@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

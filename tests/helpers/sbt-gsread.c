@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "sbtrace.h"
-#include "decode.h"
-#include "guest_stream.h"
+#include "event/decode.h"
+#include "exec/guest_stream.h"
 
 static const char **argv_store;
 static char *tail;

@@ -21,8 +21,8 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "decode.h"
-#include "policy.h"
+#include "event/decode.h"
+#include "egress/policy.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 

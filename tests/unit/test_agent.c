@@ -18,11 +18,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "agent_cmd.h"
-#include "events.h"
-#include "metrics.h"
-#include "sink.h"
-#include "sink_sub.h"
+#include "cmd/agent_cmd.h"
+#include "event/events.h"
+#include "event/metrics.h"
+#include "event/sink.h"
+#include "event/sink_sub.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 static void test_names_round_trip(void **state)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroupfs.h"
+#include "lib/cgroupfs.h"
 
 #define BUF 4096
 

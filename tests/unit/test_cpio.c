@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "cpio.h"
+#include "lib/cpio.h"
 
 /* One parsed entry, pointing into the archive buffer. */
 struct ent {

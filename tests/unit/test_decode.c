@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "event/decode.h"
 
 #define FIXED sizeof(struct sbt_exec_record)
 

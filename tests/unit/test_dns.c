@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dns.h"
+#include "egress/dns.h"
 
 #define ID	 0x1234
 #define QNAME	 "example.test"

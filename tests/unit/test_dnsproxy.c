@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dns.h"
-#include "dnslearn.h"
+#include "egress/dns.h"
+#include "egress/dnslearn.h"
 
 static void test_parse_query(void **state)
 {

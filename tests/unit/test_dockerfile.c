@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dockerfile.h"
+#include "dockerfile/dockerfile.h"
 
 static void parse_args(const char *text, const char *const *build_args, struct sbt_dockerfile *df)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "events.h"
+#include "event/events.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

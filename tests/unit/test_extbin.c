@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 
-#include "extbin.h"
+#include "lib/extbin.h"
 
 static void test_allowlist(void **state)
 {

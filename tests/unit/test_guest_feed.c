@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guest_feed.h"
+#include "exec/guest_feed.h"
 #include "sbtrace.h"
 
 struct tmp {

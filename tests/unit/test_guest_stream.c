@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "guest_stream.h"
+#include "exec/guest_stream.h"
 
 struct stream {
 	uint8_t buf[4096];

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "egress/policy.h"
 #include "sbtrace.h"
 #include "tests/common/policy_reference.h"
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proctab.h"
+#include "exec/proctab.h"
 
 /* --- a mock lookup callback ------------------------------------------ */
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
+#include "lib/sha256.h"
 
 static void digest(const void *d, size_t n, size_t chunk, char hex[65])
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shell.h"
+#include "exec/shell.h"
 
 #define MAX_ARGS 10
 

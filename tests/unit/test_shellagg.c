@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shellagg.h"
+#include "exec/shellagg.h"
 
 static struct sbt_shell_class make_class(const char *shell, enum sbt_shell_kind kind,
 					 const char *multicall)

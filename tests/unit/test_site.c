@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "probe/site.h"
-#include "shell.h"
+#include "exec/shell.h"
 
 #define SANDBOX_CG 100
 

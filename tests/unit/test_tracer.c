@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "events.h"
-#include "shellagg.h"
-#include "sink.h"
-#include "trace_cmd.h"
+#include "event/events.h"
+#include "exec/shellagg.h"
+#include "event/sink.h"
+#include "cmd/trace_cmd.h"
 #include "../../userspace/probe/probe_int.h"
 
 static struct sbt_sandbox cgroup_sb(uint32_t slot)

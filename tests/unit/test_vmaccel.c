@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 /* A host whose KVM qemu can use. */
 static struct sbt_kvm_probe usable(void)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 /* Feed `in` in chunks of `step` bytes (0: at once); return what reached the output. */
 static char *run(struct sbt_vm_console *con, const char *in, size_t step, bool eof)

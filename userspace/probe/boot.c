@@ -27,9 +27,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "clock.h"
-#include "dockerfile.h"
-#include "events.h"
+#include "lib/clock.h"
+#include "dockerfile/dockerfile.h"
+#include "event/events.h"
 #include "probe_int.h"
 
 static int df_sites(struct probe_ctx *p, const struct sbt_build_plan *plan, char *err,

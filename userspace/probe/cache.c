@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io.h"
-#include "jsondoc.h"
+#include "lib/io.h"
+#include "lib/jsondoc.h"
 #include "probe_int.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 #define CACHE_MAX	 (4u << 20) /* one cache entry */
 #define CACHE_KEY_DOMAIN "sbtrace probe cache key v2"

@@ -12,8 +12,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "dockerfile.h"
-#include "extbin.h"
+#include "dockerfile/dockerfile.h"
+#include "lib/extbin.h"
 #include "probe_int.h"
 
 #define TOOL_TIMEOUT_MS 30000

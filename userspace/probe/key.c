@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "probe_int.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 int probe_add_input(struct sbt_build_plan *plan, const char *name, const char *sha256)
 {

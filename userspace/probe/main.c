@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "probe_int.h"
 #include "sarif.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 /* The report on stdout, as JSON or (--format sarif) as a SARIF log. */
 static void print_report(const struct probe_opts *o, json_object *report)

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "egress_args.h"
-#include "io.h"
+#include "egress/egress_args.h"
+#include "lib/io.h"
 #include "probe_int.h"
 
 void sbt_probe_usage(FILE *f)

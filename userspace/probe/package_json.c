@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsondoc.h"
+#include "lib/jsondoc.h"
 #include "probe_int.h"
 
 /* 1: plan set (NPM), 0: no package.json or no scripts.build, -1: error. */

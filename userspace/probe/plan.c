@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dockerfile.h"
+#include "dockerfile/dockerfile.h"
 #include "probe_int.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 #define STAGE_LIST_MAX 256 /* stage names listed in an error message */
 

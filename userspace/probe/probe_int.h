@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "probe.h"
+#include "probe/probe.h"
 
 #define PROBE_TEXT_MAX (1u << 20) /* Dockerfile, package.json */
 
@@ -59,11 +59,11 @@ int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree
 
 #include <json-c/json.h>
 
-#include "envset.h"
-#include "sandbox.h"
-#include "sink.h"
+#include "lib/envset.h"
+#include "sandbox/sandbox.h"
+#include "event/sink.h"
 #include "site.h"
-#include "tracer.h"
+#include "trace/tracer.h"
 
 #define PROBE_NAME  "ShellInvocationTraceProbe"
 #define WARN_PREFIX "shell_invocation_trace."

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io.h"
+#include "lib/io.h"
 #include "probe_int.h"
 
 void probe_err(char *err, size_t errlen, const char *fmt, ...)

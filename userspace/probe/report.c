@@ -4,10 +4,10 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "clock.h"
-#include "events.h"
+#include "lib/clock.h"
+#include "event/events.h"
 #include "probe_int.h"
-#include "shellagg.h"
+#include "exec/shellagg.h"
 
 static void add_warning(json_object *warnings, const char *id, const char *message)
 {

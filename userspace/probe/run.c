@@ -16,9 +16,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "clock.h"
-#include "events.h"
-#include "extbin.h"
+#include "lib/clock.h"
+#include "event/events.h"
+#include "lib/extbin.h"
 #include "probe_int.h"
 
 void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg)

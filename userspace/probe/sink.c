@@ -9,9 +9,9 @@
  */
 #include <string.h>
 
-#include "events.h"
+#include "event/events.h"
 #include "probe_int.h"
-#include "shellagg.h"
+#include "exec/shellagg.h"
 
 static json_object *denied_json(const struct sbt_egress *e)
 {

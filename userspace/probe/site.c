@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
-#include "probe.h"
-#include "shellagg.h"
+#include "event/events.h"
+#include "probe/probe.h"
+#include "exec/shellagg.h"
 #include "site.h"
 
 #define SITE_ARGV_MAX 64

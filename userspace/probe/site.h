@@ -32,10 +32,10 @@
 
 #include <json-c/json.h>
 
-#include "decode.h"
-#include "dockerfile.h"
-#include "proctab.h"
-#include "shell.h"
+#include "event/decode.h"
+#include "dockerfile/dockerfile.h"
+#include "exec/proctab.h"
+#include "exec/shell.h"
 
 enum probe_phase { PROBE_BUILD = 0, PROBE_BOOT };
 

@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "io.h"
+#include "lib/clock.h"
+#include "lib/io.h"
 #include "probe_int.h"
-#include "sha256.h"
+#include "lib/sha256.h"
 
 #define TREE_MAX_ENTRIES (1u << 20)
 #define TREE_MAX_DEPTH	 256

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <linux/kvm.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #define KVM_DEV "/dev/kvm"
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "cgroupfs.h"
-#include "clock.h"
-#include "io.h"
+#include "lib/cgroupfs.h"
+#include "lib/clock.h"
+#include "lib/io.h"
 #include "internal.h"
 
 /* The cgroup v2 mount point. 0 or -errno. */

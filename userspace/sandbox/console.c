@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "io.h"
+#include "lib/clock.h"
+#include "lib/io.h"
 #include "internal.h"
 
 #define READY_LINE "SBT-GUEST-READY"

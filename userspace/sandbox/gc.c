@@ -17,10 +17,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "cgroupfs.h"
-#include "clock.h"
+#include "lib/cgroupfs.h"
+#include "lib/clock.h"
 #include "internal.h"
-#include "pins.h"
+#include "sandbox/pins.h"
 /* Start of process `pid` in CLOCK_REALTIME ns, from /proc/PID/stat; 0 if unknown. */
 static uint64_t proc_start_ns(pid_t pid)
 {

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "extbin.h"
-#include "envset.h"
-#include "sandbox.h"
+#include "lib/extbin.h"
+#include "lib/envset.h"
+#include "sandbox/sandbox.h"
 
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL

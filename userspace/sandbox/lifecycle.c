@@ -34,10 +34,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "cgroupfs.h"
-#include "clock.h"
+#include "lib/cgroupfs.h"
+#include "lib/clock.h"
 #include "internal.h"
-#include "pins.h"
+#include "sandbox/pins.h"
 
 static const struct sbt_backend_ops *const backends[SBT_BACKEND__MAX] = {
 	[SBT_BACKEND_NS] = &sbx_ns_ops,

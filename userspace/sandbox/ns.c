@@ -70,7 +70,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "internal.h"
 
 #define STAGE "/tmp" /* where the new root is built, in the new mount ns */

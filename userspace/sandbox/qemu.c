@@ -40,9 +40,9 @@
 #include <arpa/inet.h>
 #include <json-c/json.h>
 
-#include "clock.h"
-#include "cpio.h"
-#include "io.h"
+#include "lib/clock.h"
+#include "lib/cpio.h"
+#include "lib/io.h"
 #include "internal.h"
 
 #define VM_TAP_FD    3 /* where qemu finds the tap: -netdev tap,fd=3 */

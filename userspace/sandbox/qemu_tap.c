@@ -23,7 +23,7 @@
 #include <arpa/inet.h>
 #include <linux/if_tun.h>
 
-#include "netns.h"
+#include "lib/netns.h"
 #include "internal.h"
 
 /* A name `ip netns` can have made: /run/netns/NAME, one path component. */

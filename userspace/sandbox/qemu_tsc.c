@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "lib/clock.h"
 #include "internal.h"
 
 /* "2596.122 MHz..." -> 2596122 (kHz); 0 when it does not read like that. */

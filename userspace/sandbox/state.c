@@ -15,8 +15,8 @@
 #include <linux/magic.h>
 #include <json-c/json.h>
 
-#include "cgroupfs.h"
-#include "io.h"
+#include "lib/cgroupfs.h"
+#include "lib/io.h"
 #include "internal.h"
 
 #define STATE_MAX_BYTES 65536u

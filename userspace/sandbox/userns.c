@@ -31,7 +31,7 @@
 #include <sys/mount.h>
 
 #include "internal.h"
-#include "io.h"
+#include "lib/io.h"
 
 #define SBX_USERNS_FIRST 0x70000000u
 #define SBX_USERNS_SLOTS 4095u

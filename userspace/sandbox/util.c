@@ -9,9 +9,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "extbin.h"
+#include "lib/extbin.h"
 #include "internal.h"
-#include "io.h"
+#include "lib/io.h"
 
 int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
 {

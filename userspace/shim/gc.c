@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 #include "shim.h"
 
 void shim_usage_gc(FILE *f)

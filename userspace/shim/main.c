@@ -6,7 +6,7 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "lib/cli.h"
 #include "shim.h"
 
 #ifndef SBTRACE_VERSION

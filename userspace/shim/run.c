@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "clock.h"
-#include "envset.h"
-#include "policy.h"
-#include "sandbox.h"
+#include "lib/clock.h"
+#include "lib/envset.h"
+#include "egress/policy.h"
+#include "sandbox/sandbox.h"
 #include "shim.h"
 
 /* The long options without a short one: getopt_long's codes, above any character. */

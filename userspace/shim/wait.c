@@ -16,8 +16,8 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
-#include "clock.h"
-#include "sandbox.h"
+#include "lib/clock.h"
+#include "sandbox/sandbox.h"
 #include "shim.h"
 
 /* Send `sig` to every process of the sandbox but its init (which ignores it anyway). */

@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "agent_cmd.h"
-#include "clock.h"
-#include "dl.h"
+#include "cmd/agent_cmd.h"
+#include "lib/clock.h"
+#include "lib/dl.h"
 #include "top.h"
 
 static struct {
@@ -80,7 +80,7 @@ static int nc_load(void)
 #define attroff	 (*nc.attroff)
 #undef LINES
 #define LINES (*nc.lines)
-#include "trace_cmd.h"
+#include "cmd/trace_cmd.h"
 
 #define MAX_ROWS  4096
 #define MAX_PROGS 8

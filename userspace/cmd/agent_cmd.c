@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `sbtrace agent`: options, help, the request. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "cmd/agent_cmd.h"
+#include "event/metrics.h"
+#include "sandbox/sandbox.h"
+#include "event/sink.h"
+#include "event/sink_sub.h"
+#include "cmd/trace_cmd.h"
+
+void sbt_agent_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace agent [--cgroup-parent PATH]... [--state-dir DIR | --no-shim]\n"
+		"                     [OPTIONS]\n"
+		"\n"
+		"One long-running process with one set of host-wide hooks for every sandbox\n"
+		"of the host, added and removed live:\n"
+		"  - every sbtrace-shim sandbox (its state file in the state directory,\n"
+		"    watched with inotify): registered before its workload is released\n"
+		"    (the shim waits for \"attached\" on its FIFO; the agent answers);\n"
+		"  - every child cgroup of each --cgroup-parent: registered by a BPF program\n"
+		"    on the cgroup_mkdir tracepoint before the directory exists for anyone,\n"
+		"    so no process can run in it unregistered (its first exec is traced).\n"
+		"Each sandbox has its own name (its cgroup path). When its cgroup is gone\n"
+		"its last events, ShellInvocationObserved and SandboxRemoved come out.\n"
+		"\n"
+		"Egress policy, per sandbox (nothing is enforced for a sandbox without one):\n"
+		"  - a shim sandbox: the rules in its state file (sbtrace-shim run --allow,\n"
+		"    --egress), enforced before its workload is released;\n"
+		"  - a child of --cgroup-parent: the file DIR/<child's cgroup name>.policy,\n"
+		"    one rule a line ('cidr ADDR[/LEN] [port N[-M]] [proto tcp|udp]', '#'\n"
+		"    comments, an optional line 'egress audit'), read once when the child\n"
+		"    is registered. With --policy-dir a new child is denied everything\n"
+		"    (reason policy_pending) from its mkdir until its policy is applied.\n"
+		"A policy that cannot be read, parsed or applied denies the sandbox all\n"
+		"egress (reason policy_error; FILE:LINE:COL on stderr and in SandboxAdded).\n"
+		"Host rules need a DNS proxy the agent does not run yet: refused the same.\n"
+		"\n"
+		"Sandboxes:\n"
+		"      --cgroup-parent PATH  a cgroup v2 directory (absolute or relative to\n"
+		"                         the v2 mount) whose children are sandboxes, e.g.\n"
+		"                         podman's --cgroup-parent (repeatable, up to %d)\n"
+		"      --state-dir DIR    sbtrace-shim's state directory (default %s;\n"
+		"                         created if missing)\n"
+		"      --no-shim          do not watch shim sandboxes\n"
+		"      --policy-dir DIR   egress policies of --cgroup-parent children (above);\n"
+		"                         DIR must be owned by root, writable by nobody else\n"
+		"      --max-sandboxes N  sandboxes at once (1..%d, default %d): the size of\n"
+		"                         the BPF maps; a child cgroup beyond it is counted\n"
+		"                         (sandboxes_unregistered) and reported, not traced\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output FORMAT    json (JSON Lines, default) or text\n"
+		"  -O, --out FILE         append events to FILE instead of stdout; SIGHUP\n"
+		"                         reopens it (rotate: rename, then SIGHUP)\n"
+		"      --stats-interval SEC  a TraceStats event every SEC seconds (0: none,\n"
+		"                         default 60); also when --metrics-file is written\n"
+		"  -d, --duration SEC     stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
+		"\n"
+		"Subscribers:\n"
+		"      --socket PATH      stream the events to local clients (sbtrace events,\n"
+		"                         sbtrace top) on a unix socket, root only (default\n"
+		"                         %s); a slow client loses lines, told to\n"
+		"                         it as EventsLost (subscriber_slow), never slowing\n"
+		"                         the agent\n"
+		"      --no-socket        no subscriber socket\n"
+		"\n"
+		"Metrics (Prometheus text format):\n"
+		"      --metrics-addr HOST:PORT  serve /metrics over HTTP (libmicrohttpd) on\n"
+		"                         an address literal, e.g. 127.0.0.1:9464, [::1]:9464\n"
+		"      --metrics-file PATH  write the metrics to PATH every stats interval\n"
+		"                         and at stop (PATH.tmp renamed: node_exporter's\n"
+		"                         textfile collector never reads half a file)\n"
+		"\n"
+		"Capture: --argv-max, --ringbuf-size, --exec-hook, --poll-ms as for\n"
+		"sbtrace trace; -v libbpf debug output.\n"
+		"\n"
+		"Signals: SIGHUP reopens --out; SIGINT/SIGTERM stop (every sandbox's final\n"
+		"events, then TraceStopped).\n"
+		"\n%s",
+		SBT_AGENT_MAX_PARENTS, SBT_STATE_DIR_DEFAULT, SBT_AGENT_MAX_SANDBOXES,
+		SBT_AGENT_DEFAULT_SANDBOXES, SBT_AGENT_SOCKET_DEFAULT, sbt_exit_codes_help);
+}
+
+enum agent_opt {
+	OPT_PARENT = 256,
+	OPT_STATE_DIR,
+	OPT_NO_SHIM,
+	OPT_MAX_SANDBOXES,
+	OPT_STATS_INTERVAL,
+	OPT_METRICS_ADDR,
+	OPT_METRICS_FILE,
+	OPT_SOCKET,
+	OPT_NO_SOCKET,
+	OPT_POLICY_DIR,
+};
+
+static const struct option agent_longopts[] = {
+	{ "cgroup-parent", required_argument, NULL, OPT_PARENT },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
+	{ "max-sandboxes", required_argument, NULL, OPT_MAX_SANDBOXES },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "out", required_argument, NULL, 'O' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "argv-max", required_argument, NULL, SBT_OPT_ARGV_MAX },
+	{ "ringbuf-size", required_argument, NULL, SBT_OPT_RINGBUF_SIZE },
+	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
+	{ "poll-ms", required_argument, NULL, SBT_OPT_POLL_MS },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "no-socket", no_argument, NULL, OPT_NO_SOCKET },
+	{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sbtrace agent: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'sbtrace agent --help'\n");
+	return SBT_EXIT_USAGE;
+}
+
+static int parse_seconds(const char *arg, double max, uint64_t *ms)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (errno || *end || end == arg || !(d >= 0) || d > max)
+		return -EINVAL;
+	*ms = (uint64_t)(d * 1000 + 0.5);
+	return 0;
+}
+
+int sbt_parse_hostport(const char *s, struct sockaddr_storage *ss, unsigned int *sslen)
+{
+	char host[64];
+	const char *colon, *h = s;
+	size_t hl;
+	char *end;
+	unsigned long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (*s == '[') {
+		colon = strstr(s, "]:");
+		if (!colon)
+			return -EINVAL;
+		h = s + 1;
+		hl = (size_t)(colon - h);
+		colon++;
+	} else {
+		colon = strchr(s, ':');
+		if (!colon || strchr(colon + 1, ':'))
+			return -EINVAL; /* an IPv6 address goes in brackets */
+		hl = (size_t)(colon - s);
+	}
+	if (hl == 0 || hl >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || colon[1] == '\0' || port > 65535)
+		return -EINVAL;
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+		*sslen = sizeof(struct sockaddr_in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+		*sslen = sizeof(struct sockaddr_in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
+{
+	struct sockaddr_storage ss;
+	unsigned int sslen;
+	unsigned long long v;
+	char *end;
+
+	switch (c) {
+	case OPT_PARENT:
+		if (a->nr_parents >= SBT_AGENT_MAX_PARENTS)
+			return usage_error("more than 16 --cgroup-parent (at %s)", arg);
+		a->parents[a->nr_parents++] = arg;
+		return -1;
+	case OPT_STATE_DIR:
+		a->state_dir = arg;
+		return -1;
+	case OPT_NO_SHIM:
+		a->state_dir = NULL;
+		return -1;
+	case OPT_MAX_SANDBOXES:
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || *end || *arg == '-' || v < 1 || v > SBT_AGENT_MAX_SANDBOXES)
+			return usage_error("--max-sandboxes '%s': give 1..65536", arg);
+		a->max_sandboxes = (uint32_t)v;
+		return -1;
+	case OPT_STATS_INTERVAL:
+		if (parse_seconds(arg, 86400, &a->stats_interval_ms))
+			return usage_error("--stats-interval '%s': give seconds, 0..86400", arg);
+		return -1;
+	case OPT_METRICS_ADDR:
+		if (sbt_parse_hostport(arg, &ss, &sslen))
+			return usage_error("--metrics-addr '%s': give HOST:PORT with an address "
+					   "literal (127.0.0.1:9464, [::1]:9464)",
+					   arg);
+		a->metrics_addr = arg;
+		return -1;
+	case OPT_METRICS_FILE:
+		a->metrics_file = arg;
+		return -1;
+	case OPT_SOCKET:
+		if (strlen(arg) >= 108)
+			return usage_error("--socket '%s': path too long for a unix socket", arg);
+		a->socket_path = arg;
+		return -1;
+	case OPT_NO_SOCKET:
+		a->socket_path = NULL;
+		return -1;
+	case OPT_POLICY_DIR:
+		a->policy_dir = arg;
+		return -1;
+	case 'o':
+		if (strcmp(arg, "json") == 0)
+			a->format = SBT_FORMAT_JSON;
+		else if (strcmp(arg, "text") == 0)
+			a->format = SBT_FORMAT_TEXT;
+		else
+			return usage_error("--output '%s': use json or text", arg);
+		return -1;
+	case 'O':
+		a->out_path = arg;
+		return -1;
+	case 'd':
+		if (parse_seconds(arg, 31536000, &a->trace.duration_ms) || !a->trace.duration_ms)
+			return usage_error("--duration '%s': give seconds > 0", arg);
+		return -1;
+	case 'v':
+		a->trace.exec.verbose = true;
+		return -1;
+	case SBT_OPT_ARGV_MAX:
+	case SBT_OPT_RINGBUF_SIZE:
+	case SBT_OPT_EXEC_HOOK:
+	case SBT_OPT_POLL_MS:
+		return sbt_capture_option("agent", &a->trace.exec, c, arg);
+	case 'h':
+		sbt_agent_usage(stdout);
+		return SBT_EXIT_OK;
+	}
+	fprintf(stderr, "see 'sbtrace agent --help'\n");
+	return SBT_EXIT_USAGE;
+}
+
+int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
+{
+	struct sbt_exec_opts *eo = &a->trace.exec;
+	int c, ret;
+
+	memset(a, 0, sizeof(*a));
+	eo->forced_mode = -1;
+	eo->argv_max = SBT_ARGV_DEFAULT;
+	eo->ringbuf_bytes = 1u << 20;
+	eo->poll_ms = 50;
+	eo->agent = true;
+	a->trace.egress.mode = SBT_EGRESS_OFF;
+	a->format = SBT_FORMAT_JSON;
+	a->state_dir = SBT_STATE_DIR_DEFAULT;
+	a->max_sandboxes = SBT_AGENT_DEFAULT_SANDBOXES;
+	a->stats_interval_ms = 60000;
+	a->socket_path = SBT_AGENT_SOCKET_DEFAULT;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:O:d:vh", agent_longopts, NULL)) != -1) {
+		ret = agent_option(a, c, optarg);
+		if (ret >= 0)
+			return ret;
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!a->state_dir && a->nr_parents == 0)
+		return usage_error("%snothing to watch: --no-shim without --cgroup-parent", "");
+	if (a->policy_dir && a->nr_parents == 0)
+		return usage_error(
+			"%s--policy-dir needs --cgroup-parent (a shim sandbox's policy is "
+			"in its state file)",
+			"");
+	eo->max_sandboxes = a->max_sandboxes;
+	eo->policy = true; /* the egress hooks, attached per sandbox with a policy */
+	eo->agent_mkdir_mode = a->policy_dir ? SBT_EGRESS_PENDING : SBT_EGRESS_OBSERVE;
+	eo->host_netns_cookie = sbt_netns_cookie();
+	return -1;
+}
+
+int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
+{
+	static struct sbt_agent_opts a; /* the trace request is large: not on the stack */
+	static struct sbt_sub_sink sub;
+	struct sbt_metrics_sink *ms = NULL;
+	struct sbt_json_sink sink;
+	int ret = sbt_agent_args_parse(argc, argv, &a), err;
+
+	if (ret >= 0)
+		return ret;
+	if (a.out_path) {
+		err = sbt_json_sink_open(&sink, a.out_path, a.format);
+		if (err) {
+			fprintf(stderr, "sbtrace agent: --out '%s': %s\n", a.out_path,
+				strerror(-err));
+			return SBT_EXIT_USAGE;
+		}
+	} else {
+		sbt_json_sink_init(&sink, stdout, a.format);
+	}
+	sbt_sinks_add(&a.trace, &sink.base);
+	if (a.metrics_addr || a.metrics_file) {
+		ms = sbt_metrics_sink_new();
+		if (!ms) {
+			fprintf(stderr, "sbtrace agent: out of memory\n");
+			sbt_json_sink_close(&sink);
+			return SBT_EXIT_RUNTIME;
+		}
+		a.metrics = ms;
+		sbt_sinks_add(&a.trace, sbt_metrics_sink_base(ms));
+	}
+	sub.listen_fd = -1;
+	if (a.socket_path) {
+		err = sbt_sub_sink_open(&sub, a.socket_path, SBT_SUB_BUF_BYTES);
+		if (err) {
+			fprintf(stderr, "sbtrace agent: --socket %s: %s\n", a.socket_path,
+				strerror(-err));
+			sbt_json_sink_close(&sink);
+			sbt_metrics_sink_free(ms);
+			return SBT_EXIT_USAGE;
+		}
+		sbt_sinks_add(&a.trace, &sub.base);
+	}
+	ret = run(&a);
+	if (a.socket_path)
+		sbt_sub_sink_close(&sub);
+	err = sbt_json_sink_close(&sink);
+	if (err && ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace agent: closing '%s': %s\n", a.out_path, strerror(-err));
+		ret = SBT_EXIT_RUNTIME;
+	}
+	sbt_metrics_sink_free(ms);
+	return ret;
+}

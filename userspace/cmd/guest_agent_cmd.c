@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `sbtrace guest-agent`: its options (see guest_agent_cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/guest_agent_cmd.h"
+#include "exec/guest_stream.h"
+#include "cmd/trace_cmd.h"
+
+enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_BPF_STATS };
+
+static const struct option longopts[] = {
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+	{ "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
+	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
+	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void sbt_guest_agent_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace guest-agent --port PATH --cgroup PATH [OPTIONS]\n"
+		"\n"
+		"Inside a microVM, run by the guest's init before the workload: load the\n"
+		"exec hook into the guest kernel for the workload's cgroup and send every\n"
+		"record to the host down PATH (a virtio-serial port the workload cannot\n"
+		"open), in frames with sequence numbers (HELLO once attached, a heartbeat\n"
+		"with the kernel's counts, BYE at a clean stop). The host decodes the\n"
+		"records like its own; a gap, a dead agent or a closed port makes the\n"
+		"sandbox's trace incomplete.\n"
+		"\n"
+		"Options:\n"
+		"  --port PATH          the channel to the host (opened for writing)\n"
+		"  --cgroup PATH        the workload's cgroup (cgroup v2)\n"
+		"  --ready-fd N         write \"attached\\n\" to fd N once HELLO is sent (the\n"
+		"                       init releases the workload then), and close it\n"
+		"  --heartbeat-ms N     heartbeat interval, 50..10000 (default %d)\n"
+		"  --bpf-stats          turn on the kernel's BPF run-time accounting (costs\n"
+		"                       ~20 ns a run) and send the exec program's run time\n"
+		"                       and count with every heartbeat (a benchmark's view)\n"
+		"  --exec-hook MODE     force tp_btf, raw_tp or tracepoint (default: the\n"
+		"                       best the guest kernel has)\n"
+		"  -v, --verbose        libbpf's own messages on stderr\n"
+		"  -h, --help           this help\n"
+		"\n"
+		"Exit codes: 0 stopped by SIGTERM/SIGINT after BYE; 1 the port failed;\n"
+		"2 bad usage; 3 the exec hook could not be loaded or attached.\n",
+		SBT_GUEST_HB_DEFAULT_MS);
+}
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sbtrace guest-agent: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; see sbtrace guest-agent --help\n", stderr);
+	return SBT_EXIT_USAGE;
+}
+
+static int parse_num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(arg, &end, 10);
+	return errno || end == arg || *end || *arg == '-' || *v < lo || *v > hi ? -EINVAL : 0;
+}
+
+int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opts *o)
+{
+	unsigned long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->exec.forced_mode = -1;
+	o->exec.argv_max = SBT_ARGV_DEFAULT;
+	o->exec.ringbuf_bytes = 1u << 20;
+	o->exec.poll_ms = 0;
+	o->ready_fd = -1;
+	o->hb_ms = SBT_GUEST_HB_DEFAULT_MS;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PORT:
+			o->port = optarg;
+			break;
+		case OPT_CGROUP:
+			o->cgroup = optarg;
+			break;
+		case OPT_READY_FD:
+			if (parse_num(optarg, 0, 1023, &v))
+				return usage_error("--ready-fd '%s': give a descriptor 0..1023",
+						   optarg);
+			o->ready_fd = (int)v;
+			break;
+		case OPT_HEARTBEAT:
+			if (parse_num(optarg, 50, 10000, &v))
+				return usage_error("--heartbeat-ms '%s': give 50..10000", optarg);
+			o->hb_ms = (uint32_t)v;
+			break;
+		case OPT_BPF_STATS:
+			o->bpf_stats = true;
+			break;
+		case SBT_OPT_EXEC_HOOK:
+			if (sbt_capture_option("guest-agent", &o->exec, c, optarg) >= 0)
+				return SBT_EXIT_USAGE;
+			break;
+		case 'v':
+			o->exec.verbose = true;
+			break;
+		case 'h':
+			sbt_guest_agent_usage(stdout);
+			return SBT_EXIT_OK;
+		default:
+			return usage_error("%s", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->port || !o->port[0])
+		return usage_error("%s", "--port is required");
+	if (!o->cgroup || !o->cgroup[0])
+		return usage_error("%s", "--cgroup is required");
+	return -1;
+}
+
+int sbt_guest_agent_main(int argc, char **argv, sbt_guest_agent_fn run)
+{
+	struct sbt_guest_agent_opts o;
+	int ret = sbt_guest_agent_args_parse(argc, argv, &o);
+
+	return ret >= 0 ? ret : run(&o);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * `sbtrace guest-agent`: run by a microVM guest's init (ours, trusted,
+ * before the workload), it loads the exec hook into the guest kernel for the
+ * workload's cgroup and sends every record, in the guest stream's frames
+ * (guest_stream.h), down a port the workload cannot open. Options → request
+ * → the loader's function (passed in: the parsing stays pure C).
+ */
+#ifndef SBT_GUEST_AGENT_CMD_H
+#define SBT_GUEST_AGENT_CMD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/tracer.h"
+
+#define SBT_GUEST_HB_DEFAULT_MS 500
+
+struct sbt_guest_agent_opts {
+	struct sbt_exec_opts exec;
+	const char *port;   /* the channel to the host (a virtio-serial port, a FIFO, a file) */
+	const char *cgroup; /* the workload's cgroup (v2 path) */
+	int ready_fd;	    /* "attached\n" here once HELLO is sent; -1: none */
+	uint32_t hb_ms;	    /* heartbeat interval */
+	bool bpf_stats;	    /* turn the kernel's BPF run-time accounting on; report it */
+};
+
+typedef int (*sbt_guest_agent_fn)(const struct sbt_guest_agent_opts *opts);
+
+/* Parse the options. -1 to go on, else an exit code (0 after --help). */
+int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opts *o);
+int sbt_guest_agent_main(int argc, char **argv, sbt_guest_agent_fn run);
+void sbt_guest_agent_usage(FILE *f);
+
+#endif

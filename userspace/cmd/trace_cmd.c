@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `sbtrace trace` and `sbtrace features`: options, help, the request. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "egress/egress_args.h"
+#include "event/events.h"
+#include "sandbox/sandbox.h"
+#include "event/sink.h"
+#include "cmd/trace_cmd.h"
+
+const char sbt_exit_codes_help[] =
+	"Exit codes:\n"
+	"  0  success (also when stopped by SIGINT, SIGTERM or --duration)\n"
+	"  1  runtime failure while tracing (e.g. the output could not be written)\n"
+	"  2  usage or input error (unknown option, nonexistent cgroup, pid or tap\n"
+	"     device, an allowlist that is no regular file <= 1 MiB, bad value),\n"
+	"     found before anything is loaded\n"
+	"  3  kernel capability missing, or loading/attaching a BPF program failed\n";
+
+void sbt_trace_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace trace (--cgroup PATH | --pid PID | --sandbox NAME | --tap "
+		"IFNAME)...\n"
+		"                    [OPTIONS]\n"
+		"\n"
+		"Attach to one or more sandboxes and stream every exec inside them (the\n"
+		"cgroup itself or any descendant) as events; at stop, report the shell\n"
+		"invocations seen (ShellInvocationObserved) and any lost events.\n"
+		"\n"
+		"Sandboxes (at least one; repeatable, up to %d):\n"
+		"  -c, --cgroup PATH      a cgroup v2 directory: absolute, or relative to the\n"
+		"                         v2 mount (e.g. sbtrace/job1)\n"
+		"  -p, --pid PID          the cgroup that process PID is in\n"
+		"      --sandbox NAME     a sandbox started by sbtrace-shim (its state file);\n"
+		"                         a shim waiting for a tracer is released once attached;\n"
+		"                         when every sandbox is one of these, the trace stops\n"
+		"                         by itself once they have all ended\n"
+		"      --state-dir DIR    where shim state files live (default /run/sbtrace)\n"
+		"      --tap IFNAME[,netns=NS][,guest=ADDR]...[,resolver=ADDR]\n"
+		"                         a microVM's tap (or a veth's host end): its ingress\n"
+		"                         is the guest's egress, judged by a tc program with\n"
+		"                         the same rules (denied SYN: RST back; denied UDP or\n"
+		"                         echo: ICMP prohibited). The device must exist.\n"
+		"                         netns: where it is (a name in /run/netns or a\n"
+		"                         path); guest: the guest's own addresses (any other\n"
+		"                         source is dropped as spoofed; without one, sources\n"
+		"                         are not checked);\n"
+		"                         resolver: the upstream of the guest's DNS (default\n"
+		"                         --resolver). With host rules (enforce) the guest's\n"
+		"                         DNS, to any address, goes to sbtrace's DNS proxy on\n"
+		"                         the tap's host-side address; without, only to the\n"
+		"                         resolver (none: DNS refused). The guest's execs are\n"
+		"                         invisible from here (visibility.exec none)\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output FORMAT    json (JSON Lines, default) or text (aligned columns)\n"
+		"  -O, --out FILE         append events to FILE instead of stdout; SIGHUP\n"
+		"                         reopens it (after logrotate renamed it)\n"
+		"  -d, --duration SEC     stop after SEC seconds (decimals allowed)\n"
+		"      --stats-interval SEC  a TraceStats event every SEC seconds (default 0:\n"
+		"                         none)\n"
+		"  -v, --verbose          libbpf debug output on stderr\n"
+		"\n"
+		"Capture:\n"
+		"      --argv-max BYTES   argv bytes captured per exec (1..%d, default %d);\n"
+		"                         longer argv is cut and flagged argv_truncated\n"
+		"      --ringbuf-size BYTES  ring buffer size, a power of two >= 4096\n"
+		"                         (default 1048576; it is mapped twice, so it\n"
+		"                         counts twice in the loader's RSS)\n"
+		"      --exec-hook MODE   force tp_btf, raw_tp or tracepoint instead of\n"
+		"                         choosing at run time (no fallback then)\n"
+		"      --poll-ms MS       drain the ring buffer every MS ms (default 50): events\n"
+		"                         reach the output within about MS ms; a wake-up is\n"
+		"                         forced when a quarter of the buffer fills. 0 wakes\n"
+		"                         the reader on every exec: lowest latency, but each\n"
+		"                         wake-up costs the traced exec ~18 us in a VM\n"
+		"\n"
+		"Egress (see the README's \"Egress\"; rules: cidr ADDR[/LEN] | host NAME,\n"
+		"each with optional port N[-M] and proto tcp|udp):\n"
+		"      --allow-cidr CIDR  allow a destination range, e.g. 192.0.2.0/24 or\n"
+		"                         '2001:db8::/32 port 443 proto tcp' (repeatable)\n"
+		"      --allow-host NAME  allow what NAME resolves to (never an address inside\n"
+		"                         the floor), re-resolved when the TTL expires, and\n"
+		"                         what the sandbox's DNS proxy passes on for NAME;\n"
+		"                         other names are refused by the proxy (repeatable)\n"
+		"      --allowlist FILE   rules from FILE, one a line, # comments (a regular\n"
+		"                         file of at most 1 MiB)\n"
+		"      --egress MODE      enforce (deny = EPERM at once), audit (allow, report\n"
+		"                         would_deny) or off; default: enforce when any rule\n"
+		"                         is given, else observe TCP connects only\n"
+		"      --resolver ADDR    the resolver host rules are resolved with, reached\n"
+		"                         from the sandbox's netns (default: the host's\n"
+		"                         /etc/resolv.conf, or $SBTRACE_RESOLV_CONF, from the\n"
+		"                         host; never the sandbox's own files)\n"
+		"      --dns-grace SECONDS  addresses the DNS proxy learned live TTL + this\n"
+		"                         (0..3600, default 5)\n"
+		"      --dns-deny-reply refused|nxdomain  the proxy's answer for a name no\n"
+		"                         host rule allows (default refused)\n"
+		"      --dns-max-learned N  addresses learned per sandbox at once (default\n"
+		"                         4096; past it the answer is SERVFAIL, reason limit)\n"
+		"      --no-dns-proxy     no DNS proxy: the resolver is allowed on port 53\n"
+		"                         and other DNS judged like any traffic\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"Stops on SIGINT, SIGTERM or --duration: detaches, drains the ring buffer,\n"
+		"then prints ShellInvocationObserved per sandbox and TraceStopped.\n"
+		"\n%s",
+		SBT_MAX_SANDBOXES, SBT_ARGV_CAP, SBT_ARGV_DEFAULT, sbt_exit_codes_help);
+}
+
+void sbt_features_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: sbtrace features [--exec-hook MODE] [-v]\n"
+		"\n"
+		"Load and attach each capability's hooks in order of preference (no sandbox\n"
+		"registered, so nothing is traced), detach, and print the resulting attach\n"
+		"plan as JSON: the mode chosen per capability and every attempt that failed.\n"
+		"\n%s",
+		sbt_exit_codes_help);
+}
+
+static int parse_u64(const char *s, unsigned long long min, unsigned long long max,
+		     unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!s || *s == '-' || *s == '\0')
+		return -EINVAL;
+	*out = strtoull(s, &end, 10);
+	if (errno || *end || *out < min || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sbtrace %s: ", cmd);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'sbtrace %s --help'\n", cmd);
+	return SBT_EXIT_USAGE;
+}
+
+/* All the shim's sandboxes have ended (their cgroups are gone): nothing more can come. */
+static const char *shim_gone(void *arg)
+{
+	struct sbt_shim_handshake *h = arg;
+
+	if (!h->stop_when_gone || ++h->ticks % 4)
+		return NULL;
+	for (int i = 0; i < h->n; i++)
+		if (access(h->cgroup[i], F_OK) == 0)
+			return NULL;
+	return "workload_exited";
+}
+
+static void shim_handshake(void *arg)
+{
+	struct sbt_shim_handshake *h = arg;
+	char line[32];
+	/* our pid: the shim ends the workload should we die (the policy would lapse) */
+	int n = snprintf(line, sizeof(line), "attached %d\n", (int)getpid());
+
+	for (int i = 0; i < h->n; i++) {
+		int fd = open(h->fifo[i], O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+		/* ENXIO: nobody waits (--no-wait, or it went on already) */
+		if (fd < 0)
+			continue;
+		if (write(fd, line, (size_t)n) != n)
+			fprintf(stderr, "sbtrace: handshake with %s: %s\n", h->fifo[i],
+				strerror(errno));
+		close(fd);
+	}
+}
+
+enum trace_opt {
+	OPT_ALLOW_CIDR = 256,
+	OPT_ALLOW_HOST,
+	OPT_ALLOWLIST,
+	OPT_EGRESS,
+	OPT_RESOLVER,
+	OPT_NO_DNS_PROXY,
+	OPT_DNS_GRACE,
+	OPT_DNS_DENY_REPLY,
+	OPT_DNS_MAX_LEARNED,
+	OPT_SANDBOX,
+	OPT_STATE_DIR,
+	OPT_TAP,
+	OPT_STATS_INTERVAL,
+};
+
+static const struct option trace_longopts[] = {
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "out", required_argument, NULL, 'O' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "argv-max", required_argument, NULL, SBT_OPT_ARGV_MAX },
+	{ "ringbuf-size", required_argument, NULL, SBT_OPT_RINGBUF_SIZE },
+	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
+	{ "poll-ms", required_argument, NULL, SBT_OPT_POLL_MS },
+	{ "allow-cidr", required_argument, NULL, OPT_ALLOW_CIDR },
+	{ "allow-host", required_argument, NULL, OPT_ALLOW_HOST },
+	{ "allowlist", required_argument, NULL, OPT_ALLOWLIST },
+	{ "egress", required_argument, NULL, OPT_EGRESS },
+	{ "resolver", required_argument, NULL, OPT_RESOLVER },
+	{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
+	{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
+	{ "dns-deny-reply", required_argument, NULL, OPT_DNS_DENY_REPLY },
+	{ "dns-max-learned", required_argument, NULL, OPT_DNS_MAX_LEARNED },
+	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "tap", required_argument, NULL, OPT_TAP },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int too_many(const char *arg)
+{
+	return usage_error("trace", "more than 64 sandboxes (at %s)", arg);
+}
+
+/* --cgroup PATH or --pid PID: a sandbox keyed by its cgroup. -1, or an exit code. */
+static int add_cgroup_sandbox(struct sbt_trace_opts *opts, int c, const char *arg)
+{
+	struct sbt_sandbox *sb;
+
+	if (opts->nr_sandboxes >= SBT_MAX_SANDBOXES)
+		return too_many(arg);
+	sb = &opts->sandboxes[opts->nr_sandboxes];
+	if ((c == 'c' ? sbt_sandbox_from_cgroup(arg, sb) : sbt_sandbox_from_pid(arg, sb)) < 0)
+		return SBT_EXIT_USAGE;
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
+		if (opts->sandboxes[i].cgroup_id == sb->cgroup_id)
+			return usage_error("trace", "cgroup %s given twice", sb->name);
+	sb->slot = opts->nr_sandboxes++;
+	return -1;
+}
+
+/* --tap SPEC: a tap-only sandbox. -1, or an exit code. */
+static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
+{
+	struct sbt_sandbox *sb;
+	char err[256];
+
+	if (opts->nr_sandboxes >= SBT_MAX_SANDBOXES)
+		return too_many(arg);
+	sb = &opts->sandboxes[opts->nr_sandboxes];
+	memset(sb, 0, sizeof(*sb));
+	if (sbt_tap_parse(arg, &sb->tap, err, sizeof(err))) {
+		fprintf(stderr, "sbtrace trace: --tap '%s': %s; see 'sbtrace trace --help'\n", arg,
+			err);
+		return SBT_EXIT_USAGE;
+	}
+	memcpy(sb->name, "tap:", 4);
+	memcpy(sb->name + 4, sb->tap.ifname, sizeof(sb->tap.ifname));
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
+		if (strcmp(opts->sandboxes[i].name, sb->name) == 0 &&
+		    strcmp(opts->sandboxes[i].tap.netns, sb->tap.netns) == 0)
+			return usage_error("trace", "--tap %s given twice", sb->tap.ifname);
+	sb->origin = "tap";
+	sb->has_tap = true;
+	sb->exec_hidden = true;
+	sb->slot = opts->nr_sandboxes++;
+	return -1;
+}
+
+static int parse_duration(struct sbt_trace_opts *opts, const char *arg)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (errno || *end || end == arg || !(d > 0) || d > 31536000)
+		return usage_error("trace", "--duration '%s': give seconds > 0 (e.g. 5 or 0.5)",
+				   arg);
+	opts->duration_ms = (uint64_t)(d * 1000 + 0.5);
+	if (!opts->duration_ms)
+		opts->duration_ms = 1;
+	return -1;
+}
+
+int sbt_capture_option(const char *cmd, struct sbt_exec_opts *eo, int c, const char *arg)
+{
+	unsigned long long v;
+	enum sbt_exec_mode mode;
+
+	switch (c) {
+	case SBT_OPT_ARGV_MAX:
+		if (parse_u64(arg, 1, SBT_ARGV_CAP, &v))
+			return usage_error(cmd, "--argv-max '%s': give 1..16384 bytes", arg);
+		eo->argv_max = (uint32_t)v;
+		return -1;
+	case SBT_OPT_RINGBUF_SIZE:
+		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
+			return usage_error(
+				cmd, "--ringbuf-size '%s': give a power of two from 4096 to 2^30",
+				arg);
+		eo->ringbuf_bytes = (uint32_t)v;
+		return -1;
+	case SBT_OPT_EXEC_HOOK:
+		if (sbt_exec_mode_parse(arg, &mode))
+			return usage_error(
+				cmd, "--exec-hook '%s': use tp_btf, raw_tp or tracepoint", arg);
+		eo->forced_mode = (int)mode;
+		return -1;
+	case SBT_OPT_POLL_MS:
+		if (parse_u64(arg, 0, 10000, &v))
+			return usage_error(cmd, "--poll-ms '%s': give 0..10000", arg);
+		eo->poll_ms = (uint32_t)v;
+		return -1;
+	}
+	return SBT_EXIT_USAGE;
+}
+
+/* One option of `sbtrace trace`. -1 to go on, else an exit code. */
+static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *arg)
+{
+	switch (c) {
+	case 'c':
+	case 'p':
+		return add_cgroup_sandbox(&a->opts, c, arg);
+	case OPT_TAP:
+		return add_tap_sandbox(&a->opts, arg);
+	case OPT_SANDBOX:
+		if (a->nr_names >= SBT_MAX_SANDBOXES)
+			return too_many(arg);
+		a->names[a->nr_names++] = arg;
+		return -1;
+	case OPT_STATE_DIR:
+		a->state_dir = arg;
+		return -1;
+	case 'o':
+		if (strcmp(arg, "json") == 0)
+			a->format = SBT_FORMAT_JSON;
+		else if (strcmp(arg, "text") == 0)
+			a->format = SBT_FORMAT_TEXT;
+		else
+			return usage_error("trace", "--output '%s': use json or text", arg);
+		return -1;
+	case 'O':
+		a->out_path = arg;
+		return -1;
+	case 'd':
+		return parse_duration(&a->opts, arg);
+	case OPT_STATS_INTERVAL: {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || *end || end == arg || !(d >= 0) || d > 86400)
+			return usage_error("trace", "--stats-interval '%s': give seconds, 0..86400",
+					   arg);
+		a->opts.stats_interval_ms = (uint64_t)(d * 1000 + 0.5);
+		return -1;
+	}
+	case 'v':
+		a->opts.exec.verbose = true;
+		return -1;
+	case SBT_OPT_ARGV_MAX:
+	case SBT_OPT_RINGBUF_SIZE:
+	case SBT_OPT_EXEC_HOOK:
+	case SBT_OPT_POLL_MS:
+		return sbt_capture_option("trace", &a->opts.exec, c, arg);
+	case OPT_ALLOW_CIDR:
+	case OPT_ALLOW_HOST:
+	case OPT_ALLOWLIST:
+	case OPT_EGRESS:
+	case OPT_RESOLVER:
+	case OPT_NO_DNS_PROXY:
+	case OPT_DNS_GRACE:
+	case OPT_DNS_DENY_REPLY:
+	case OPT_DNS_MAX_LEARNED:
+		if (sbt_egress_option(&a->opts.egress, &a->egress_mode, "trace",
+				      trace_longopts[idx].name, arg))
+			return SBT_EXIT_USAGE;
+		return -1;
+	case 'h':
+		sbt_trace_usage(stdout);
+		return SBT_EXIT_OK;
+	}
+	fprintf(stderr, "see 'sbtrace trace --help'\n");
+	return SBT_EXIT_USAGE;
+}
+
+/* --sandbox NAME: the shim's state file gives the cgroup (and a microVM's tap). */
+static int add_shim_sandboxes(struct sbt_trace_args *a)
+{
+	struct sbt_trace_opts *opts = &a->opts;
+	struct sbt_shim_handshake *h = &a->handshake;
+
+	for (int i = 0; i < a->nr_names; i++) {
+		struct sbt_sandbox_state st;
+		struct sbt_sandbox *sb;
+		char err[256];
+		int bad;
+
+		if (opts->nr_sandboxes >= SBT_MAX_SANDBOXES)
+			return too_many(a->names[i]);
+		if (sbt_state_read(a->state_dir, a->names[i], &st, err, sizeof(err))) {
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: %s; is it running? "
+				"(sbtrace-shim run --name %s ...)\n",
+				a->names[i], err, a->names[i]);
+			return SBT_EXIT_USAGE;
+		}
+		/* Fail closed: a policy the shim recorded for the agent is never dropped unseen. */
+		if (st.egress_mode[0] && !opts->egress.nr_rules &&
+		    a->egress_mode != SBT_EGRESS_ENFORCE && a->egress_mode != SBT_EGRESS_AUDIT) {
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: its state file carries an egress "
+				"policy "
+				"(sbtrace-shim run --allow/--egress) that only sbtrace agent "
+				"reads; "
+				"give this trace its own (--allow-cidr ..., --egress enforce) or "
+				"run "
+				"sbtrace agent\n",
+				st.name);
+			return SBT_EXIT_USAGE;
+		}
+		sb = &opts->sandboxes[opts->nr_sandboxes];
+		if (sbt_sandbox_from_cgroup(st.cgroup_path, sb) < 0)
+			return SBT_EXIT_USAGE;
+		sb->origin = "sandbox";
+		snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", st.name);
+		sb->slot = opts->nr_sandboxes++;
+		/*
+		 * A microVM: its execs are in the guest kernel, seen through its
+		 * guest agent's stream when it has one; its network is the tap.
+		 */
+		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0 ||
+				  strcmp(st.visibility_exec, "guest_kernel") == 0;
+		if (strcmp(st.visibility_exec, "guest_kernel") == 0)
+			snprintf(sb->exec_stream, sizeof(sb->exec_stream), "%s", st.exec_stream);
+		snprintf(sb->accel, sizeof(sb->accel), "%s", st.accel);
+		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,
+						   st.nr_guest_addrs, &bad)) {
+			fprintf(stderr,
+				"sbtrace trace: --sandbox %s: guest address '%s' in its state file "
+				"is not an address; restart the sandbox\n",
+				st.name, st.guest_addrs[bad]);
+			return SBT_EXIT_USAGE;
+		}
+		snprintf(h->cgroup[h->n], PATH_MAX, "%s", st.cgroup_path);
+		snprintf(h->fifo[h->n++], PATH_MAX, "%s/%s.attach", a->state_dir, a->names[i]);
+	}
+	if (h->n) {
+		opts->on_attached = shim_handshake;
+		opts->on_tick = shim_gone;
+		opts->hook_arg = h;
+		h->stop_when_gone = (uint32_t)h->n == opts->nr_sandboxes;
+	}
+	return -1;
+}
+
+/* After the options: the egress mode's default, and the hooks the sandboxes need. */
+static int decide(struct sbt_trace_args *a)
+{
+	struct sbt_trace_opts *opts = &a->opts;
+
+	if (opts->nr_sandboxes == 0)
+		return usage_error("trace",
+				   "%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox "
+				   "NAME or --tap IFNAME",
+				   "");
+	/* Default: enforce when any rule is given, else observe only. */
+	if (a->egress_mode == -2)
+		a->egress_mode = opts->egress.nr_rules ? SBT_EGRESS_ENFORCE : SBT_EGRESS_OBSERVE;
+	if (a->egress_mode == SBT_EGRESS_OFF && opts->egress.nr_rules)
+		return usage_error("trace",
+				   "%s--egress off with allow rules: drop the rules or use audit",
+				   "");
+	opts->egress.mode = a->egress_mode;
+	opts->egress.resolver_rule_id = (uint32_t)opts->egress.nr_rules + 1;
+	sbt_exec_opts_decide(&opts->exec, a->egress_mode, opts->sandboxes, opts->nr_sandboxes);
+	if (opts->exec.tap && a->egress_mode == SBT_EGRESS_OFF)
+		return usage_error("trace",
+				   "%s--egress off with --tap: a tap is only watched for egress; "
+				   "drop one of them",
+				   "");
+	return -1;
+}
+
+int sbt_trace_args_parse(int argc, char **argv, struct sbt_trace_args *a)
+{
+	int c, idx = 0, ret;
+
+	memset(a, 0, sizeof(*a));
+	a->opts.exec.forced_mode = -1;
+	a->opts.exec.argv_max = SBT_ARGV_DEFAULT;
+	a->opts.exec.ringbuf_bytes = 1u << 20;
+	a->opts.exec.poll_ms = 50;
+	a->opts.exec.host_netns_cookie = sbt_netns_cookie();
+	a->format = SBT_FORMAT_JSON;
+	a->state_dir = SBT_STATE_DIR_DEFAULT;
+	a->egress_mode = -2;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:p:o:O:d:vh", trace_longopts, &idx)) != -1) {
+		ret = trace_option(a, c, idx, optarg);
+		if (ret >= 0)
+			return ret;
+	}
+	if (optind < argc)
+		return usage_error("trace", "unexpected argument '%s'", argv[optind]);
+	ret = add_shim_sandboxes(a);
+	return ret >= 0 ? ret : decide(a);
+}
+
+/* Every tap's device exists, in its netns, before anything is loaded (tap.c looks again). */
+static int check_taps(const struct sbt_trace_opts *opts)
+{
+	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+		const struct sbt_sandbox *sb = &opts->sandboxes[i];
+		char err[PATH_MAX + 64];
+		int r;
+
+		if (!sb->has_tap || (r = sbt_tap_ifindex(&sb->tap, err, sizeof(err))) > 0)
+			continue;
+		if (sbt_sandbox_has_cgroup(sb)) /* a shim's microVM (--sandbox) */
+			fprintf(stderr,
+				"sbtrace trace: sandbox %s: its tap %s: %s; is it still running?\n",
+				sb->name, sb->tap.ifname, err);
+		else
+			fprintf(stderr, "sbtrace trace: --tap %s: %s%s\n", sb->tap.ifname, err,
+				r == -ENODEV   ? "; give an existing device ('ip link show'), "
+						 "with netns=NS when it is in another namespace"
+				: r == -ENOENT ? "; see 'ip netns list'"
+					       : "");
+		return SBT_EXIT_USAGE;
+	}
+	return -1;
+}
+
+void sbt_trace_args_free(struct sbt_trace_args *a)
+{
+	free(a->opts.egress.rules);
+	a->opts.egress.rules = NULL;
+}
+
+int sbt_trace_main(int argc, char **argv, sbt_trace_fn run)
+{
+	static struct sbt_trace_args a; /* ~64 sandboxes of PATH_MAX names: not on the stack */
+	struct sbt_json_sink sink;
+	int ret = sbt_trace_args_parse(argc, argv, &a), err;
+
+	if (ret < 0)
+		ret = check_taps(&a.opts);
+	if (ret >= 0)
+		goto out;
+	if (a.out_path) {
+		err = sbt_json_sink_open(&sink, a.out_path, a.format);
+		if (err) {
+			fprintf(stderr, "sbtrace trace: --out '%s': %s\n", a.out_path,
+				strerror(-err));
+			ret = SBT_EXIT_USAGE;
+			goto out;
+		}
+	} else {
+		sbt_json_sink_init(&sink, stdout, a.format);
+	}
+	sbt_sinks_add(&a.opts, &sink.base);
+	ret = run(&a.opts);
+	err = sbt_json_sink_close(&sink);
+	if (err && ret == SBT_EXIT_OK) {
+		fprintf(stderr, "sbtrace trace: closing '%s': %s\n", a.out_path, strerror(-err));
+		ret = SBT_EXIT_RUNTIME;
+	}
+out:
+	sbt_trace_args_free(&a);
+	return ret;
+}
+
+int sbt_features_main(int argc, char **argv, sbt_features_fn features)
+{
+	static const struct option longopts[] = {
+		{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sbt_exec_opts eo = { .forced_mode = -1,
+				    .argv_max = SBT_ARGV_DEFAULT,
+				    .ringbuf_bytes = 4096,
+				    .observe = true,
+				    .observe_connect = true,
+				    .policy = true,
+				    .tap = true,
+				    .host_netns_cookie = sbt_netns_cookie() };
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case SBT_OPT_EXEC_HOOK:
+			if (sbt_capture_option("features", &eo, c, optarg) >= 0)
+				return SBT_EXIT_USAGE;
+			break;
+		case 'v':
+			eo.verbose = true;
+			break;
+		case 'h':
+			sbt_features_usage(stdout);
+			return SBT_EXIT_OK;
+		default:
+			fprintf(stderr, "see 'sbtrace features --help'\n");
+			return SBT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return usage_error("features", "unexpected argument '%s'", argv[optind]);
+	return features(&eo, stdout);
+}

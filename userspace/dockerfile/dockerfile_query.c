@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Questions asked of a parsed Dockerfile (see dockerfile.h): which stage a
+ * name means, which stages and images a build of a stage needs; and the
+ * bounded file reader that feeds the parser.
+ */
+#include "dockerfile/dockerfile.h"
+#include "dockerfile/dockerfile_int.h"
+#include "lib/io.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int df_stage_ref(const struct sbt_dockerfile *df, const char *ref, int before)
+{
+	size_t n = strspn(ref, "0123456789");
+
+	if (n && !ref[n] && n <= 4 && (ref[0] != '0' || n == 1)) {
+		int idx = atoi(ref);
+
+		return idx < before ? idx : -1;
+	}
+	for (int i = 0; i < before; i++) {
+		if (df->stages[i].name[0] && strcasecmp(df->stages[i].name, ref) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int sbt_dockerfile_stage_index(const struct sbt_dockerfile *df, const char *name)
+{
+	if (!name || !name[0])
+		return -1;
+	for (int i = 0; i < df->nr_stages; i++) {
+		if (strcasecmp(df->stages[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const char *sbt_df_flag_value(const char *flag, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(flag, "--", 2) != 0 || strncmp(flag + 2, name, n) != 0)
+		return NULL;
+	if (flag[2 + n] == '\0')
+		return flag + 2 + n;
+	return flag[2 + n] == '=' ? flag + 3 + n : NULL;
+}
+
+/*
+ * What a --from of stage `s` names: an earlier stage (its index), an image
+ * (-1), or -2 with `err` (a variable, the same or a later stage, no such
+ * index), as BuildKit refuses them.
+ */
+static int source_stage(const struct sbt_dockerfile *df, int s, const struct sbt_df_instr *in,
+			const char *ref, struct sbt_df_error *err)
+{
+	size_t digits = strspn(ref, "0123456789");
+	int j = df_stage_ref(df, ref, df->nr_stages);
+	const char *why = NULL;
+	char q[DF_SHOWN_MAX + 4];
+
+	if (strchr(ref, '$'))
+		why = "variables are not expanded in --from; name the stage, or make one with "
+		      "FROM and a global ARG";
+	else if (j < 0 && digits && !ref[digits])
+		why = "there is no stage with that index";
+	else if (j >= s)
+		why = "that stage needs to be defined before the current one";
+	if (!why)
+		return j;
+	df_error_at(err, in->line, "%s --from=%s: %s", in->keyword, DF_SHOWN(q, ref, strlen(ref)),
+		    why);
+	return -2;
+}
+
+int sbt_dockerfile_stages_needed(const struct sbt_dockerfile *df, int target,
+				 enum sbt_df_scope scope, bool *need, struct sbt_df_error *err)
+{
+	int count = 0;
+
+	if (target < 0 || target >= df->nr_stages) {
+		df_error_at(err, 0, "no stage %d: the Dockerfile has %d", target, df->nr_stages);
+		return -1;
+	}
+	memset(need, 0, sizeof(*need) * (size_t)df->nr_stages);
+	need[target] = true;
+	/* every dependency is an earlier stage: one pass backwards closes the set */
+	for (int s = target; s >= 0; s--) {
+		const struct sbt_df_stage *st = &df->stages[s];
+
+		need[s] |= scope == SBT_DF_UPTO;
+		if (!need[s])
+			continue;
+		count++;
+		if (st->base_kind == SBT_DF_BASE_STAGE)
+			need[st->base_stage] = true;
+		for (int i = st->from + 1; i <= st->from + st->nr_instrs; i++) {
+			const struct sbt_df_instr *in = &df->instrs[i];
+
+			for (int k = 0; k < in->nr_sources; k++) {
+				int j = source_stage(df, s, in, in->sources[k], err);
+
+				if (j < -1)
+					return -1;
+				if (j >= 0)
+					need[j] = true;
+			}
+		}
+	}
+	return count;
+}
+
+/* Append `image` unless it is there already. */
+static int add_image(const char **images, int nr, int max, const char *image, unsigned int line,
+		     struct sbt_df_error *err)
+{
+	for (int i = 0; i < nr; i++) {
+		if (strcmp(images[i], image) == 0)
+			return nr;
+	}
+	if (nr == max)
+		return df_error_at(err, line,
+				   "more than %d images needed; the build needs too many", max);
+	images[nr] = image;
+	return nr + 1;
+}
+
+/* The images stage s needs: its base, then its --from images. */
+static int stage_images(const struct sbt_dockerfile *df, int s, const char **images, int nr,
+			int max, struct sbt_df_error *err)
+{
+	const struct sbt_df_stage *st = &df->stages[s];
+	char q[DF_SHOWN_MAX + 4];
+
+	if (st->base_kind == SBT_DF_BASE_IMAGE && st->unresolved)
+		return df_error_at(err, st->line, "FROM %s: %s",
+				   DF_SHOWN(q, st->base, strlen(st->base)), st->unresolved);
+	if (st->base_kind == SBT_DF_BASE_IMAGE)
+		nr = add_image(images, nr, max, st->image, st->line, err);
+	for (int i = st->from + 1; nr >= 0 && i <= st->from + st->nr_instrs; i++) {
+		const struct sbt_df_instr *in = &df->instrs[i];
+
+		for (int k = 0; nr >= 0 && k < in->nr_sources; k++) {
+			int j = source_stage(df, s, in, in->sources[k], err);
+
+			if (j < -1)
+				return -1;
+			if (j == -1)
+				nr = add_image(images, nr, max, in->sources[k], in->line, err);
+		}
+	}
+	return nr;
+}
+
+int sbt_dockerfile_images(const struct sbt_dockerfile *df, int target, enum sbt_df_scope scope,
+			  const char **images, int max, struct sbt_df_error *err)
+{
+	bool need[SBT_DF_MAX_STAGES];
+	int nr = 0;
+
+	if (sbt_dockerfile_stages_needed(df, target, scope, need, err) < 0)
+		return -1;
+	for (int s = 0; s <= target && nr >= 0; s++) {
+		if (need[s])
+			nr = stage_images(df, s, images, nr, max, err);
+	}
+	return nr;
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+int sbt_dockerfile_read(int dirfd, const char *path, char **buf, size_t *len,
+			struct sbt_df_error *err)
+{
+	const char *kind;
+	int e;
+
+	*len = 0;
+	*buf = sbt_read_regular(dirfd, path, SBT_DF_MAX_BYTES, len, &e, &kind);
+	if (*buf)
+		return 0;
+	if (kind)
+		df_error_at(err, 0, "%s: not a regular file; a Dockerfile must be one", path);
+	else if (e == EFBIG)
+		df_error_at(err, 0, "%s: larger than %u KiB; refusing to parse it", path,
+			    SBT_DF_MAX_BYTES >> 10);
+	else
+		df_error_at(err, 0, "%s: %s", path, strerror(e));
+	return -e;
+}
+
+int sbt_dockerfile_load(int dirfd, const char *path, const char *const *build_args,
+			struct sbt_dockerfile *df, struct sbt_df_error *err)
+{
+	size_t len;
+	char *buf;
+	int rc;
+
+	memset(df, 0, sizeof(*df));
+	df->escape = '\\';
+	if (sbt_dockerfile_read(dirfd, path, &buf, &len, err) < 0)
+		return -1;
+	rc = sbt_dockerfile_parse(buf, len, build_args, df, err);
+	free(buf);
+	return rc;
+}
+
+/* ---- what a stage's container runs --------------------------------------- */
+
+static const char *const command_keywords[] = { "RUN", "CMD", "ENTRYPOINT", "HEALTHCHECK" };
+
+const char *sbt_df_keyword(const struct sbt_df_instr *in)
+{
+	for (size_t i = 0; i < sizeof(command_keywords) / sizeof(command_keywords[0]); i++)
+		if (strcmp(in->keyword, command_keywords[i]) == 0)
+			return command_keywords[i];
+	return "";
+}
+
+bool sbt_df_is_run(const struct sbt_df_instr *in)
+{
+	return sbt_df_keyword(in) == command_keywords[0];
+}
+
+const char *sbt_df_exec_form_prefix(const char *keyword)
+{
+	if (!keyword)
+		return NULL;
+	if (strcmp(keyword, command_keywords[3]) == 0)
+		return "HEALTHCHECK CMD";
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(keyword, command_keywords[i]) == 0)
+			return command_keywords[i];
+	return NULL;
+}
+
+/* The stage's last `keyword` instruction, else its FROM stages' (what it inherits). */
+static const struct sbt_df_instr *inherited(const struct sbt_dockerfile *df, int stage,
+					    const char *keyword)
+{
+	for (int i = stage, hops = 0; i >= 0 && i < df->nr_stages && hops <= df->nr_stages;
+	     hops++) {
+		const struct sbt_df_stage *st = &df->stages[i];
+
+		for (int k = st->from + st->nr_instrs; k > st->from; k--)
+			if (strcmp(df->instrs[k].keyword, keyword) == 0)
+				return &df->instrs[k];
+		i = st->base_kind == SBT_DF_BASE_STAGE ? st->base_stage : -1;
+	}
+	return NULL;
+}
+
+const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df, int stage)
+{
+	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[2]);
+
+	return in ? in : inherited(df, stage, command_keywords[1]);
+}
+
+const struct sbt_df_instr *sbt_dockerfile_healthcheck(const struct sbt_dockerfile *df, int stage)
+{
+	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[3]);
+
+	return in && in->form != SBT_DF_FORM_HEALTH_NONE && in->form != SBT_DF_FORM_NONE ? in
+											 : NULL;
+}

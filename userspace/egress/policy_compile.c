@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Egress policy: compilation of rules and the floor to LPM entries, the
+ * reference verdict, and the BPF form of an entry (see policy.h).
+ */
+#include "egress/policy.h"
+#include "egress/policy_int.h"
+#include "sbtrace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ADDR_TEXT_MAX 64
+
+/* --- compilation ------------------------------------------------------------ */
+
+#define MAPPED(a, b, c, d)                                                                         \
+	{                                                                                          \
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d                               \
+	}
+
+/* 64:ff9b::a.b.c.d (NAT64, RFC 6052) and 2002:AABB:CCDD::/48 (6to4, RFC 3056) */
+#define NAT64(a, b, c, d)                                                                          \
+	{                                                                                          \
+		0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0, a, b, c, d                            \
+	}
+#define SIX2FOUR(a, b, c, d)                                                                       \
+	{                                                                                          \
+		0x20, 0x02, a, b, c, d                                                             \
+	}
+
+/*
+ * The floor, then its IPv4 ranges as NAT64 and 6to4 embed them (a name that
+ * answers 64:ff9b::a9fe:a9fe reaches 169.254.169.254 through a NAT64
+ * gateway): those leave the sandbox's network namespace, so they are never
+ * its own loopback (`embedded`).
+ */
+static const struct sbt_floor floor_list[] = {
+	{ MAPPED(169, 254, 0, 0), 96 + 16, false, "link-local" },
+	{ { 0xfe, 0x80 }, 10, false, "link-local" },
+	{ MAPPED(100, 100, 100, 200), 128, false, "metadata" }, /* Alibaba Cloud */
+	{ MAPPED(192, 0, 0, 192), 128, false, "metadata" },	/* Oracle Cloud */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, false, "metadata" }, /* AWS */
+	{ MAPPED(127, 0, 0, 0), 96 + 8, false, "loopback" },
+	{ { [15] = 1 }, 128, false, "loopback" },
+	{ MAPPED(0, 0, 0, 0), 96 + 8, false, "loopback" }, /* 0.0.0.0 reaches the local host */
+	{ { 0 }, 128, false, "loopback" },
+	{ NAT64(169, 254, 0, 0), 96 + 16, true, "link-local" },
+	{ NAT64(100, 100, 100, 200), 128, true, "metadata" },
+	{ NAT64(192, 0, 0, 192), 128, true, "metadata" },
+	{ NAT64(127, 0, 0, 0), 96 + 8, true, "loopback" },
+	{ NAT64(0, 0, 0, 0), 96 + 8, true, "loopback" },
+	{ SIX2FOUR(169, 254, 0, 0), 16 + 16, true, "link-local" },
+	{ SIX2FOUR(100, 100, 100, 200), 16 + 32, true, "metadata" },
+	{ SIX2FOUR(192, 0, 0, 192), 16 + 32, true, "metadata" },
+	{ SIX2FOUR(127, 0, 0, 0), 16 + 8, true, "loopback" },
+	{ SIX2FOUR(0, 0, 0, 0), 16 + 8, true, "loopback" },
+};
+
+#define NR_FLOOR (sizeof(floor_list) / sizeof(floor_list[0]))
+
+const struct sbt_floor *sbt_policy_floor(size_t *n)
+{
+	if (n)
+		*n = NR_FLOOR;
+	return floor_list;
+}
+
+int sbt_policy_floor_of(const uint8_t addr[16])
+{
+	int best = -1;
+
+	for (size_t f = 0; f < NR_FLOOR; f++)
+		if (sbt_prefix_covers(floor_list[f].addr, floor_list[f].prefix, addr) &&
+		    (best < 0 || floor_list[f].prefix > floor_list[best].prefix))
+			best = (int)f;
+	return best;
+}
+
+struct prefix_key {
+	uint8_t addr[16];
+	uint8_t prefix;
+	int floor_idx; /* -1: not a floor prefix */
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct prefix_key *x = a, *y = b;
+
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
+	return memcmp(x->addr, y->addr, 16);
+}
+
+struct rule_ref {
+	const struct sbt_rule *r;
+	size_t idx;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct rule_ref *x = a, *y = b;
+
+	if (x->r->id != y->r->id)
+		return x->r->id < y->r->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int check_rule(const struct sbt_rule *r, size_t i, struct sbt_parse_error *err)
+{
+	uint8_t net[16];
+
+	if (r->kind != SBT_RULE_CIDR) {
+		sbt_policy_set_err(
+			err, 0,
+			"rule %zu: only cidr rules can be compiled (resolve host rules first)",
+			i + 1);
+		return -EINVAL;
+	}
+	if (r->id == 0) {
+		sbt_policy_set_err(
+			err, 0, "rule %zu: rule id 0 is reserved for deny (ids start at 1)", i + 1);
+		return -EINVAL;
+	}
+	if (r->prefix > 128 || r->port_lo > r->port_hi ||
+	    (r->proto != SBT_PROTO_ANY && r->proto != SBT_PROTO_TCP && r->proto != SBT_PROTO_UDP)) {
+		sbt_policy_set_err(err, 0, "rule %zu: invalid prefix, port range or protocol",
+				   i + 1);
+		return -EINVAL;
+	}
+	memcpy(net, r->addr, 16);
+	sbt_prefix_mask(net, r->prefix);
+	if (memcmp(net, r->addr, 16) != 0) {
+		sbt_policy_set_err(err, 0, "rule %zu: host bits set below the prefix", i + 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt_policy_entry *out,
+		       size_t max, struct sbt_parse_error *err)
+{
+	struct prefix_key *keys = NULL;
+	struct rule_ref *refs = NULL;
+	size_t nk = 0, n = 0, i, j, f;
+	char p[ADDR_TEXT_MAX + 8];
+	int ret;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (nr_rules && !rules)
+		return -EINVAL;
+	for (i = 0; i < nr_rules; i++) {
+		ret = check_rule(&rules[i], i, err);
+		if (ret)
+			return ret;
+	}
+	if (nr_rules > (SIZE_MAX / sizeof(*keys)) - NR_FLOOR)
+		return -E2BIG;
+	keys = calloc(nr_rules + NR_FLOOR, sizeof(*keys));
+	refs = calloc(nr_rules ? nr_rules : 1, sizeof(*refs));
+	if (!keys || !refs) {
+		sbt_policy_set_err(err, 0, "out of memory compiling the policy");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (f = 0; f < NR_FLOOR; f++, nk++) {
+		memcpy(keys[nk].addr, floor_list[f].addr, 16);
+		keys[nk].prefix = floor_list[f].prefix;
+		keys[nk].floor_idx = (int)f;
+	}
+	for (i = 0; i < nr_rules; i++, nk++) {
+		memcpy(keys[nk].addr, rules[i].addr, 16);
+		keys[nk].prefix = rules[i].prefix;
+		keys[nk].floor_idx = -1;
+		refs[i].r = &rules[i];
+		refs[i].idx = i;
+	}
+	qsort(keys, nk, sizeof(*keys), key_cmp);
+	qsort(refs, nr_rules, sizeof(*refs), ref_cmp);
+	/* merge duplicates, keeping the floor flag of any of them */
+	for (i = 0; i < nk; i++) {
+		if (n && key_cmp(&keys[n - 1], &keys[i]) == 0) {
+			if (keys[i].floor_idx >= 0)
+				keys[n - 1].floor_idx = keys[i].floor_idx;
+			continue;
+		}
+		keys[n++] = keys[i];
+	}
+	if (n > max || n > INT32_MAX) {
+		sbt_policy_set_err(
+			err, 0,
+			"too many policy entries (%zu, max %zu): use fewer or broader rules", n,
+			max);
+		ret = -E2BIG;
+		goto out;
+	}
+
+	for (i = 0; i < n; i++) {
+		struct sbt_policy_entry *e = &out[i];
+		int cut = 0; /* rules shorter than the longest floor above the entry stay out */
+
+		memset(e, 0, sizeof(*e));
+		memcpy(e->addr, keys[i].addr, 16);
+		e->prefix = keys[i].prefix;
+		e->floor = keys[i].floor_idx >= 0;
+		e->floor_idx = e->floor ? (uint32_t)keys[i].floor_idx : 0;
+		for (f = 0; f < NR_FLOOR; f++)
+			if (floor_list[f].prefix <= e->prefix &&
+			    sbt_prefix_covers(floor_list[f].addr, floor_list[f].prefix, e->addr) &&
+			    floor_list[f].prefix > cut)
+				cut = floor_list[f].prefix;
+
+		for (j = 0; j < nr_rules; j++) {
+			const struct sbt_rule *r = refs[j].r;
+			struct sbt_policy_port *pp;
+			size_t k;
+
+			if (r->prefix > e->prefix || r->prefix < cut ||
+			    !sbt_prefix_covers(r->addr, r->prefix, e->addr))
+				continue;
+			for (k = 0; k < e->nr_ports; k++)
+				if (e->ports[k].lo == r->port_lo && e->ports[k].hi == r->port_hi &&
+				    e->ports[k].proto == (uint8_t)r->proto)
+					break;
+			if (k < e->nr_ports)
+				continue;
+			if (e->nr_ports == SBT_POLICY_PORTS) {
+				sbt_prefix_str(e->addr, e->prefix, p, sizeof(p));
+				sbt_policy_set_err(
+					err, 0,
+					"too many port/proto alternatives for %s (max %d): merge "
+					"rules",
+					p, SBT_POLICY_PORTS);
+				ret = -E2BIG;
+				goto out;
+			}
+			pp = &e->ports[e->nr_ports++];
+			pp->lo = r->port_lo;
+			pp->hi = r->port_hi;
+			pp->proto = (uint8_t)r->proto;
+			pp->rule_id = r->id;
+		}
+	}
+	ret = (int)n;
+out:
+	free(keys);
+	free(refs);
+	return ret;
+}
+
+uint32_t sbt_policy_verdict(const struct sbt_policy_entry *entries, size_t n,
+			    const uint8_t addr[16], uint16_t port, uint8_t proto, bool *floor)
+{
+	const struct sbt_policy_entry *best = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((!best || entries[i].prefix > best->prefix) &&
+		    sbt_prefix_covers(entries[i].addr, entries[i].prefix, addr))
+			best = &entries[i];
+	if (floor)
+		*floor = best && best->floor;
+	if (!best)
+		return 0;
+	for (i = 0; i < best->nr_ports && i < SBT_POLICY_PORTS; i++) {
+		const struct sbt_policy_port *pp = &best->ports[i];
+
+		if ((pp->proto == SBT_PROTO_ANY || pp->proto == proto) && pp->lo <= port &&
+		    port <= pp->hi)
+			return pp->rule_id;
+	}
+	return 0;
+}
+
+/* The longest floor prefix covering an entry, or -1. */
+static int covering_floor(const struct sbt_floor *floor, size_t nfloor,
+			  const struct sbt_policy_entry *e)
+{
+	int best = -1;
+
+	for (size_t f = 0; f < nfloor; f++) {
+		uint8_t p = floor[f].prefix;
+		size_t bytes = p / 8;
+		uint8_t mask = (uint8_t)(0xff << (8 - p % 8));
+
+		if (e->prefix < p || memcmp(e->addr, floor[f].addr, bytes) != 0)
+			continue;
+		if (p % 8 && (e->addr[bytes] & mask) != (floor[f].addr[bytes] & mask))
+			continue;
+		if (best < 0 || floor[f].prefix > floor[best].prefix)
+			best = (int)f;
+	}
+	return best;
+}
+
+void sbt_policy_bpf_entry(const struct sbt_policy_entry *e, uint32_t slot,
+			  struct sbt_policy_key *key, struct sbt_policy_val *val)
+{
+	size_t nfloor;
+	const struct sbt_floor *floor = sbt_policy_floor(&nfloor);
+	int fidx = e->floor ? (int)e->floor_idx : covering_floor(floor, nfloor, e);
+
+	memset(key, 0, sizeof(*key));
+	key->prefixlen = 32 + e->prefix;
+	key->slot = slot;
+	memcpy(key->addr, e->addr, 16);
+	memset(val, 0, sizeof(*val));
+	if (fidx >= 0) {
+		val->flags = SBT_POLICY_FLOOR;
+		val->floor_idx = (uint32_t)fidx;
+		val->floor_kind = strcmp(floor[fidx].what, "loopback") == 0 && !floor[fidx].embedded
+					  ? SBT_FLOOR_LOOPBACK
+				  : strcmp(floor[fidx].what, "metadata") == 0
+					  ? SBT_FLOOR_METADATA
+					  : SBT_FLOOR_LINK_LOCAL;
+	}
+	val->nr_ports = (uint32_t)e->nr_ports;
+	for (size_t j = 0; j < e->nr_ports && j < SBT_POLICY_PORTS_MAX; j++) {
+		val->ports[j].lo = e->ports[j].lo;
+		val->ports[j].hi = e->ports[j].hi;
+		val->ports[j].proto = e->ports[j].proto;
+		val->ports[j].rule_id = e->ports[j].rule_id;
+	}
+}

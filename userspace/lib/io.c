@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "lib/io.h"
+
+int sbt_write_all(int fd, const void *buf, size_t len)
+{
+	const char *c = buf;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* no progress: never spin */
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read all of fd, at most `cap` bytes, NUL-terminated; NULL with *errp (EFBIG beyond cap). */
+char *sbt_read_capped(int fd, size_t cap, size_t *lenp, int *errp)
+{
+	size_t len = 0, size = 4096;
+	char *buf = malloc(size + 1), *nbuf;
+	ssize_t n;
+
+	*lenp = 0;
+	*errp = ENOMEM;
+	if (!buf)
+		return NULL;
+	for (;;) {
+		if (len == size) {
+			if (size > cap) {
+				*errp = EFBIG;
+				goto fail;
+			}
+			size = size * 2 > cap + 1 ? cap + 1 : size * 2;
+			nbuf = realloc(buf, size + 1);
+			if (!nbuf) {
+				*errp = ENOMEM;
+				goto fail;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*errp = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > cap) {
+		*errp = EFBIG;
+		goto fail;
+	}
+	buf[len] = '\0';
+	*lenp = len;
+	*errp = 0;
+	return buf;
+fail:
+	free(buf);
+	return NULL;
+}
+
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+char *sbt_read_regular(int dirfd, const char *path, size_t cap, size_t *lenp, int *errp,
+		       const char **kind)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+
+	*lenp = 0;
+	*kind = NULL;
+	if (fd < 0) {
+		*errp = errno;
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		*errp = errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		*kind = file_kind(st.st_mode);
+		*errp = EINVAL;
+	} else if ((unsigned long long)st.st_size > cap) {
+		*errp = EFBIG; /* refused before reading a byte */
+	} else {
+		buf = sbt_read_capped(fd, cap, lenp, errp); /* EFBIG still if it grew */
+	}
+	close(fd);
+	return buf;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The shell-invocation probe's pure parts: which build to run for a repo,
+ * its declared inputs and their SHA-256 digests, the content cache key, and
+ * the cache itself (atomic writes; an unreadable or corrupt entry is ignored,
+ * never trusted). No sandbox, no BPF here.
+ */
+#ifndef SBT_PROBE_H
+#define SBT_PROBE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "trace/tracer.h"
+
+#define SBT_PROBE_MAX_ARGS   64
+#define SBT_PROBE_MAX_INPUTS 96
+
+enum sbt_build_kind {
+	SBT_BUILD_CMD = 1,    /* --cmd "PROG ARGS" */
+	SBT_BUILD_DOCKERFILE, /* a Dockerfile's final stage (or --target): podman/docker build */
+	SBT_BUILD_NPM,	      /* package.json scripts.build: npm run build */
+	SBT_BUILD_MAKE,	      /* a Makefile: make */
+};
+
+struct sbt_probe_input {
+	char name[128];	 /* path relative to the repo, e.g. "package.json" */
+	char sha256[65]; /* lower-case hex */
+	/* a base image (name "image:REF"): the local image --image-map put in its place, or "" */
+	char substituted_by[256];
+};
+
+struct sbt_build_plan {
+	enum sbt_build_kind kind;
+	int argc;
+	char *argv[SBT_PROBE_MAX_ARGS +
+		   1];	 /* NULL-terminated; owned (free with sbt_build_plan_free) */
+	char target[64]; /* DOCKERFILE: the stage to build; "" for an unnamed final stage */
+	char why[192];	 /* which kind was chosen and why, e.g. "no Dockerfile, so Makefile ..." */
+	int nr_inputs;
+	struct sbt_probe_input inputs[SBT_PROBE_MAX_INPUTS];
+};
+
+/*
+ * Split `s` into words: blanks separate words; '...' keeps everything
+ * literally; "..." keeps everything but \" and \\ escapes; a backslash
+ * outside quotes escapes the next character. Never a shell: no $, no globs,
+ * no ;. Returns the number of words (argv NULL-terminated, strings malloc'd)
+ * or -1 with `err` naming the problem (unterminated quote, too many words,
+ * empty command).
+ */
+int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errlen);
+
+/*
+ * Decide the build for `repo`: `cmd` (--cmd) if given; else a Dockerfile
+ * (with FROM): the stage `target`, else the final stage (the image a
+ * container runs); else package.json with
+ * scripts.build (npm run build); else Makefile / makefile / GNUmakefile
+ * (make -B: outputs already in the tree are remade, not skipped). A
+ * Dockerfile that does not parse is an error (its line), never a reason to
+ * build something else; plan->why says which kind was chosen and why. Records the declared
+ * inputs that exist, with their digests: Dockerfile, package.json,
+ * package-lock.json, npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml,
+ * Makefile / makefile / GNUmakefile. Returns 0, or -1 with `err` saying what
+ * was looked for ("no build found in REPO: looked for --cmd, a Dockerfile,
+ * package.json scripts.build, a Makefile"), or what is
+ * wrong (unreadable package.json, bad --cmd ...).
+ */
+int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
+		   struct sbt_build_plan *plan, char *err, size_t errlen);
+void sbt_build_plan_free(struct sbt_build_plan *plan);
+
+/*
+ * The cache key: SHA-256 over the probe version, the build kind, the argv
+ * words, the target and every input's name and digest (each length-prefixed,
+ * so no two different plans collide by concatenation).
+ */
+void sbt_probe_cache_key(const struct sbt_build_plan *plan, const char *version, char hex[65]);
+
+/*
+ * Cache entries: DIR/KEY.json holding the probe report. Read returns 0 and a
+ * new reference when the file parses, is an object and its "cache"."key"
+ * equals key; -ENOENT when absent; -EBADMSG when corrupt (the caller ignores
+ * it and rewrites). Write is atomic (temp file in DIR, fsync, rename) and
+ * creates DIR (and parents) 0700. The default DIR is $XDG_CACHE_HOME/sbtrace,
+ * else $HOME/.cache/sbtrace (sbt_cache_default_dir).
+ */
+int sbt_cache_read(const char *dir, const char *key, json_object **report);
+int sbt_cache_write(const char *dir, const char *key, json_object *report);
+int sbt_cache_default_dir(char *buf, size_t len);
+
+/*
+ * `sbtrace probe ARGS` (userspace/probe/): the whole command, the trace
+ * being the loader's (passed in). Exit codes as its help says.
+ */
+int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace);
+void sbt_probe_usage(FILE *f);
+
+#endif
