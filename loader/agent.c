@@ -43,13 +43,13 @@
 #include "exec/shellid.h"
 #include "event/sink.h"
 
-static void emit(struct agent *a, struct sbt_event *ev, const struct sbt_sandbox *sb)
+static void emit(struct agent *a, struct sbt_event *ev, const struct sbt_target *sb)
 {
 	ev->sandbox = sb;
 	sbt_sinks_emit(&a->o->trace, ev);
 }
 
-static void emit_lost(struct agent *a, const struct sbt_sandbox *sb, const struct sbt_ev_lost *l)
+static void emit_lost(struct agent *a, const struct sbt_target *sb, const struct sbt_ev_lost *l)
 {
 	struct sbt_event ev = { .kind = SBT_EV_LOST, .ts = sbt_now_epoch_ns() };
 
@@ -64,7 +64,7 @@ static void rebuild_names(struct agent *a)
 	for (uint32_t i = 0; i < a->max; i++)
 		if (a->slots[i])
 			a->names[n++] = a->slots[i]->sb.name;
-	a->procfs.nr_sandboxes = n;
+	a->procfs.nr_targets = n;
 }
 
 /* The sandbox of cgroup id `id`, if the agent knows it. */
@@ -93,7 +93,7 @@ static int ensure_level(struct agent *a, uint32_t level)
 }
 
 /* A slot for the cgroup: the one the mkdir program gave it, else a free one, mapped. */
-static int take_slot(struct agent *a, const struct sbt_sandbox *sb, const char **by)
+static int take_slot(struct agent *a, const struct sbt_target *sb, const char **by)
 {
 	struct sbt_sandbox_key_val v;
 	struct sbt_sandbox_stats zero = { 0 };
@@ -169,7 +169,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 
 	if (!s)
 		return -ENOMEM;
-	if (sbt_sandbox_from_cgroup(path, &s->sb) < 0 || find_by_id(a, s->sb.cgroup_id)) {
+	if (sbt_target_from_cgroup(path, &s->sb) < 0 || find_by_id(a, s->sb.cgroup_id)) {
 		free(s);
 		return 0; /* gone already (a message said so), or known */
 	}
@@ -239,7 +239,7 @@ static void report_drops(struct agent *a, struct agent_sb *s)
 static void emit_folded(void *arg, const struct sbt_egress *rec);
 
 /* A sandbox's final events: what never arrived, its shells; its totals into t. */
-static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox_totals *t)
+static void final_events(struct agent *a, struct agent_sb *s, struct sbt_target_totals *t)
 {
 	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
 	uint64_t missing;
@@ -272,7 +272,7 @@ static void final_events(struct agent *a, struct agent_sb *s, struct sbt_sandbox
 static void remove_sandbox(struct agent *a, struct agent_sb *s)
 {
 	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_REMOVED };
-	struct sbt_sandbox_totals t;
+	struct sbt_target_totals t;
 
 	ring_buffer__consume(a->rb); /* its records are all in the buffer by now */
 	final_events(a, s, &t);
@@ -510,7 +510,7 @@ static void fill_runtime(struct agent *a, struct sbt_metrics_runtime *rt)
 	rt->exec_mode = a->plan.exec.mode;
 	rt->start_time_seconds = a->start_epoch;
 	rt->attach_duration_seconds = (double)a->attach_ms / 1000.0;
-	rt->sandboxes = a->nr;
+	rt->targets = a->nr;
 	rt->sandboxes_unregistered = a->plan.skel->bss->agent_mkdir_no_slot;
 	sbt_agent_obs_fill(&a->obs, rt);
 }
@@ -566,7 +566,7 @@ static void emit_stats(struct agent *a)
 	ev.stats.sandboxes_added = a->added;
 	ev.stats.sandboxes_removed = a->removed;
 	ev.stats.sandboxes_unregistered = a->plan.skel->bss->agent_mkdir_no_slot;
-	ev.stats.sandboxes = sbs;
+	ev.stats.targets = sbs;
 	ev.stats.nr = n;
 	emit(a, &ev, NULL);
 	free(sbs);
@@ -595,7 +595,7 @@ static struct agent *agent_new(struct sbt_agent_opts *o)
 	a->tail = malloc(SBT_ARGV_CAP + 1);
 	sbt_shellid_scan(&a->shellid, NULL);
 	a->procfs.root = "/proc";
-	a->procfs.sandboxes = a->names;
+	a->procfs.targets = a->names;
 	if (a->slots && a->names && a->argv_store && a->tail)
 		a->proc = sbt_proctab_new(sbt_proc_lookup_procfs, &a->procfs);
 	return a;
@@ -634,10 +634,10 @@ static void agent_free(struct agent *a)
 static int register_parents(struct agent *a)
 {
 	for (int i = 0; i < a->o->nr_parents; i++) {
-		struct sbt_sandbox *p = &a->parent[i];
+		struct sbt_target *p = &a->parent[i];
 		uint32_t one = 1;
 
-		if (sbt_sandbox_from_cgroup(a->o->parents[i], p) < 0)
+		if (sbt_target_from_cgroup(a->o->parents[i], p) < 0)
 			return SBT_EXIT_USAGE;
 		if (ensure_level(a, p->level + 1)) {
 			fprintf(stderr,
@@ -890,7 +890,7 @@ static void drain(struct agent *a)
 
 static void emit_final(struct agent *a, const char *reason)
 {
-	struct sbt_sandbox_totals *tot = calloc(a->nr ? a->nr : 1, sizeof(*tot));
+	struct sbt_target_totals *tot = calloc(a->nr ? a->nr : 1, sizeof(*tot));
 	const char **names = calloc(a->nr ? a->nr : 1, sizeof(*names));
 	struct sbt_event ev = { .kind = SBT_EV_STOPPED };
 	uint32_t n = 0;

@@ -50,7 +50,7 @@ void sbt_http_stop(struct sbt_http *h);
 /* ---- per-sandbox egress policy (agent_egress.c) ---- */
 
 struct bpf_link;
-struct sbt_sandbox;
+struct sbt_target;
 struct sbt_sandbox_state;
 
 #define SBT_AGENT_EGRESS_PROGS 6 /* sbt_egress_progs()'s enforcers: no DNS proxy in the agent */
@@ -80,7 +80,7 @@ struct sbt_agent_pol {
 int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len);
 /* Open --policy-dir, attach the hooks to each parent (when there is one). 0 or -errno. */
 int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
-			  const char *policy_dir, const struct sbt_sandbox *parents, int nr);
+			  const char *policy_dir, const struct sbt_target *parents, int nr);
 void sbt_agent_egress_free(struct sbt_agent_egress *ae);
 int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode);
 /*
@@ -101,7 +101,7 @@ void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox
  * turns FAILED (denied). 0, or -errno when the hooks could not be attached.
  */
 int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
-			const struct sbt_sandbox *sb, bool attach);
+			const struct sbt_target *sb, bool attach);
 /* Detach, clear the slot's trie entries, mode OBSERVE; frees p. */
 void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot);
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p); /* NULL for none */

@@ -39,6 +39,7 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "event/sink.h"
+#include "sandbox/sandbox.h"
 
 _Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_ENFORCERS, "the agent links the enforcers");
 
@@ -100,7 +101,7 @@ int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len)
 }
 
 int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
-			  const char *policy_dir, const struct sbt_sandbox *parents, int nr)
+			  const char *policy_dir, const struct sbt_target *parents, int nr)
 {
 	memset(ae, 0, sizeof(*ae));
 	ae->skel = skel;
@@ -407,7 +408,7 @@ static void clear_trie(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uin
 }
 
 int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
-			const struct sbt_sandbox *sb, bool attach)
+			const struct sbt_target *sb, bool attach)
 {
 	int err;
 

@@ -17,7 +17,7 @@
 #include "exec/shellid.h"
 
 struct agent_sb {
-	struct sbt_sandbox sb;
+	struct sbt_target sb;
 	const char *source;	   /* "shim", "cgroup_parent" */
 	const char *registered_by; /* "cgroup_mkdir", "agent" */
 	uint64_t received, lost_reported, kernel_execs, kernel_lost, shells;
@@ -37,7 +37,7 @@ struct agent {
 	uint32_t max, nr;
 	int stats_fd, cgroups_fd, free_fd, parents_fd;
 	int ino, wd_state, wd_parent[SBT_AGENT_MAX_PARENTS];
-	struct sbt_sandbox parent[SBT_AGENT_MAX_PARENTS];
+	struct sbt_target parent[SBT_AGENT_MAX_PARENTS];
 	struct sbt_proctab *proc;
 	struct sbt_procfs_ctx procfs;
 	struct sbt_shellid shellid;

@@ -497,7 +497,7 @@ static int open_tap(struct sbt_dnsproxy *px, struct sbt_dnsproxy_tap *tap)
 	return err;
 }
 
-int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb,
+int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb,
 		       int sb_nsfd, struct sbt_dnsproxy_tap *tap)
 {
 	struct sbt_dnsproxy *px = calloc(1, sizeof(*px));

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 struct sbt_egress_state;
-struct sbt_sandbox;
+struct sbt_target;
 struct sbt_dnsproxy;
 
 /* Where a tap sandbox's proxy listens: the tap's host-side addresses. */
@@ -34,7 +34,7 @@ struct sbt_dnsproxy_tap {
  * and start its thread. 0, or -errno after a one-line message (the
  * sandbox's DNS is then judged like any traffic).
  */
-int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb,
+int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb,
 		       int sb_nsfd, struct sbt_dnsproxy_tap *tap);
 /* Stop the thread, unpublish the ports, close the sockets. NULL is fine. */
 void sbt_dnsproxy_stop(struct sbt_egress_state *st, uint32_t slot);

@@ -225,12 +225,12 @@ static const char *host_resolv_conf(void)
  * files: whoever writes them would choose the addresses every host rule
  * allows, and the resolver rule would open port 53 to whatever they name.
  */
-static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_sandbox *sb,
+static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_target *sb,
 			  const struct sbt_egress_cfg *cfg)
 {
 	char path[64], text[8192];
 	const char *conf = host_resolv_conf();
-	int pid = sbt_sandbox_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1;
+	int pid = sbt_target_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1;
 
 	es->nsfd = -1;
 	es->resolver_pid = pid;
@@ -457,7 +457,7 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
  * when the sandbox has ended). Without bpffs the policy lasts as long as
  * this tracer, and the shim's freeze is what stops the workload: say so.
  */
-void sbt_pin_enforcers(const struct sbt_sandbox *sb, const int *link_fds, const char *const *what,
+void sbt_pin_enforcers(const struct sbt_target *sb, const int *link_fds, const char *const *what,
 		       size_t n)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
@@ -477,7 +477,7 @@ void sbt_pin_enforcers(const struct sbt_sandbox *sb, const int *link_fds, const 
 }
 
 static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
-			       const struct sbt_sandbox *sb)
+			       const struct sbt_target *sb)
 {
 	size_t nprogs;
 	struct bpf_program *const *progs = sbt_egress_progs(st->plan->skel, &nprogs);
@@ -515,7 +515,7 @@ static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
 }
 
 /* Floor first: say which answer addresses of a host rule stay denied. */
-static void warn_floored(const struct sbt_host_state *h, const struct sbt_sandbox *sb)
+static void warn_floored(const struct sbt_host_state *h, const struct sbt_target *sb)
 {
 	for (size_t k = 0; k < h->nr_floored; k++) {
 		char a[64];
@@ -535,7 +535,7 @@ static void drop_dns_event(void *arg, const struct sbt_dns_event *ev)
 }
 
 /* A tap's host-side addresses (its first IPv4, its first global IPv6), in its namespace. */
-static int tap_host_addrs(const struct sbt_sandbox *sb, struct sbt_dnsproxy_tap *tp)
+static int tap_host_addrs(const struct sbt_target *sb, struct sbt_dnsproxy_tap *tp)
 {
 	struct ifaddrs *ifa;
 	int back, err = sbt_netns_enter(sb->tap.netns, &back);
@@ -571,17 +571,17 @@ static int tap_host_addrs(const struct sbt_sandbox *sb, struct sbt_dnsproxy_tap 
  * The DNS proxy of a sandbox: for its cgroup, in its network namespace (its
  * first process's); for its tap, on the tap's host-side addresses.
  */
-static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_sandbox *sb)
+static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb)
 {
 	struct sbt_egress_sandbox *es = &st->sb[slot];
-	int pid = sbt_sandbox_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1, nsfd = -1, err;
+	int pid = sbt_target_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1, nsfd = -1, err;
 	char path[PATH_MAX + 16];
 
 	if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
-	if (nsfd < 0 && sbt_sandbox_has_cgroup(sb) && !sb->has_tap) {
+	if (nsfd < 0 && sbt_target_has_cgroup(sb) && !sb->has_tap) {
 		fprintf(stderr,
 			"sbtrace: egress: sandbox %s: no process in it to find its network "
 			"namespace: no DNS proxy, its DNS is judged like any traffic\n",
@@ -618,7 +618,7 @@ static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct
 }
 
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
-		     const struct sbt_egress_cfg *cfg, const struct sbt_sandbox *sandboxes,
+		     const struct sbt_egress_cfg *cfg, const struct sbt_target *targets,
 		     uint32_t nr)
 {
 	bool policy = cfg->mode == SBT_EGRESS_AUDIT || cfg->mode == SBT_EGRESS_ENFORCE;
@@ -650,30 +650,30 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 			es->nr_hosts++;
 		}
 		if (es->nr_hosts)
-			find_resolver(es, &sandboxes[i], cfg);
+			find_resolver(es, &targets[i], cfg);
 		if (es->nr_hosts && cfg->mode == SBT_EGRESS_ENFORCE && !cfg->dns_proxy_off &&
-		    (sbt_sandbox_has_cgroup(&sandboxes[i]) || sandboxes[i].has_tap))
-			start_proxy(st, i, &sandboxes[i]);
+		    (sbt_target_has_cgroup(&targets[i]) || targets[i].has_tap))
+			start_proxy(st, i, &targets[i]);
 		for (size_t h = 0; h < es->nr_hosts; h++) {
 			resolve_host(es, &es->hosts[h]);
 			if (es->hosts[h].error[0])
 				fprintf(stderr,
 					"sbtrace: egress: host %s for sandbox %s: %s; "
 					"denied until it resolves\n",
-					es->hosts[h].name, sandboxes[i].name, es->hosts[h].error);
-			warn_floored(&es->hosts[h], &sandboxes[i]);
+					es->hosts[h].name, targets[i].name, es->hosts[h].error);
+			warn_floored(&es->hosts[h], &targets[i]);
 		}
 		pthread_mutex_lock(&es->lock);
 		rc = write_policy(st, i, err, sizeof(err));
 		pthread_mutex_unlock(&es->lock);
 		if (rc) {
-			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", sandboxes[i].name,
+			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", targets[i].name,
 				err);
 			return -EINVAL;
 		}
-		if (!sbt_sandbox_has_cgroup(&sandboxes[i]))
+		if (!sbt_target_has_cgroup(&targets[i]))
 			continue; /* a tap-only sandbox: the tc program enforces its trie */
-		if (attach_cgroup_progs(st, i, &sandboxes[i]))
+		if (attach_cgroup_progs(st, i, &targets[i]))
 			return -EPERM;
 	}
 	return 0;

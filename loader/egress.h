@@ -74,7 +74,7 @@ int sbt_socket_in_netns(int nsfd, int domain, int type);
  * and attach the cgroup programs. 0, or -errno after a one-line message.
  */
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
-		     const struct sbt_egress_cfg *cfg, const struct sbt_sandbox *sandboxes,
+		     const struct sbt_egress_cfg *cfg, const struct sbt_target *targets,
 		     uint32_t nr);
 /* Re-resolve hosts whose TTL expired and rewrite the tries that changed. */
 void sbt_egress_tick(struct sbt_egress_state *st);

@@ -16,7 +16,7 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 	struct sbt_hook_result membership, tap;
 	json_object *o = json_object_new_object(), *cg = json_object_new_object();
 	char mnt[PATH_MAX], root[PATH_MAX];
-	struct sbt_sandbox top;
+	struct sbt_target top;
 	struct utsname u;
 	uint64_t ptr;
 	int err;
@@ -34,8 +34,8 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 		json_object_object_add(cg, "mount", json_object_new_string(mnt));
 		json_object_object_add(cg, "root", json_object_new_string(root));
 		/* Probe the membership modes on the hierarchy's own top cgroup. */
-		if (!err && sbt_sandbox_from_cgroup(mnt, &top) == 0) {
-			const struct sbt_sandbox *one = &top;
+		if (!err && sbt_target_from_cgroup(mnt, &top) == 0) {
+			const struct sbt_target *one = &top;
 
 			sbt_membership_learn(&plan, &one, 1, &ptr, &membership);
 		}

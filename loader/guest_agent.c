@@ -32,7 +32,7 @@
 struct gagent {
 	const struct sbt_guest_agent_opts *o;
 	struct sbt_plan plan;
-	struct sbt_sandbox sb;
+	struct sbt_target sb;
 	struct ring_buffer *rb;
 	int port;
 	uint32_t seq;
@@ -125,7 +125,7 @@ static void say_ready(int fd)
 static int attach(struct gagent *g)
 {
 	struct sbt_hook_result membership;
-	int err = sbt_sandbox_from_cgroup(g->o->cgroup, &g->sb);
+	int err = sbt_target_from_cgroup(g->o->cgroup, &g->sb);
 
 	if (err)
 		return SBT_EXIT_USAGE; /* it said why */
@@ -138,7 +138,7 @@ static int attach(struct gagent *g)
 			strerror(-err));
 		return SBT_EXIT_KERNEL;
 	}
-	if (sbt_register_sandboxes(&g->plan, &g->sb, 1, &membership))
+	if (sbt_register_targets(&g->plan, &g->sb, 1, &membership))
 		return SBT_EXIT_KERNEL;
 	g->rb = ring_buffer__new(bpf_map__fd(g->plan.skel->maps.events), on_record, g, NULL);
 	if (!g->rb) {

@@ -70,7 +70,7 @@ int sbt_prog_run_stats(const struct bpf_program *prog, uint64_t *run_ns, uint64_
  * the exec hook is tp_btf and the iterator loaded; otherwise, or when that
  * fails, ptrs[] stays 0 (ancestor-id helper). `res` says which mode and why.
  */
-void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox *const *sandboxes,
+void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_target *const *targets,
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
 
 /*
@@ -78,15 +78,15 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox 
  * (the fast slots, by kernel address where membership.c learns it, then the
  * hash path by cgroup level). 0, or -errno after a message.
  */
-int sbt_register_sandboxes(const struct sbt_plan *plan, const struct sbt_sandbox *sandboxes,
-			   uint32_t nr, struct sbt_hook_result *membership);
+int sbt_register_targets(const struct sbt_plan *plan, const struct sbt_target *targets, uint32_t nr,
+			 struct sbt_hook_result *membership);
 
 /*
  * A shim's or the probe's sandbox (sb->pin_name): pin its n enforcing links
  * (what[i]: link i's name in the pin directory) under <bpffs>/sbtrace/NAME,
  * so they outlive this process. A failure is said once, on stderr.
  */
-void sbt_pin_enforcers(const struct sbt_sandbox *sb, const int *link_fds, const char *const *what,
+void sbt_pin_enforcers(const struct sbt_target *sb, const int *link_fds, const char *const *what,
 		       size_t n);
 
 struct sbt_tap_state {
@@ -108,9 +108,9 @@ struct sbt_tap_state {
  */
 struct sbt_egress_state;
 int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
-		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver,
+		   const struct sbt_target *targets, uint32_t nr, const uint8_t *cfg_resolver,
 		   const struct sbt_egress_state *eg);
-void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxes);
+void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_target *targets);
 /* `sbtrace features`: would a tap get tcx (probed without a device) or clsact? */
 void sbt_tap_probe(const struct sbt_plan *plan, struct sbt_hook_result *res);
 

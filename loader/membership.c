@@ -21,7 +21,7 @@
 #include "loader.h"
 
 /* Run the iterator over one cgroup; 0 and *ptr set, or -errno. */
-static int learn_one(struct sbtrace_bpf *skel, const struct sbt_sandbox *sb, uint64_t *ptr)
+static int learn_one(struct sbtrace_bpf *skel, const struct sbt_target *sb, uint64_t *ptr)
 {
 	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info linfo;
@@ -67,7 +67,7 @@ static int learn_one(struct sbtrace_bpf *skel, const struct sbt_sandbox *sb, uin
 	return 0;
 }
 
-void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox *const *sandboxes,
+void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_target *const *targets,
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -84,7 +84,7 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_sandbox 
 		int err = 0;
 
 		for (uint32_t i = 0; i < nr && !err; i++)
-			err = learn_one(plan->skel, sandboxes[i], &ptrs[i]);
+			err = learn_one(plan->skel, targets[i], &ptrs[i]);
 		if (!err) {
 			sbt_hook_record(res, "cgroup_ptr", "attached", 0);
 			res->mode = "cgroup_ptr";

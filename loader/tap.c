@@ -38,7 +38,7 @@ static void netns_back(int saved)
 			strerror(-err));
 }
 
-static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifindex,
+static void fill_entry(struct sbt_tap *e, const struct sbt_target *sb, int ifindex,
 		       const uint8_t *cfg_res, const struct sbt_egress_sandbox *es)
 {
 	static const uint8_t v4pre[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -81,7 +81,7 @@ static void fill_entry(struct sbt_tap *e, const struct sbt_sandbox *sb, int ifin
  * way tap_ingress went: a tcx link, or a filter on the same clsact qdisc.
  */
 static int attach_egress(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifindex,
-			 const struct sbt_sandbox *sb)
+			 const struct sbt_target *sb)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = TAP_TC_PRIO,
@@ -108,7 +108,7 @@ static int attach_egress(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int 
 
 /* tcx first (a link), then clsact. 0 or -errno; the hook result says what was tried. */
 static int attach_one(struct sbt_tap_state *ts, uint32_t k, int prog_fd, int ifindex,
-		      const struct sbt_sandbox *sb)
+		      const struct sbt_target *sb)
 {
 	struct sbt_hook_result *res = &ts->res[k];
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
@@ -190,7 +190,7 @@ void sbt_tap_probe(const struct sbt_plan *plan, struct sbt_hook_result *res)
 }
 
 int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
-		   const struct sbt_sandbox *sandboxes, uint32_t nr, const uint8_t *cfg_resolver,
+		   const struct sbt_target *targets, uint32_t nr, const uint8_t *cfg_resolver,
 		   const struct sbt_egress_state *eg)
 {
 	struct sbtrace_bpf *skel = plan->skel;
@@ -201,7 +201,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 	for (uint32_t i = 0; i < SBT_MAX_TAPS; i++)
 		ts->link_fd[i] = ts->eg_link_fd[i] = -1;
 	for (uint32_t i = 0; i < nr; i++) {
-		const struct sbt_sandbox *sb = &sandboxes[i];
+		const struct sbt_target *sb = &targets[i];
 		uint32_t k = ts->nr;
 		int saved, err, ifindex;
 
@@ -228,7 +228,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		}
 		for (uint32_t j = 0; j < k; j++)
 			if (ts->ifindex[j] == ifindex &&
-			    strcmp(sandboxes[ts->idx[j]].tap.netns, sb->tap.netns) == 0) {
+			    strcmp(targets[ts->idx[j]].tap.netns, sb->tap.netns) == 0) {
 				netns_back(saved);
 				fprintf(stderr, "sbtrace: tap %s given twice\n", sb->tap.ifname);
 				return -ENODEV;
@@ -266,10 +266,10 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 	return 0;
 }
 
-void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxes)
+void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_target *targets)
 {
 	for (uint32_t k = 0; k < ts->nr; k++) {
-		const struct sbt_tap_spec *t = &sandboxes[ts->idx[k]].tap;
+		const struct sbt_tap_spec *t = &targets[ts->idx[k]].tap;
 		DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ts->ifindex[k],
 				    .attach_point = BPF_TC_INGRESS);
 		DECLARE_LIBBPF_OPTS(bpf_tc_opts, tco, .handle = 1, .priority = TAP_TC_PRIO);
@@ -284,7 +284,7 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_sandbox *sandboxe
 			ts->eg_link_fd[k] = -1;
 		}
 		/* A sandbox's own tap goes with its sandbox: the filter judges until then. */
-		if (!ts->clsact[k] || sandboxes[ts->idx[k]].pin_name[0])
+		if (!ts->clsact[k] || targets[ts->idx[k]].pin_name[0])
 			continue;
 		if (sbt_netns_enter(t->netns, &saved)) {
 			fprintf(stderr, "sbtrace: tap %s: netns '%s' is gone\n", t->ifname,

@@ -102,7 +102,7 @@ struct trace_ctx {
 #define FOLD_SLOTS (1u << 15)
 
 /* Hand an event of sandbox `sb` (NULL: run-wide) to the sinks. */
-static void emit(struct trace_ctx *ctx, struct sbt_event *ev, const struct sbt_sandbox *sb)
+static void emit(struct trace_ctx *ctx, struct sbt_event *ev, const struct sbt_target *sb)
 {
 	ev->sandbox = sb;
 	sbt_sinks_emit(ctx->opts, ev);
@@ -120,7 +120,7 @@ static void emit_egress(struct trace_ctx *ctx, const struct sbt_egress *rec, uin
 	    sbt_egress_learned_name(ctx->egress, rec->slot, rec->daddr, name, sizeof(name),
 				    &ev.egress.dns_ts))
 		ev.egress.dns_name = name;
-	emit(ctx, &ev, &ctx->opts->sandboxes[rec->slot]);
+	emit(ctx, &ev, &ctx->opts->targets[rec->slot]);
 }
 
 /* A DNS proxy's event (queued by its thread), to the sinks. */
@@ -131,10 +131,10 @@ static void emit_dns(void *arg, const struct sbt_dns_event *rec)
 
 	ev.dns.rec = rec;
 	ev.dns.rule = sbt_egress_rule_text(&ctx->opts->egress, rec->rule_id);
-	emit(ctx, &ev, &ctx->opts->sandboxes[rec->slot]);
+	emit(ctx, &ev, &ctx->opts->targets[rec->slot]);
 }
 
-static void emit_lost(struct trace_ctx *ctx, const struct sbt_sandbox *sb,
+static void emit_lost(struct trace_ctx *ctx, const struct sbt_target *sb,
 		      const struct sbt_ev_lost *lost)
 {
 	struct sbt_event ev = { .kind = SBT_EV_LOST, .ts = sbt_now_epoch_ns() };
@@ -181,7 +181,7 @@ static void handle_egress(struct trace_ctx *ctx, const void *data, size_t size)
 	struct sbt_egress ev;
 
 	derr = sbt_decode_egress(data, size, &ev);
-	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_sandboxes)
+	if (derr == SBT_DECODE_OK && ev.slot >= ctx->opts->nr_targets)
 		derr = SBT_DECODE_BAD_FIELD;
 	if (derr != SBT_DECODE_OK) {
 		if (!ctx->decode_errors++)
@@ -217,7 +217,7 @@ static void flush_folds(struct trace_ctx *ctx)
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &val) || val.folded == 0 ||
-		    key.slot >= ctx->opts->nr_sandboxes)
+		    key.slot >= ctx->opts->nr_targets)
 			continue;
 		fe = fold_slot(ctx, &key);
 		if (fe && fe->used) {
@@ -255,8 +255,7 @@ static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size,
 
 	derr = sbt_decode_exec(data, size, &ev, ctx->argv_store, ctx->tail);
 	/* the guest agent registers one cgroup, at slot 0 */
-	if (derr == SBT_DECODE_OK &&
-	    (src->guest ? ev.slot != 0 : ev.slot >= ctx->opts->nr_sandboxes))
+	if (derr == SBT_DECODE_OK && (src->guest ? ev.slot != 0 : ev.slot >= ctx->opts->nr_targets))
 		derr = SBT_DECODE_BAD_LENGTHS;
 	if (derr != SBT_DECODE_OK) {
 		if (!ctx->decode_errors++)
@@ -286,7 +285,7 @@ static void handle_exec(struct trace_ctx *ctx, const void *data, size_t size,
 	sbt_proctab_exec(src->proc, ev.pid, ev.ppid, ev.comm);
 	out.exec.rec = &ev;
 	out.exec.shell = is_shell ? &cls : NULL;
-	emit(ctx, &out, &ctx->opts->sandboxes[ev.slot]);
+	emit(ctx, &out, &ctx->opts->targets[ev.slot]);
 }
 
 static int handle_record(void *vctx, void *data, size_t size)
@@ -321,8 +320,8 @@ static void handle_guest_record(void *arg, const void *data, size_t size)
 /* Open the stream of every microVM sandbox with a guest agent (before TraceStarted). */
 static int guests_open(struct trace_ctx *ctx)
 {
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
-		const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
+	for (uint32_t i = 0; i < ctx->opts->nr_targets; i++) {
+		const struct sbt_target *sb = &ctx->opts->targets[i];
 		struct guest_src *g;
 		int err;
 
@@ -371,7 +370,7 @@ static void guest_info(struct guest_src *g)
 /* What the guest streams gained since the last look (up to `max` bytes each). */
 static void guests_poll(struct trace_ctx *ctx, size_t max)
 {
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+	for (uint32_t i = 0; i < ctx->opts->nr_targets; i++)
 		if (ctx->guests[i])
 			sbt_guest_feed_poll(&ctx->guests[i]->feed, max, sbt_mono_ms(),
 					    sbt_now_epoch_ns());
@@ -400,7 +399,7 @@ static int read_stats(struct trace_ctx *ctx, uint32_t slot, struct sbt_sandbox_s
 /* Emit EventsLost for ring-buffer drops the kernel counted since the last look. */
 static void report_drops(struct trace_ctx *ctx)
 {
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+	for (uint32_t i = 0; i < ctx->opts->nr_targets; i++) {
 		struct sandbox_state *st = &ctx->st[i];
 		struct sbt_sandbox_stats s;
 		struct sbt_ev_lost ev;
@@ -412,9 +411,9 @@ static void report_drops(struct trace_ctx *ctx)
 		st->kernel_eg = s.egress;
 		st->kernel_eg_lost = s.egress_lost;
 		if (sbt_lost_since(s.egress_lost, &st->eg_lost_reported, "egress", &ev))
-			emit_lost(ctx, &ctx->opts->sandboxes[i], &ev);
+			emit_lost(ctx, &ctx->opts->targets[i], &ev);
 		if (sbt_lost_since(s.lost, &st->lost_reported, "exec", &ev))
-			emit_lost(ctx, &ctx->opts->sandboxes[i], &ev);
+			emit_lost(ctx, &ctx->opts->targets[i], &ev);
 	}
 }
 
@@ -427,7 +426,7 @@ static void drain(struct trace_ctx *ctx)
 		bool pending = false;
 
 		ring_buffer__consume(ctx->rb);
-		for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
+		for (uint32_t i = 0; i < ctx->opts->nr_targets; i++) {
 			struct sbt_sandbox_stats s;
 
 			if (read_stats(ctx, i, &s) == 0 &&
@@ -454,7 +453,7 @@ static void report_fallback(const struct sbt_hook_result *res)
 static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 {
 	const struct sbt_trace_opts *opts = ctx->opts;
-	struct sbt_sandbox_view views[SBT_MAX_SANDBOXES];
+	struct sbt_target_view views[SBT_MAX_SANDBOXES];
 	const struct sbt_hook_result *hooks[] = { &ctx->plan.exec,
 						  &ctx->membership,
 						  &ctx->plan.connect,
@@ -465,9 +464,9 @@ static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 	struct utsname u;
 
 	memset(views, 0, sizeof(views));
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
+	for (uint32_t i = 0; i < opts->nr_targets; i++) {
 		for (uint32_t k = 0; k < ctx->taps->nr; k++) {
-			if (ctx->taps->idx[k] != opts->sandboxes[i].slot)
+			if (ctx->taps->idx[k] != opts->targets[i].slot)
 				continue;
 			views[i].tap_ifindex = ctx->taps->ifindex[k];
 			views[i].tap_mode = ctx->taps->res[k].mode;
@@ -484,12 +483,12 @@ static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 }
 
 /* One sandbox at stop: what never arrived, its totals, then its shell invocations. */
-static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_totals *t)
+static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_target_totals *t)
 {
 	const char *why = ctx->decode_errors ? "decode_error" : "not_received";
-	const struct sbt_sandbox *sb = &ctx->opts->sandboxes[i];
+	const struct sbt_target *sb = &ctx->opts->targets[i];
 	struct sandbox_state *st = &ctx->st[i];
-	bool exec_visible = strcmp(sbt_sandbox_vis_exec(sb), "none") != 0;
+	bool exec_visible = strcmp(sbt_target_vis_exec(sb), "none") != 0;
 	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
 	struct sbt_guest_account ga = { 0 };
 	uint64_t missing = 0, eg_missing = 0;
@@ -557,11 +556,11 @@ static void final_sandbox(struct trace_ctx *ctx, uint32_t i, struct sbt_sandbox_
 
 static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t duration_ms)
 {
-	struct sbt_sandbox_totals totals[SBT_MAX_SANDBOXES];
+	struct sbt_target_totals totals[SBT_MAX_SANDBOXES];
 	struct sbt_event ev = { .kind = SBT_EV_STOPPED };
 
 	memset(totals, 0, sizeof(totals));
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+	for (uint32_t i = 0; i < ctx->opts->nr_targets; i++)
 		final_sandbox(ctx, i, &totals[i]);
 	if (ctx->decode_errors)
 		emit_lost(ctx, NULL,
@@ -574,8 +573,8 @@ static void emit_final(struct trace_ctx *ctx, const char *reason, uint64_t durat
 	ev.stopped.duration_ms = duration_ms;
 	ev.stopped.decode_errors = ctx->decode_errors;
 	ev.stopped.totals = totals;
-	ev.stopped.sandboxes = ctx->opts->sandboxes;
-	ev.stopped.nr = ctx->opts->nr_sandboxes;
+	ev.stopped.targets = ctx->opts->targets;
+	ev.stopped.nr = ctx->opts->nr_targets;
 	emit(ctx, &ev, NULL);
 	sbt_sinks_flush(ctx->opts);
 }
@@ -632,8 +631,8 @@ static void snapshot_cgroup(struct trace_ctx *ctx, int dirfd, int depth)
  */
 static void snapshot_sandboxes(struct trace_ctx *ctx)
 {
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++) {
-		int fd = open(ctx->opts->sandboxes[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (uint32_t i = 0; i < ctx->opts->nr_targets; i++) {
+		int fd = open(ctx->opts->targets[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		if (fd < 0)
 			continue;
@@ -647,10 +646,10 @@ static void snapshot_sandboxes(struct trace_ctx *ctx)
  * first SBT_FAST_SANDBOXES in the program's in-place table, the rest in the
  * hash map with their distinct levels.
  */
-int sbt_register_sandboxes(const struct sbt_plan *plan, const struct sbt_sandbox *sandboxes,
-			   uint32_t nr, struct sbt_hook_result *membership)
+int sbt_register_targets(const struct sbt_plan *plan, const struct sbt_target *targets, uint32_t nr,
+			 struct sbt_hook_result *membership)
 {
-	const struct sbt_sandbox *order[SBT_MAX_SANDBOXES];
+	const struct sbt_target *order[SBT_MAX_SANDBOXES];
 	uint64_t ptrs[SBT_FAST_SANDBOXES];
 	struct sbtrace_bpf *skel = plan->skel;
 	int fd = bpf_map__fd(skel->maps.sandbox_cgroups);
@@ -659,11 +658,11 @@ int sbt_register_sandboxes(const struct sbt_plan *plan, const struct sbt_sandbox
 	for (uint32_t i = 0; i < nr && i < SBT_MAX_SANDBOXES; i++) {
 		uint32_t j;
 
-		if (!sbt_sandbox_has_cgroup(&sandboxes[i]))
+		if (!sbt_target_has_cgroup(&targets[i]))
 			continue; /* a tap-only sandbox: its key is the tap, registered by tap.c */
-		for (j = n++; j > 0 && order[j - 1]->level < sandboxes[i].level; j--)
+		for (j = n++; j > 0 && order[j - 1]->level < targets[i].level; j--)
 			order[j] = order[j - 1];
-		order[j] = &sandboxes[i];
+		order[j] = &targets[i];
 	}
 	if (n == 0) { /* taps only: no cgroup, no membership check */
 		memset(membership, 0, sizeof(*membership));
@@ -673,7 +672,7 @@ int sbt_register_sandboxes(const struct sbt_plan *plan, const struct sbt_sandbox
 	sbt_membership_learn(plan, order, n < SBT_FAST_SANDBOXES ? n : SBT_FAST_SANDBOXES, ptrs,
 			     membership);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct sbt_sandbox *sb = order[i];
+		const struct sbt_target *sb = order[i];
 		struct sbt_sandbox_key_val v = { .slot = sb->slot, .level = sb->level };
 		uint32_t j;
 
@@ -721,16 +720,16 @@ static struct trace_ctx *ctx_new(const struct sbt_trace_opts *opts)
 	ctx->egress = calloc(1, sizeof(*ctx->egress));
 	ctx->taps = calloc(1, sizeof(*ctx->taps));
 	ctx->folds = calloc(FOLD_SLOTS, sizeof(*ctx->folds));
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
-		ctx->names[i] = opts->sandboxes[i].name;
+	for (uint32_t i = 0; i < opts->nr_targets; i++) {
+		ctx->names[i] = opts->targets[i].name;
 		ctx->st[i].agg = sbt_shellagg_new();
 		if (!ctx->st[i].agg)
 			return ctx; /* the caller sees proc == NULL */
 	}
 	sbt_shellid_scan(&ctx->shellid, NULL);
 	ctx->procfs.root = "/proc";
-	ctx->procfs.sandboxes = ctx->names;
-	ctx->procfs.nr_sandboxes = opts->nr_sandboxes;
+	ctx->procfs.targets = ctx->names;
+	ctx->procfs.nr_targets = opts->nr_targets;
 	if (!ctx->argv_store || !ctx->tail || !ctx->egress || !ctx->taps || !ctx->folds)
 		return ctx;
 	ctx->proc = sbt_proctab_new(sbt_proc_lookup_procfs, &ctx->procfs);
@@ -741,14 +740,14 @@ static void ctx_free(struct trace_ctx *ctx)
 {
 	ring_buffer__free(ctx->rb);
 	if (ctx->taps)
-		sbt_tap_detach(ctx->taps, ctx->opts->sandboxes);
+		sbt_tap_detach(ctx->taps, ctx->opts->targets);
 	free(ctx->taps);
 	if (ctx->egress)
 		sbt_egress_teardown(ctx->egress);
 	sbt_plan_destroy(&ctx->plan);
 	free(ctx->egress);
 	free(ctx->folds);
-	for (uint32_t i = 0; i < ctx->opts->nr_sandboxes; i++)
+	for (uint32_t i = 0; i < ctx->opts->nr_targets; i++)
 		sbt_shellagg_free(ctx->st[i].agg);
 	sbt_proctab_free(ctx->proc);
 	guests_free(ctx);
@@ -786,20 +785,19 @@ static int trace_attach(struct trace_ctx *ctx)
 		fprintf(stderr, "sbtrace: cannot set up the ring buffer: %s\n", strerror(errno));
 		return SBT_EXIT_KERNEL;
 	}
-	if (sbt_register_sandboxes(plan, opts->sandboxes, opts->nr_sandboxes, &ctx->membership))
+	if (sbt_register_targets(plan, opts->targets, opts->nr_targets, &ctx->membership))
 		return SBT_EXIT_KERNEL;
 	if (guests_open(ctx)) {
 		fprintf(stderr, "sbtrace: out of memory\n");
 		return SBT_EXIT_RUNTIME;
 	}
 	report_fallback(&ctx->membership);
-	err = sbt_egress_setup(ctx->egress, plan, &opts->egress, opts->sandboxes,
-			       opts->nr_sandboxes);
+	err = sbt_egress_setup(ctx->egress, plan, &opts->egress, opts->targets, opts->nr_targets);
 	if (err)
 		return err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
 	if (!opts->exec.tap)
 		return SBT_EXIT_OK;
-	err = sbt_tap_attach(ctx->taps, plan, opts->sandboxes, opts->nr_sandboxes,
+	err = sbt_tap_attach(ctx->taps, plan, opts->targets, opts->nr_targets,
 			     opts->egress.has_resolver ? opts->egress.resolver : NULL, ctx->egress);
 	if (err)
 		return err == -ENODEV || err == -EINVAL ? SBT_EXIT_USAGE : SBT_EXIT_KERNEL;
@@ -815,9 +813,9 @@ static void emit_stats(struct trace_ctx *ctx, uint64_t start_ms)
 	struct sbt_stats_sandbox sbs[SBT_MAX_SANDBOXES];
 	struct sbt_event ev = { .kind = SBT_EV_STATS, .ts = sbt_now_epoch_ns() };
 
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
+	for (uint32_t i = 0; i < opts->nr_targets; i++)
 		sbs[i] = (struct sbt_stats_sandbox){
-			.name = opts->sandboxes[i].name,
+			.name = opts->targets[i].name,
 			.execs = ctx->st[i].kernel_execs +
 				 (ctx->guests[i] ? ctx->guests[i]->feed.last.execs : 0),
 			.received = ctx->st[i].received +
@@ -828,9 +826,9 @@ static void emit_stats(struct trace_ctx *ctx, uint64_t start_ms)
 	ev.stats.uptime_ms = sbt_mono_ms() - start_ms;
 	ev.stats.ringbuf_size_bytes = opts->exec.ringbuf_bytes;
 	ev.stats.decode_errors = ctx->decode_errors;
-	ev.stats.sandboxes_added = opts->nr_sandboxes;
-	ev.stats.sandboxes = sbs;
-	ev.stats.nr = opts->nr_sandboxes;
+	ev.stats.sandboxes_added = opts->nr_targets;
+	ev.stats.targets = sbs;
+	ev.stats.nr = opts->nr_targets;
 	emit(ctx, &ev, NULL);
 }
 
@@ -917,7 +915,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 
 	ret = trace_loop(ctx, start_ms, &reason);
 	/* Detach first so no new events arrive, then drain what is in flight. */
-	sbt_tap_detach(ctx->taps, opts->sandboxes);
+	sbt_tap_detach(ctx->taps, opts->targets);
 	sbt_egress_detach(ctx->egress);
 	sbt_plan_detach(&ctx->plan);
 	drain(ctx);

@@ -141,13 +141,13 @@ static void test_metrics_sink(void **state)
 {
 	struct sbt_metrics_sink *ms = sbt_metrics_sink_new();
 	struct sbt_sink *s = sbt_metrics_sink_base(ms);
-	struct sbt_sandbox sb = { .name = "/machine.slice/a" };
+	struct sbt_target sb = { .name = "/machine.slice/a" };
 	struct sbt_shell_class cls = { .kind = SBT_SHELL_COMMAND, .shell = "busybox sh" };
 	struct sbt_prog_stats progs[] = { { "exec_tp_btf", 2500000000ull, 10 } };
 	struct sbt_metrics_runtime rt = { .version = "0.1.0",
 					  .abi = 2,
 					  .exec_mode = "tp_btf",
-					  .sandboxes = 1,
+					  .targets = 1,
 					  .progs = progs,
 					  .nr_progs = 1 };
 	struct sbt_exec rec = { 0 };

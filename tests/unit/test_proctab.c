@@ -541,8 +541,8 @@ static void test_procfs_sandbox_match(void **state)
 	assert_false(info.in_sandbox);
 
 	/* Several sandboxes; NULL/empty entries ignored; trailing slash tolerated. */
-	ctx.sandboxes = multi;
-	ctx.nr_sandboxes = 4;
+	ctx.targets = multi;
+	ctx.nr_targets = 4;
 	assert_true(sbt_proc_lookup_procfs(204, &info, &ctx));
 	assert_true(info.in_sandbox);
 	assert_true(sbt_proc_lookup_procfs(200, &info, &ctx));
@@ -553,8 +553,8 @@ static void test_procfs_sandbox_match(void **state)
 	assert_true(info.in_sandbox);
 
 	/* No sandboxes at all. */
-	ctx.sandboxes = NULL;
-	ctx.nr_sandboxes = 0;
+	ctx.targets = NULL;
+	ctx.nr_targets = 0;
 	assert_true(sbt_proc_lookup_procfs(206, &info, &ctx));
 	assert_false(info.in_sandbox);
 }

@@ -22,9 +22,9 @@
 #include "cmd/trace_cmd.h"
 #include "../../userspace/probe/probe_int.h"
 
-static struct sbt_sandbox cgroup_sb(uint32_t slot)
+static struct sbt_target cgroup_sb(uint32_t slot)
 {
-	struct sbt_sandbox sb;
+	struct sbt_target sb;
 
 	memset(&sb, 0, sizeof(sb));
 	snprintf(sb.name, sizeof(sb.name), "/sbtrace/t%u", slot);
@@ -34,9 +34,9 @@ static struct sbt_sandbox cgroup_sb(uint32_t slot)
 	return sb;
 }
 
-static struct sbt_sandbox tap_sb(uint32_t slot)
+static struct sbt_target tap_sb(uint32_t slot)
 {
-	struct sbt_sandbox sb;
+	struct sbt_target sb;
 
 	memset(&sb, 0, sizeof(sb));
 	snprintf(sb.name, sizeof(sb.name), "tap:tap%u", slot);
@@ -50,7 +50,7 @@ static struct sbt_sandbox tap_sb(uint32_t slot)
 /* Which hooks a trace loads, from what it watches. */
 static void test_decide(void **state)
 {
-	struct sbt_sandbox sbs[2] = { cgroup_sb(0), tap_sb(1) };
+	struct sbt_target sbs[2] = { cgroup_sb(0), tap_sb(1) };
 	struct sbt_exec_opts eo;
 
 	(void)state;
@@ -116,7 +116,7 @@ static void test_hook_disabled(void **state)
 
 static void test_exec_mode_and_vis(void **state)
 {
-	struct sbt_sandbox c = cgroup_sb(0), t = tap_sb(1);
+	struct sbt_target c = cgroup_sb(0), t = tap_sb(1);
 	enum sbt_exec_mode m;
 
 	(void)state;
@@ -124,11 +124,11 @@ static void test_exec_mode_and_vis(void **state)
 	assert_int_equal(m, SBT_EXEC_RAW_TP);
 	assert_string_equal(sbt_exec_mode_name(SBT_EXEC_TRACEPOINT), "tracepoint");
 	assert_int_equal(sbt_exec_mode_parse("fentry", &m), -EINVAL);
-	assert_string_equal(sbt_sandbox_vis_exec(&c), "host");
-	assert_string_equal(sbt_sandbox_vis_exec(&t), "none");
-	assert_string_equal(sbt_sandbox_vis_network(&c, SBT_EGRESS_OFF), "none");
-	assert_string_equal(sbt_sandbox_vis_network(&c, SBT_EGRESS_ENFORCE), "cgroup");
-	assert_string_equal(sbt_sandbox_vis_network(&t, SBT_EGRESS_ENFORCE), "tap");
+	assert_string_equal(sbt_target_vis_exec(&c), "host");
+	assert_string_equal(sbt_target_vis_exec(&t), "none");
+	assert_string_equal(sbt_target_vis_network(&c, SBT_EGRESS_OFF), "none");
+	assert_string_equal(sbt_target_vis_network(&c, SBT_EGRESS_ENFORCE), "cgroup");
+	assert_string_equal(sbt_target_vis_network(&t, SBT_EGRESS_ENFORCE), "tap");
 }
 
 static int parse(struct sbt_trace_args *a, const char *const *words)
@@ -167,10 +167,10 @@ static void test_trace_args(void **state)
 
 	(void)state;
 	assert_int_equal(parse(&a, ok), -1);
-	assert_int_equal(a.opts.nr_sandboxes, 1);
-	assert_string_equal(a.opts.sandboxes[0].name, "tap:tap0");
-	assert_int_equal(a.opts.sandboxes[0].tap.nr_guest, 1);
-	assert_true(a.opts.sandboxes[0].tap.has_resolver);
+	assert_int_equal(a.opts.nr_targets, 1);
+	assert_string_equal(a.opts.targets[0].name, "tap:tap0");
+	assert_int_equal(a.opts.targets[0].tap.nr_guest, 1);
+	assert_true(a.opts.targets[0].tap.has_resolver);
 	assert_int_equal(a.opts.duration_ms, 250);
 	assert_int_equal(a.opts.exec.argv_max, 100);
 	assert_int_equal(a.opts.exec.ringbuf_bytes, 8192);
@@ -280,8 +280,8 @@ static int json_flag(json_object *o, const char *key)
 /* The run's events as JSON from the typed events. */
 static void test_run_events_json(void **state)
 {
-	struct sbt_sandbox sb = cgroup_sb(0);
-	struct sbt_sandbox_totals tot = {
+	struct sbt_target sb = cgroup_sb(0);
+	struct sbt_target_totals tot = {
 		.execs = 3, .received = 2, .lost = 1, .eg_denied = 4, .complete = { .egress = true }
 	};
 	struct sbt_event ev = { .kind = SBT_EV_LOST, .ts = 7, .sandbox = &sb };
@@ -312,7 +312,7 @@ static void test_run_events_json(void **state)
 	ev.kind = SBT_EV_STOPPED;
 	ev.sandbox = NULL;
 	ev.stopped = (struct sbt_ev_stopped){
-		.reason = "signal", .sandboxes = &sb, .totals = &tot, .nr = 1
+		.reason = "signal", .targets = &sb, .totals = &tot, .nr = 1
 	};
 	o = sbt_event_json(&ev);
 	assert_string_equal(json_str(o, "event"), "TraceStopped");
@@ -329,7 +329,7 @@ static void test_run_events_json(void **state)
 /* Completeness per kind: exec and egress losses each spoil their own kind and the whole. */
 static void test_completeness(void **state)
 {
-	struct sbt_sandbox_totals t = { .execs = 5, .received = 5 };
+	struct sbt_target_totals t = { .execs = 5, .received = 5 };
 	struct sbt_completeness c;
 
 	(void)state;
@@ -355,7 +355,7 @@ static void test_completeness(void **state)
 /* The probe's sink takes what the report needs from typed events, nothing from text. */
 static void test_probe_sink(void **state)
 {
-	struct sbt_sandbox sb = cgroup_sb(0);
+	struct sbt_target sb = cgroup_sb(0);
 	struct sbt_shellagg *agg = sbt_shellagg_new();
 	struct sbt_shell_class cls = { .kind = SBT_SHELL_COMMAND, .shell = "sh" };
 	const char *argv[] = { "sh", "-c", "true" };
@@ -372,7 +372,7 @@ static void test_probe_sink(void **state)
 				      .family = AF_INET6,
 				      .hook = SBT_HOOK_CONNECT6 };
 	struct sbt_exec rec = { .cgroup_id = 1000 };
-	struct sbt_sandbox_totals tot = { .first_exec_ts = 42 };
+	struct sbt_target_totals tot = { .first_exec_ts = 42 };
 	struct sbt_event ev = { .sandbox = &sb };
 	struct probe_sink ps;
 	json_object *d;
@@ -429,7 +429,7 @@ static void test_probe_sink(void **state)
 	assert_true(ps.summary_seen && ps.complete.all);
 	assert_int_equal(ps.shells, 1);
 	ev.kind = SBT_EV_STOPPED;
-	ev.stopped = (struct sbt_ev_stopped){ .totals = &tot, .nr = 1, .sandboxes = &sb };
+	ev.stopped = (struct sbt_ev_stopped){ .totals = &tot, .nr = 1, .targets = &sb };
 	ps.base.ops->emit(&ps.base, &ev);
 	assert_int_equal(ps.first_exec_ts, 42);
 	probe_sink_free(&ps);

@@ -46,10 +46,10 @@ bool sbt_event_filter_match(const struct sbt_event_filter *f, json_object *ev)
 		ok = strcmp(f->events[i], name) == 0;
 	if (!ok)
 		return false;
-	if (f->nr_sandboxes == 0 || !sb)
+	if (f->nr_targets == 0 || !sb)
 		return true;
-	for (int i = 0; i < f->nr_sandboxes; i++)
-		if (strcmp(f->sandboxes[i], sb) == 0)
+	for (int i = 0; i < f->nr_targets; i++)
+		if (strcmp(f->targets[i], sb) == 0)
 			return true;
 	return false;
 }
@@ -80,7 +80,7 @@ static int stream(int fd, const struct sbt_event_filter *f)
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	bool filtering = f->nr_sandboxes || f->nr_events;
+	bool filtering = f->nr_targets || f->nr_events;
 
 	if (!in) {
 		close(fd);
@@ -126,12 +126,12 @@ int sbt_events_main(int argc, char **argv)
 			break;
 		case 'S':
 		case 'e':
-			if ((c == 'S' ? f.nr_sandboxes : f.nr_events) >= SBT_EVENTS_MAX_FILTERS) {
+			if ((c == 'S' ? f.nr_targets : f.nr_events) >= SBT_EVENTS_MAX_FILTERS) {
 				fprintf(stderr, "sbtrace events: at most 32 of each filter\n");
 				return SBT_EXIT_USAGE;
 			}
 			if (c == 'S')
-				f.sandboxes[f.nr_sandboxes++] = optarg;
+				f.targets[f.nr_targets++] = optarg;
 			else
 				f.events[f.nr_events++] = optarg;
 			break;

@@ -11,8 +11,8 @@
 #define SBT_EVENTS_MAX_FILTERS 32
 
 struct sbt_event_filter {
-	const char *sandboxes[SBT_EVENTS_MAX_FILTERS];
-	int nr_sandboxes;
+	const char *targets[SBT_EVENTS_MAX_FILTERS];
+	int nr_targets;
 	const char *events[SBT_EVENTS_MAX_FILTERS];
 	int nr_events;
 };

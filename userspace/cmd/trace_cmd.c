@@ -234,29 +234,29 @@ static int too_many(const char *arg)
 /* --cgroup PATH or --pid PID: a sandbox keyed by its cgroup. -1, or an exit code. */
 static int add_cgroup_sandbox(struct sbt_trace_opts *opts, int c, const char *arg)
 {
-	struct sbt_sandbox *sb;
+	struct sbt_target *sb;
 
-	if (opts->nr_sandboxes >= SBT_MAX_SANDBOXES)
+	if (opts->nr_targets >= SBT_MAX_SANDBOXES)
 		return too_many(arg);
-	sb = &opts->sandboxes[opts->nr_sandboxes];
-	if ((c == 'c' ? sbt_sandbox_from_cgroup(arg, sb) : sbt_sandbox_from_pid(arg, sb)) < 0)
+	sb = &opts->targets[opts->nr_targets];
+	if ((c == 'c' ? sbt_target_from_cgroup(arg, sb) : sbt_target_from_pid(arg, sb)) < 0)
 		return SBT_EXIT_USAGE;
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
-		if (opts->sandboxes[i].cgroup_id == sb->cgroup_id)
+	for (uint32_t i = 0; i < opts->nr_targets; i++)
+		if (opts->targets[i].cgroup_id == sb->cgroup_id)
 			return usage_error("trace", "cgroup %s given twice", sb->name);
-	sb->slot = opts->nr_sandboxes++;
+	sb->slot = opts->nr_targets++;
 	return -1;
 }
 
 /* --tap SPEC: a tap-only sandbox. -1, or an exit code. */
 static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 {
-	struct sbt_sandbox *sb;
+	struct sbt_target *sb;
 	char err[256];
 
-	if (opts->nr_sandboxes >= SBT_MAX_SANDBOXES)
+	if (opts->nr_targets >= SBT_MAX_SANDBOXES)
 		return too_many(arg);
-	sb = &opts->sandboxes[opts->nr_sandboxes];
+	sb = &opts->targets[opts->nr_targets];
 	memset(sb, 0, sizeof(*sb));
 	if (sbt_tap_parse(arg, &sb->tap, err, sizeof(err))) {
 		fprintf(stderr, "sbtrace trace: --tap '%s': %s; see 'sbtrace trace --help'\n", arg,
@@ -265,14 +265,14 @@ static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 	}
 	memcpy(sb->name, "tap:", 4);
 	memcpy(sb->name + 4, sb->tap.ifname, sizeof(sb->tap.ifname));
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++)
-		if (strcmp(opts->sandboxes[i].name, sb->name) == 0 &&
-		    strcmp(opts->sandboxes[i].tap.netns, sb->tap.netns) == 0)
+	for (uint32_t i = 0; i < opts->nr_targets; i++)
+		if (strcmp(opts->targets[i].name, sb->name) == 0 &&
+		    strcmp(opts->targets[i].tap.netns, sb->tap.netns) == 0)
 			return usage_error("trace", "--tap %s given twice", sb->tap.ifname);
 	sb->origin = "tap";
 	sb->has_tap = true;
 	sb->exec_hidden = true;
-	sb->slot = opts->nr_sandboxes++;
+	sb->slot = opts->nr_targets++;
 	return -1;
 }
 
@@ -404,11 +404,11 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 
 	for (int i = 0; i < a->nr_names; i++) {
 		struct sbt_sandbox_state st;
-		struct sbt_sandbox *sb;
+		struct sbt_target *sb;
 		char err[256];
 		int bad;
 
-		if (opts->nr_sandboxes >= SBT_MAX_SANDBOXES)
+		if (opts->nr_targets >= SBT_MAX_SANDBOXES)
 			return too_many(a->names[i]);
 		if (sbt_state_read(a->state_dir, a->names[i], &st, err, sizeof(err))) {
 			fprintf(stderr,
@@ -431,12 +431,12 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 				st.name);
 			return SBT_EXIT_USAGE;
 		}
-		sb = &opts->sandboxes[opts->nr_sandboxes];
-		if (sbt_sandbox_from_cgroup(st.cgroup_path, sb) < 0)
+		sb = &opts->targets[opts->nr_targets];
+		if (sbt_target_from_cgroup(st.cgroup_path, sb) < 0)
 			return SBT_EXIT_USAGE;
 		sb->origin = "sandbox";
 		snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", st.name);
-		sb->slot = opts->nr_sandboxes++;
+		sb->slot = opts->nr_targets++;
 		/*
 		 * A microVM: its execs are in the guest kernel, seen through its
 		 * guest agent's stream when it has one; its network is the tap.
@@ -461,7 +461,7 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		opts->on_attached = shim_handshake;
 		opts->on_tick = shim_gone;
 		opts->hook_arg = h;
-		h->stop_when_gone = (uint32_t)h->n == opts->nr_sandboxes;
+		h->stop_when_gone = (uint32_t)h->n == opts->nr_targets;
 	}
 	return -1;
 }
@@ -471,7 +471,7 @@ static int decide(struct sbt_trace_args *a)
 {
 	struct sbt_trace_opts *opts = &a->opts;
 
-	if (opts->nr_sandboxes == 0)
+	if (opts->nr_targets == 0)
 		return usage_error("trace",
 				   "%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox "
 				   "NAME or --tap IFNAME",
@@ -485,7 +485,7 @@ static int decide(struct sbt_trace_args *a)
 				   "");
 	opts->egress.mode = a->egress_mode;
 	opts->egress.resolver_rule_id = (uint32_t)opts->egress.nr_rules + 1;
-	sbt_exec_opts_decide(&opts->exec, a->egress_mode, opts->sandboxes, opts->nr_sandboxes);
+	sbt_exec_opts_decide(&opts->exec, a->egress_mode, opts->targets, opts->nr_targets);
 	if (opts->exec.tap && a->egress_mode == SBT_EGRESS_OFF)
 		return usage_error("trace",
 				   "%s--egress off with --tap: a tap is only watched for egress; "
@@ -522,14 +522,14 @@ int sbt_trace_args_parse(int argc, char **argv, struct sbt_trace_args *a)
 /* Every tap's device exists, in its netns, before anything is loaded (tap.c looks again). */
 static int check_taps(const struct sbt_trace_opts *opts)
 {
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
-		const struct sbt_sandbox *sb = &opts->sandboxes[i];
+	for (uint32_t i = 0; i < opts->nr_targets; i++) {
+		const struct sbt_target *sb = &opts->targets[i];
 		char err[PATH_MAX + 64];
 		int r;
 
 		if (!sb->has_tap || (r = sbt_tap_ifindex(&sb->tap, err, sizeof(err))) > 0)
 			continue;
-		if (sbt_sandbox_has_cgroup(sb)) /* a shim's microVM (--sandbox) */
+		if (sbt_target_has_cgroup(sb)) /* a shim's microVM (--sandbox) */
 			fprintf(stderr,
 				"sbtrace trace: sandbox %s: its tap %s: %s; is it still running?\n",
 				sb->name, sb->tap.ifname, err);

@@ -49,7 +49,7 @@ static json_object *addr_json(const uint8_t addr[16])
 	return json_object_new_string(buf);
 }
 
-static json_object *tap_json(const struct sbt_sandbox *sb, const struct sbt_sandbox_view *view,
+static json_object *tap_json(const struct sbt_target *sb, const struct sbt_target_view *view,
 			     const struct sbt_egress_cfg *cfg)
 {
 	json_object *o = json_object_new_object(), *guests = json_object_new_array();
@@ -75,23 +75,23 @@ static json_object *tap_json(const struct sbt_sandbox *sb, const struct sbt_sand
 	return o;
 }
 
-static json_object *sandbox_json(const struct sbt_sandbox *sb, const struct sbt_sandbox_view *view,
+static json_object *sandbox_json(const struct sbt_target *sb, const struct sbt_target_view *view,
 				 const struct sbt_egress_cfg *cfg)
 {
 	json_object *o = json_object_new_object(), *vis = json_object_new_object();
 
 	json_object_object_add(o, "name", json_object_new_string(sb->name));
 	json_object_object_add(o, "slot", json_object_new_int64(sb->slot));
-	json_object_object_add(
-		o, "cgroup", sbt_sandbox_has_cgroup(sb) ? json_object_new_string(sb->path) : NULL);
+	json_object_object_add(o, "cgroup",
+			       sbt_target_has_cgroup(sb) ? json_object_new_string(sb->path) : NULL);
 	json_object_object_add(o, "cgroup_id", json_object_new_uint64(sb->cgroup_id));
 	json_object_object_add(o, "level", json_object_new_int64(sb->level));
 	json_object_object_add(o, "key", json_object_new_string(sb->origin));
 	if (sb->origin_pid)
 		json_object_object_add(o, "pid", json_object_new_int64(sb->origin_pid));
-	json_object_object_add(vis, "exec", json_object_new_string(sbt_sandbox_vis_exec(sb)));
+	json_object_object_add(vis, "exec", json_object_new_string(sbt_target_vis_exec(sb)));
 	json_object_object_add(vis, "network",
-			       json_object_new_string(sbt_sandbox_vis_network(sb, cfg->mode)));
+			       json_object_new_string(sbt_target_vis_network(sb, cfg->mode)));
 	json_object_object_add(o, "visibility", vis);
 	json_object_object_add(o, "tap", sb->has_tap ? tap_json(sb, view, cfg) : NULL);
 	/* a microVM sandbox of the shim: how qemu runs its guest */
@@ -141,7 +141,7 @@ static json_object *floored_json(const struct sbt_host_state *hs)
 }
 
 /* One sandbox's resolver and what each host rule resolved to. */
-static json_object *egress_sandbox_json(const struct sbt_sandbox *sb,
+static json_object *egress_sandbox_json(const struct sbt_target *sb,
 					const struct sbt_egress_view *es)
 {
 	json_object *o = json_object_new_object(), *hosts = json_object_new_array();
@@ -220,9 +220,9 @@ static json_object *egress_json(const struct sbt_ev_started *st)
 	}
 	json_object_object_add(o, "rules", rules);
 	json_object_object_add(o, "floor", floor_json());
-	for (uint32_t i = 0; st->views && i < st->opts->nr_sandboxes; i++)
+	for (uint32_t i = 0; st->views && i < st->opts->nr_targets; i++)
 		json_object_array_add(
-			sbs, egress_sandbox_json(&st->opts->sandboxes[i], &st->views[i].egress));
+			sbs, egress_sandbox_json(&st->opts->targets[i], &st->views[i].egress));
 	json_object_object_add(o, "sandboxes", sbs);
 	return o;
 }
@@ -238,10 +238,10 @@ static json_object *started_json(const struct sbt_event *ev)
 	json_object_object_add(o, "version", json_object_new_string(SBTRACE_VERSION));
 	if (st->kernel)
 		json_object_object_add(o, "kernel", json_object_new_string(st->kernel));
-	for (uint32_t i = 0; i < opts->nr_sandboxes; i++) {
-		const struct sbt_sandbox *sb = &opts->sandboxes[i];
-		const char *n = sbt_sandbox_vis_network(sb, opts->egress.mode);
-		const char *x = sbt_sandbox_vis_exec(sb);
+	for (uint32_t i = 0; i < opts->nr_targets; i++) {
+		const struct sbt_target *sb = &opts->targets[i];
+		const char *n = sbt_target_vis_network(sb, opts->egress.mode);
+		const char *x = sbt_target_vis_exec(sb);
 
 		json_object_array_add(sbs, sandbox_json(sb, &st->views[i], &opts->egress));
 		/* the run as a whole: the weakest exec view (none < guest_kernel < host); a tap when any sandbox has one */
@@ -333,7 +333,7 @@ static json_object *guest_json(const struct sbt_guest_info *g)
 	return o;
 }
 
-static json_object *totals_json(const char *name, const struct sbt_sandbox_totals *t)
+static json_object *totals_json(const char *name, const struct sbt_target_totals *t)
 {
 	json_object *s = json_object_new_object(), *eg = json_object_new_object();
 
@@ -354,14 +354,14 @@ static json_object *totals_json(const char *name, const struct sbt_sandbox_total
 	return s;
 }
 
-static json_object *stopped_json(const struct sbt_event *ev, const struct sbt_sandbox *sandboxes)
+static json_object *stopped_json(const struct sbt_event *ev, const struct sbt_target *targets)
 {
 	const struct sbt_ev_stopped *st = &ev->stopped;
 	json_object *o = sbt_event_new("TraceStopped", ev->ts, NULL);
 	json_object *sbs = json_object_new_array();
 
 	for (uint32_t i = 0; i < st->nr; i++)
-		json_object_array_add(sbs, totals_json(st->names ? st->names[i] : sandboxes[i].name,
+		json_object_array_add(sbs, totals_json(st->names ? st->names[i] : targets[i].name,
 						       &st->totals[i]));
 	json_object_object_add(o, "reason", json_object_new_string(st->reason));
 	json_object_object_add(o, "duration_ms", json_object_new_uint64(st->duration_ms));
@@ -444,7 +444,7 @@ static json_object *stats_json(const struct sbt_event *ev)
 	json_object_object_add(o, "sandboxes_unregistered",
 			       json_object_new_uint64(st->sandboxes_unregistered));
 	for (uint32_t i = 0; i < st->nr; i++) {
-		const struct sbt_stats_sandbox *s = &st->sandboxes[i];
+		const struct sbt_stats_sandbox *s = &st->targets[i];
 		json_object *so = json_object_new_object();
 
 		json_object_object_add(so, "name", json_object_new_string(s->name));
@@ -476,7 +476,7 @@ json_object *sbt_event_json(const struct sbt_event *ev)
 	case SBT_EV_SUMMARY:
 		return summary_json(ev);
 	case SBT_EV_STOPPED:
-		return stopped_json(ev, ev->stopped.sandboxes);
+		return stopped_json(ev, ev->stopped.targets);
 	case SBT_EV_SANDBOX_ADDED:
 	case SBT_EV_SANDBOX_REMOVED:
 		return sandbox_change_json(ev);

@@ -322,7 +322,7 @@ static void runtime_metrics(FILE *f, const struct sbt_metrics_runtime *rt)
 	      rt->start_time_seconds);
 	gauge(f, "sbtrace_attach_duration_seconds",
 	      "Time to load and attach the BPF programs at start", rt->attach_duration_seconds);
-	gauge(f, "sbtrace_sandboxes", "Sandboxes traced now", (double)rt->sandboxes);
+	gauge(f, "sbtrace_sandboxes", "Sandboxes traced now", (double)rt->targets);
 	family(f, "sbtrace_sandboxes_unregistered_total", "counter",
 	       "Child cgroups of a --cgroup-parent that got no slot (not traced)");
 	fprintf(f, "sbtrace_sandboxes_unregistered_total %llu\n",

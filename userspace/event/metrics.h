@@ -53,7 +53,7 @@ struct sbt_metrics_runtime {
 	const char *exec_mode;
 	double start_time_seconds;
 	double attach_duration_seconds;
-	uint64_t sandboxes;
+	uint64_t targets;
 	uint64_t sandboxes_unregistered; /* child cgroups without a slot */
 	uint64_t ringbuf_pending_bytes, ringbuf_size_bytes;
 	const struct sbt_prog_stats *progs;

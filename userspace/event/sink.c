@@ -46,7 +46,7 @@ int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink)
 	return 0;
 }
 
-struct sbt_completeness sbt_completeness_of(const struct sbt_sandbox_totals *t, bool exec_visible,
+struct sbt_completeness sbt_completeness_of(const struct sbt_target_totals *t, bool exec_visible,
 					    uint64_t decode_errors)
 {
 	struct sbt_completeness c = { 0 };

@@ -34,7 +34,7 @@ enum sbt_event_kind {
 };
 
 /* Per sandbox at start: its tap and its egress set-up. */
-struct sbt_sandbox_view {
+struct sbt_target_view {
 	int tap_ifindex;	       /* 0: no tap attached */
 	const char *tap_mode;	       /* "tcx", "clsact", NULL */
 	struct sbt_egress_view egress; /* nr_hosts 0 and no resolver without a policy */
@@ -42,7 +42,7 @@ struct sbt_sandbox_view {
 
 struct sbt_ev_started {
 	const struct sbt_trace_opts *opts;
-	const struct sbt_sandbox_view *views;	    /* opts->nr_sandboxes entries */
+	const struct sbt_target_view *views;	    /* opts->nr_sandboxes entries */
 	const struct sbt_hook_result *const *hooks; /* NULL-terminated */
 	const char *kernel;			    /* uname -r, NULL if unknown */
 	uint64_t attach_ms;
@@ -108,7 +108,7 @@ struct sbt_guest_info {
 };
 
 /* One sandbox's totals at stop. */
-struct sbt_sandbox_totals {
+struct sbt_target_totals {
 	uint64_t execs;	   /* the kernel's count */
 	uint64_t received; /* decoded */
 	uint64_t lost;	   /* execs counted but not received */
@@ -123,9 +123,9 @@ struct sbt_ev_stopped {
 	const char *reason; /* "signal", "duration", "error", "output_error", a caller's */
 	uint64_t duration_ms;
 	uint64_t decode_errors;
-	const struct sbt_sandbox *sandboxes;	 /* nr entries, by slot */
-	const char *const *names;		 /* instead of sandboxes: nr names (the agent) */
-	const struct sbt_sandbox_totals *totals; /* per sandbox, by slot */
+	const struct sbt_target *targets;	/* nr entries, by slot */
+	const char *const *names;		/* instead of sandboxes: nr names (the agent) */
+	const struct sbt_target_totals *totals; /* per sandbox, by slot */
 	uint32_t nr;
 };
 
@@ -134,7 +134,7 @@ struct sbt_ev_sandbox {
 	const char *source;	   /* "shim" (a state file) or "cgroup_parent" */
 	const char *registered_by; /* "cgroup_mkdir" (BPF, at mkdir) or "agent" (userspace) */
 	bool released;		   /* a shim's workload was waiting and was told "attached" */
-	const struct sbt_sandbox_totals *totals; /* SandboxRemoved only */
+	const struct sbt_target_totals *totals; /* SandboxRemoved only */
 	/* SandboxAdded: its egress policy (egress_mode NULL: none, nothing enforced) */
 	const char *egress_source; /* "state_file" or "policy_dir" */
 	const char *egress_mode;   /* "enforce", "audit" or "denied" (refused: egress_error) */
@@ -154,14 +154,14 @@ struct sbt_ev_stats {
 	uint64_t ringbuf_pending_bytes, ringbuf_size_bytes;
 	uint64_t decode_errors;
 	uint64_t sandboxes_added, sandboxes_removed, sandboxes_unregistered;
-	const struct sbt_stats_sandbox *sandboxes;
+	const struct sbt_stats_sandbox *targets;
 	uint32_t nr;
 };
 
 struct sbt_event {
 	enum sbt_event_kind kind;
-	uint64_t ts;			   /* ns since the epoch */
-	const struct sbt_sandbox *sandbox; /* NULL: the event is run-wide */
+	uint64_t ts;			  /* ns since the epoch */
+	const struct sbt_target *sandbox; /* NULL: the event is run-wide */
 	union {
 		struct sbt_ev_started started;
 		struct sbt_ev_exec exec;
@@ -204,7 +204,7 @@ int sbt_sinks_add(struct sbt_trace_opts *opts, struct sbt_sink *sink);
  * is complete when none of its records may be missing. A record that failed
  * to decode may be any sandbox's of either kind, so decode_errors spoil all.
  */
-struct sbt_completeness sbt_completeness_of(const struct sbt_sandbox_totals *t, bool exec_visible,
+struct sbt_completeness sbt_completeness_of(const struct sbt_target_totals *t, bool exec_visible,
 					    uint64_t decode_errors);
 
 /*

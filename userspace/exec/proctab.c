@@ -322,8 +322,8 @@ static bool cgroup_in_sandbox(const char *path, size_t len, const struct sbt_pro
 {
 	size_t i, slen;
 
-	for (i = 0; i < pctx->nr_sandboxes; i++) {
-		const char *s = pctx->sandboxes ? pctx->sandboxes[i] : NULL;
+	for (i = 0; i < pctx->nr_targets; i++) {
+		const char *s = pctx->targets ? pctx->targets[i] : NULL;
 
 		if (!s || !s[0])
 			continue;

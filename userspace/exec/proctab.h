@@ -47,8 +47,8 @@ typedef bool (*sbt_proc_lookup_fn)(uint32_t pid, struct sbt_proc_info *out, void
  */
 struct sbt_procfs_ctx {
 	const char *root; /* "/proc", or a fake tree in tests */
-	const char *const *sandboxes;
-	size_t nr_sandboxes;
+	const char *const *targets;
+	size_t nr_targets;
 };
 bool sbt_proc_lookup_procfs(uint32_t pid, struct sbt_proc_info *out, void *ctx);
 

@@ -292,17 +292,17 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 			 FILE **out)
 {
 	const struct probe_opts *o = p->o;
-	struct sbt_sandbox *sb = &opts->sandboxes[0];
+	struct sbt_target *sb = &opts->targets[0];
 	int bad;
 
 	memset(opts, 0, sizeof(*opts));
-	if (sbt_sandbox_from_cgroup(p->run.cgroup_path, sb) < 0) {
+	if (sbt_target_from_cgroup(p->run.cgroup_path, sb) < 0) {
 		snprintf(p->boot_err, sizeof(p->boot_err), "sandbox cgroup vanished");
 		return -1;
 	}
 	sb->origin = "sandbox";
 	snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", p->run.name);
-	opts->nr_sandboxes = 1;
+	opts->nr_targets = 1;
 	if (probe_vm(o)) {
 		sb->exec_hidden = true;
 		/* the guest agent's stream, when the VM runs one: visibility guest_kernel */

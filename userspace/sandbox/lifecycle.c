@@ -76,24 +76,6 @@ int sbt_backend_parse(const char *s, enum sbt_sandbox_backend *out)
 
 /* ---- checks ------------------------------------------------------------- */
 
-bool sbt_sandbox_name_ok(const char *name)
-{
-	size_t n;
-
-	if (!name || !name[0] || name[0] == '.')
-		return false;
-	for (n = 0; name[n]; n++) {
-		char c = name[n];
-
-		if (n >= SBT_SANDBOX_NAME_MAX)
-			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
 int sbx_net_error(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
 {
 	return sbx_seterr(err, errlen, -EINVAL,

@@ -54,7 +54,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SBT_SANDBOX_NAME_MAX  64 /* [A-Za-z0-9_.-], not starting with '.' */
+#include "sandbox/name.h"
+
 #define SBT_STATE_DIR_DEFAULT "/run/sbtrace"
 
 /* Which kind of sandbox; the state file and --backend spell it sbt_backend_name(). */
@@ -390,8 +391,5 @@ int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_s
  * a qemu sandbox's tap and per-run files). Returns how many.
  */
 int sbt_sandbox_gc(const char *state_dir, bool verbose);
-
-/* True when `name` is a valid sandbox name. */
-bool sbt_sandbox_name_ok(const char *name);
 
 #endif

@@ -103,7 +103,7 @@ struct sample {
 	int nr_sb;
 	struct prog_row prog[MAX_PROGS];
 	int nr_prog;
-	double sandboxes;
+	double targets;
 	uint64_t at_ms;
 };
 
@@ -185,7 +185,7 @@ static void parse_line(struct sample *s, char *line)
 		labels = brace + 1;
 	}
 	if (strcmp(line, "sbtrace_sandboxes") == 0) {
-		s->sandboxes = x;
+		s->targets = x;
 		return;
 	}
 	if (strncmp(line, "sbtrace_bpf_program_run", 23) == 0) {
@@ -364,7 +364,7 @@ static void draw(const struct sample *s, const char *addr)
 
 	erase();
 	mvprintw(0, 0, "sbtrace top  %s  sandboxes: %.0f  sort: %s  (s: sort, q: quit)", addr,
-		 s->sandboxes, sort_names[sort_by]);
+		 s->targets, sort_names[sort_by]);
 	attron(A_REVERSE);
 	mvprintw(1, 0, "%-48s %-13s %9s %8s %8s %8s %6s %6s", "SANDBOX", "SOURCE", "EXECS/S",
 		 "EXECS", "SHELLS", "ALLOWED", "DENIED", "LOST");

@@ -98,13 +98,13 @@ const char *sbt_hook_fallback_line(const struct sbt_hook_result *res, char *buf,
 }
 
 void sbt_exec_opts_decide(struct sbt_exec_opts *eo, int egress_mode,
-			  const struct sbt_sandbox *sandboxes, uint32_t nr)
+			  const struct sbt_target *targets, uint32_t nr)
 {
 	bool any_cgroup = false, any_tap = false;
 
 	for (uint32_t i = 0; i < nr; i++) {
-		any_cgroup = any_cgroup || sbt_sandbox_has_cgroup(&sandboxes[i]);
-		any_tap = any_tap || sandboxes[i].has_tap;
+		any_cgroup = any_cgroup || sbt_target_has_cgroup(&targets[i]);
+		any_tap = any_tap || targets[i].has_tap;
 	}
 	/*
 	 * The tcp_connect observation serves observe-only mode; with a policy the
@@ -125,14 +125,14 @@ void sbt_exec_opts_decide(struct sbt_exec_opts *eo, int egress_mode,
 	}
 }
 
-const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb)
+const char *sbt_target_vis_exec(const struct sbt_target *sb)
 {
 	if (sb->exec_stream[0])
 		return "guest_kernel"; /* a microVM whose guest agent streams its execs */
-	return sb->exec_hidden || !sbt_sandbox_has_cgroup(sb) ? "none" : "host";
+	return sb->exec_hidden || !sbt_target_has_cgroup(sb) ? "none" : "host";
 }
 
-const char *sbt_sandbox_vis_network(const struct sbt_sandbox *sb, int egress_mode)
+const char *sbt_target_vis_network(const struct sbt_target *sb, int egress_mode)
 {
 	if (sb->has_tap)
 		return "tap";

@@ -46,7 +46,7 @@ static int read_text(const char *path, char *buf, size_t len)
 }
 
 /* Fill `sb` from an absolute directory path inside the v2 mount. */
-static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb)
+static int fill_sandbox(const char *arg, const char *dir, struct sbt_target *sb)
 {
 	char mnt[PATH_MAX], root[PATH_MAX], real[PATH_MAX];
 	const char *rel;
@@ -106,7 +106,7 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_sandbox *sb
 	return 0;
 }
 
-int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb)
+int sbt_target_from_cgroup(const char *arg, struct sbt_target *sb)
 {
 	char mnt[PATH_MAX], root[PATH_MAX], dir[PATH_MAX];
 	struct stat st;
@@ -140,7 +140,7 @@ int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb)
 	return fill_sandbox(arg, dir, sb);
 }
 
-int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb)
+int sbt_target_from_pid(const char *arg, struct sbt_target *sb)
 {
 	char path[64], text[8192], cg[PATH_MAX], mnt[PATH_MAX], root[PATH_MAX], dir[PATH_MAX];
 	const char *rel;
@@ -326,7 +326,7 @@ int sbt_tap_ifindex(const struct sbt_tap_spec *t, char *err, size_t errlen)
 	return ret;
 }
 
-int sbt_tap_from_shim(struct sbt_sandbox *sb, const char *tap, const char *netns,
+int sbt_tap_from_shim(struct sbt_target *sb, const char *tap, const char *netns,
 		      const char (*guest_addrs)[64], int nr, int *bad)
 {
 	struct sbt_tap_spec *t = &sb->tap;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "egress/policy.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/name.h"
 #include "sbtrace.h"
 
 /* ---- sandboxes ---------------------------------------------------------- */
@@ -34,7 +34,7 @@ struct sbt_tap_spec {
 };
 
 /* One traced sandbox. */
-struct sbt_sandbox {
+struct sbt_target {
 	char name[PATH_MAX]; /* cgroup path relative to the v2 root, e.g. "/sbtrace/x" */
 	char path[PATH_MAX]; /* absolute directory path */
 	uint64_t cgroup_id;
@@ -56,14 +56,14 @@ struct sbt_sandbox {
 };
 
 /* A sandbox with a cgroup (a tap-only one has none: cgroup_id 0). */
-static inline bool sbt_sandbox_has_cgroup(const struct sbt_sandbox *sb)
+static inline bool sbt_target_has_cgroup(const struct sbt_target *sb)
 {
 	return sb->cgroup_id != 0;
 }
 
 /* Sandbox keys (sandbox_key.c). Each prints a one-line message on error and returns -errno. */
-int sbt_sandbox_from_cgroup(const char *arg, struct sbt_sandbox *sb); /* --cgroup PATH */
-int sbt_sandbox_from_pid(const char *arg, struct sbt_sandbox *sb);    /* --pid PID */
+int sbt_target_from_cgroup(const char *arg, struct sbt_target *sb); /* --cgroup PATH */
+int sbt_target_from_pid(const char *arg, struct sbt_target *sb);    /* --pid PID */
 /* --tap SPEC into a tap-only sandbox's spec. 0, or -EINVAL with err filled (no message). */
 int sbt_tap_parse(const char *arg, struct sbt_tap_spec *t, char *err, size_t errlen);
 /*
@@ -77,7 +77,7 @@ int sbt_tap_ifindex(const struct sbt_tap_spec *t, char *err, size_t errlen);
  * its run): the device, its netns and the guest's addresses. 0, or -EINVAL
  * with *bad the index of an address that does not parse.
  */
-int sbt_tap_from_shim(struct sbt_sandbox *sb, const char *tap, const char *netns,
+int sbt_tap_from_shim(struct sbt_target *sb, const char *tap, const char *netns,
 		      const char (*guest_addrs)[64], int nr, int *bad);
 /* The cookie of the caller's network namespace (SO_NETNS_COOKIE), 0 if unknown. */
 uint64_t sbt_netns_cookie(void);
@@ -210,15 +210,15 @@ struct sbt_exec_opts {
  * attached nowhere).
  */
 void sbt_exec_opts_decide(struct sbt_exec_opts *eo, int egress_mode,
-			  const struct sbt_sandbox *sandboxes, uint32_t nr);
+			  const struct sbt_target *targets, uint32_t nr);
 
 #define SBT_MAX_SINKS 4
 
 struct sbt_sink;
 
 struct sbt_trace_opts {
-	struct sbt_sandbox sandboxes[SBT_MAX_SANDBOXES];
-	uint32_t nr_sandboxes;
+	struct sbt_target targets[SBT_MAX_SANDBOXES];
+	uint32_t nr_targets;
 	struct sbt_exec_opts exec;
 	uint64_t duration_ms;	    /* 0: until SIGINT/SIGTERM */
 	uint64_t stats_interval_ms; /* a TraceStats event every so often; 0: none */
@@ -239,8 +239,8 @@ struct sbt_trace_opts {
 typedef int (*sbt_trace_fn)(const struct sbt_trace_opts *opts);
 
 /* Which views of a sandbox the host has (README, "Visibility"). */
-const char *sbt_sandbox_vis_exec(const struct sbt_sandbox *sb); /* host | guest_kernel | none */
-const char *sbt_sandbox_vis_network(const struct sbt_sandbox *sb, int egress_mode); /* tap... */
+const char *sbt_target_vis_exec(const struct sbt_target *sb); /* host | guest_kernel | none */
+const char *sbt_target_vis_network(const struct sbt_target *sb, int egress_mode); /* tap... */
 
 /* Exit codes of sbtrace (documented in --help and the README). */
 enum sbt_exit {
