@@ -316,8 +316,8 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 
 int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 {
-	static struct sbt_agent_opts a; /* the trace request is large: not on the stack */
-	static struct sbt_sub_sink sub;
+	struct sbt_agent_opts a;
+	struct sbt_sub_sink sub;
 	struct sbt_metrics_sink *ms = NULL;
 	struct sbt_json_sink sink;
 	int ret = sbt_agent_args_parse(argc, argv, &a), err;

@@ -226,38 +226,39 @@ static const struct option trace_longopts[] = {
 	{ 0 },
 };
 
-static int too_many(const char *arg)
+/* No room for another target: too many, or no memory. An exit code. */
+static int no_room(const char *arg)
 {
-	return usage_error("trace", "more than 64 sandboxes (at %s)", arg);
+	if (errno == E2BIG)
+		return usage_error("trace", "more than 64 sandboxes (at %s)", arg);
+	fprintf(stderr, "sbtrace trace: out of memory\n");
+	return SBT_EXIT_RUNTIME;
 }
 
 /* --cgroup PATH or --pid PID: a sandbox keyed by its cgroup. -1, or an exit code. */
 static int add_cgroup_sandbox(struct sbt_trace_opts *opts, int c, const char *arg)
 {
-	struct sbt_target *sb;
+	struct sbt_target *sb = sbt_trace_target_next(opts);
 
-	if (opts->nr_targets >= SBT_MAX_SANDBOXES)
-		return too_many(arg);
-	sb = &opts->targets[opts->nr_targets];
+	if (!sb)
+		return no_room(arg);
 	if ((c == 'c' ? sbt_target_from_cgroup(arg, sb) : sbt_target_from_pid(arg, sb)) < 0)
 		return SBT_EXIT_USAGE;
 	for (uint32_t i = 0; i < opts->nr_targets; i++)
 		if (opts->targets[i].cgroup_id == sb->cgroup_id)
 			return usage_error("trace", "cgroup %s given twice", sb->name);
-	sb->slot = opts->nr_targets++;
+	sbt_trace_target_commit(opts);
 	return -1;
 }
 
 /* --tap SPEC: a tap-only sandbox. -1, or an exit code. */
 static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 {
-	struct sbt_target *sb;
+	struct sbt_target *sb = sbt_trace_target_next(opts);
 	char err[256];
 
-	if (opts->nr_targets >= SBT_MAX_SANDBOXES)
-		return too_many(arg);
-	sb = &opts->targets[opts->nr_targets];
-	memset(sb, 0, sizeof(*sb));
+	if (!sb)
+		return no_room(arg);
 	if (sbt_tap_parse(arg, &sb->tap, err, sizeof(err))) {
 		fprintf(stderr, "sbtrace trace: --tap '%s': %s; see 'sbtrace trace --help'\n", arg,
 			err);
@@ -272,7 +273,7 @@ static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 	sb->origin = "tap";
 	sb->has_tap = true;
 	sb->exec_hidden = true;
-	sb->slot = opts->nr_targets++;
+	sbt_trace_target_commit(opts);
 	return -1;
 }
 
@@ -336,7 +337,7 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		return add_tap_sandbox(&a->opts, arg);
 	case OPT_SANDBOX:
 		if (a->nr_names >= SBT_MAX_SANDBOXES)
-			return too_many(arg);
+			return usage_error("trace", "more than 64 sandboxes (at %s)", arg);
 		a->names[a->nr_names++] = arg;
 		return -1;
 	case OPT_STATE_DIR:
@@ -408,8 +409,6 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		char err[256];
 		int bad;
 
-		if (opts->nr_targets >= SBT_MAX_SANDBOXES)
-			return too_many(a->names[i]);
 		if (sbt_state_read(a->state_dir, a->names[i], &st, err, sizeof(err))) {
 			fprintf(stderr,
 				"sbtrace trace: --sandbox %s: %s; is it running? "
@@ -431,12 +430,14 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 				st.name);
 			return SBT_EXIT_USAGE;
 		}
-		sb = &opts->targets[opts->nr_targets];
+		sb = sbt_trace_target_next(opts);
+		if (!sb)
+			return no_room(a->names[i]);
 		if (sbt_target_from_cgroup(st.cgroup_path, sb) < 0)
 			return SBT_EXIT_USAGE;
 		sb->origin = "sandbox";
 		snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", st.name);
-		sb->slot = opts->nr_targets++;
+		sbt_trace_target_commit(opts);
 		/*
 		 * A microVM: its execs are in the guest kernel, seen through its
 		 * guest agent's stream when it has one; its network is the tap.
@@ -546,13 +547,14 @@ static int check_taps(const struct sbt_trace_opts *opts)
 
 void sbt_trace_args_free(struct sbt_trace_args *a)
 {
+	sbt_trace_targets_free(&a->opts);
 	free(a->opts.egress.rules);
 	a->opts.egress.rules = NULL;
 }
 
 int sbt_trace_main(int argc, char **argv, sbt_trace_fn run)
 {
-	static struct sbt_trace_args a; /* ~64 sandboxes of PATH_MAX names: not on the stack */
+	struct sbt_trace_args a;
 	struct sbt_json_sink sink;
 	int ret = sbt_trace_args_parse(argc, argv, &a), err;
 

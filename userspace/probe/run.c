@@ -292,17 +292,22 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 			 FILE **out)
 {
 	const struct probe_opts *o = p->o;
-	struct sbt_target *sb = &opts->targets[0];
+	struct sbt_target *sb;
 	int bad;
 
 	memset(opts, 0, sizeof(*opts));
+	sb = sbt_trace_target_next(opts);
+	if (!sb) {
+		snprintf(p->boot_err, sizeof(p->boot_err), "out of memory");
+		return -1;
+	}
 	if (sbt_target_from_cgroup(p->run.cgroup_path, sb) < 0) {
 		snprintf(p->boot_err, sizeof(p->boot_err), "sandbox cgroup vanished");
 		return -1;
 	}
 	sb->origin = "sandbox";
 	snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", p->run.name);
-	opts->nr_targets = 1;
+	sbt_trace_target_commit(opts);
 	if (probe_vm(o)) {
 		sb->exec_hidden = true;
 		/* the guest agent's stream, when the VM runs one: visibility guest_kernel */
@@ -350,7 +355,7 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 
 int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn trace)
 {
-	static struct sbt_trace_opts opts; /* 64 sandboxes of PATH_MAX names: not on the stack */
+	struct sbt_trace_opts opts;
 	struct sbt_json_sink js;
 	FILE *out = NULL;
 	int rc;
@@ -371,11 +376,13 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 	probe_progress(p, "sandbox %s starting", p->name);
 	rc = trace_request(p, &opts, &js, &out);
 	if (rc) {
+		sbt_trace_targets_free(&opts);
 		p->boot_failed = rc < 0;
 		return rc < 0 ? -1 : rc;
 	}
 	p->ts_trace = sbt_clock_ns(CLOCK_MONOTONIC);
 	rc = trace(&opts);
+	sbt_trace_targets_free(&opts);
 	if (out)
 		fclose(out);
 	if (rc == SBT_EXIT_KERNEL)

@@ -346,3 +346,38 @@ int sbt_tap_from_shim(struct sbt_target *sb, const char *tap, const char *netns,
 	sb->has_tap = true;
 	return 0;
 }
+
+struct sbt_target *sbt_trace_target_next(struct sbt_trace_opts *opts)
+{
+	if (opts->nr_targets >= SBT_MAX_SANDBOXES) {
+		errno = E2BIG;
+		return NULL;
+	}
+	if (opts->nr_targets == opts->cap_targets) {
+		uint32_t cap = opts->cap_targets ? opts->cap_targets * 2 : 4;
+		struct sbt_target *n;
+
+		if (cap > SBT_MAX_SANDBOXES)
+			cap = SBT_MAX_SANDBOXES;
+		n = realloc(opts->targets, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		opts->targets = n;
+		opts->cap_targets = cap;
+	}
+	memset(&opts->targets[opts->nr_targets], 0, sizeof(*opts->targets));
+	return &opts->targets[opts->nr_targets];
+}
+
+void sbt_trace_target_commit(struct sbt_trace_opts *opts)
+{
+	opts->targets[opts->nr_targets].slot = opts->nr_targets;
+	opts->nr_targets++;
+}
+
+void sbt_trace_targets_free(struct sbt_trace_opts *opts)
+{
+	free(opts->targets);
+	opts->targets = NULL;
+	opts->nr_targets = opts->cap_targets = 0;
+}

@@ -217,8 +217,9 @@ void sbt_exec_opts_decide(struct sbt_exec_opts *eo, int egress_mode,
 struct sbt_sink;
 
 struct sbt_trace_opts {
-	struct sbt_target targets[SBT_MAX_SANDBOXES];
-	uint32_t nr_targets;
+	/* nr_targets entries, by slot (heap: sbt_trace_target_next(), sbt_trace_opts_free()) */
+	struct sbt_target *targets;
+	uint32_t nr_targets, cap_targets;
 	struct sbt_exec_opts exec;
 	uint64_t duration_ms;	    /* 0: until SIGINT/SIGTERM */
 	uint64_t stats_interval_ms; /* a TraceStats event every so often; 0: none */
@@ -234,6 +235,18 @@ struct sbt_trace_opts {
 	/* Each loop tick (<= poll_ms); return a stop reason to stop, NULL to go on. */
 	const char *(*on_tick)(void *arg);
 };
+
+/*
+ * Room for one more target: a zeroed entry at targets[nr_targets], not
+ * counted until sbt_trace_target_commit() (a key that does not parse leaves
+ * no trace). NULL when SBT_MAX_SANDBOXES are there (errno E2BIG) or out of
+ * memory (ENOMEM). Pointers into targets[] are good until the next call.
+ */
+struct sbt_target *sbt_trace_target_next(struct sbt_trace_opts *opts);
+/* Count the entry sbt_trace_target_next() gave; its slot is its index. */
+void sbt_trace_target_commit(struct sbt_trace_opts *opts);
+/* Free the request's targets (its egress rules are its builder's); none are left. */
+void sbt_trace_targets_free(struct sbt_trace_opts *opts);
 
 /* Run a trace to its end: an exit code (SBT_EXIT_*). The loader's is sbt_trace_run. */
 typedef int (*sbt_trace_fn)(const struct sbt_trace_opts *opts);
