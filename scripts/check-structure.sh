@@ -2,6 +2,7 @@
 # The structure rules the tree keeps (README, "Layout"), checked on the
 # project's own C sources (not vmlinux.h, generated skeletons or tests):
 #   - no file longer than 1,000 lines, no function longer than 150;
+#   - no folder of product code with more than 30 files (group it into rooms);
 #   - only the parser (userspace/dockerfile/) parses Dockerfile syntax;
 #   - the probe parses JSON only in package_json.c and cache.c;
 #   - userspace/ is pure C: no libbpf header.
@@ -11,6 +12,7 @@ set -u
 
 MAX_FILE=1000
 MAX_FUNC=150
+MAX_FOLDER=30
 
 sources() {
 	find "$1/bpf" "$1/loader" "$1/userspace" -name '*.[ch]' 2>/dev/null |
@@ -41,6 +43,9 @@ check() {
 			bad=1
 		fi
 	done
+	out=$(echo "$files" | sed 's|/[^/]*$||' | sort | uniq -c |
+		awk -v max="$MAX_FOLDER" '$1 > max { printf "%s: %d files (max %d); group it into rooms\n", $2, $1, max }')
+	[ -z "$out" ] || { echo "$out"; bad=1; }
 	out=$(long_functions $files)
 	[ -z "$out" ] || { echo "$out"; bad=1; }
 	out=$(grep -nE '"(FROM|ENTRYPOINT|HEALTHCHECK)"|strcasecmp\([^)]*"RUN"' $files |
@@ -80,7 +85,11 @@ self_test() {
 	fails "JSON parsed in the probe's report" "$t/userspace/probe/report.c"
 	printf '#include <bpf/libbpf.h>\n' > "$t/userspace/y.c"
 	fails "libbpf in userspace" "$t/userspace/y.c"
-	echo "check-structure: self-test passed (5 violations caught)"
+	mkdir "$t/userspace/flat"
+	for i in $(seq 31); do printf 'int v%d;\n' "$i" > "$t/userspace/flat/f$i.c"; done
+	check "$t" > /dev/null && { echo "self-test: not caught: a folder of 31 files"; exit 1; }
+	rm -rf "$t/userspace/flat"
+	echo "check-structure: self-test passed (6 violations caught)"
 }
 
 case ${1:-} in
