@@ -43,30 +43,6 @@
 #include "exec/shellid.h"
 #include "event/sink.h"
 
-static void emit(struct agent *a, struct sbt_event *ev, const struct sbt_target *sb)
-{
-	ev->sandbox = sb;
-	sbt_sinks_emit(&a->o->trace, ev);
-}
-
-static void emit_lost(struct agent *a, const struct sbt_target *sb, const struct sbt_ev_lost *l)
-{
-	struct sbt_event ev = { .kind = SBT_EV_LOST, .ts = sbt_now_epoch_ns() };
-
-	ev.lost = *l;
-	emit(a, &ev, sb);
-}
-
-static void rebuild_names(struct agent *a)
-{
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < a->max; i++)
-		if (a->slots[i])
-			a->names[n++] = a->slots[i]->sb.name;
-	a->procfs.nr_targets = n;
-}
-
 /* The sandbox of cgroup id `id`, if the agent knows it. */
 static struct agent_sb *find_by_id(struct agent *a, uint64_t id)
 {
@@ -173,15 +149,13 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 		free(s);
 		return 0; /* gone already (a message said so), or known */
 	}
-	s->agg = sbt_shellagg_new();
-	slot = s->agg ? take_slot(a, &s->sb, &s->registered_by) : -ENOMEM;
+	slot = take_slot(a, &s->sb, &s->registered_by);
 	if (slot < 0) {
 		fprintf(stderr, "sbtrace agent: cannot register sandbox %s: %s%s\n", s->sb.name,
 			strerror(-slot),
 			slot == -ENOSPC	 ? "; raise --max-sandboxes"
 			: slot == -E2BIG ? "; sandboxes sit at too many cgroup levels"
 					 : "");
-		sbt_shellagg_free(s->agg);
 		free(s);
 		return slot;
 	}
@@ -199,73 +173,30 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 			"not registered%s\n",
 			s->sb.name, shim ? ", its workload not released" : "");
 		release_slot(a, s);
-		sbt_shellagg_free(s->agg);
 		free(s);
 		return -EPERM;
 	}
 	if (shim_name)
 		snprintf(s->sb.pin_name, sizeof(s->sb.pin_name), "%s", shim_name);
+	err = sbt_session_add(&a->sess.core, &s->sb, s->pol ? &s->pol->cfg : NULL);
+	if (err) {
+		fprintf(stderr, "sbtrace agent: cannot register sandbox %s: %s\n", s->sb.name,
+			strerror(-err));
+		release_slot(a, s);
+		free(s);
+		return err;
+	}
 	a->slots[slot] = s;
-	a->nr++;
 	a->added++;
-	rebuild_names(a);
+	sbt_session_snapshot(&a->sess.core, s->sb.slot);
 	ev.ts = sbt_now_epoch_ns();
 	ev.sandbox_change.source = source;
 	ev.sandbox_change.registered_by = s->registered_by;
 	sbt_agent_pol_describe(s->pol, &ev.sandbox_change);
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
-	emit(a, &ev, &s->sb);
+	sbt_session_emit(&a->sess.core, &ev, &s->sb);
 	return 0;
-}
-
-/* Emit EventsLost for ring-buffer drops the kernel counted since the last look. */
-static void report_drops(struct agent *a, struct agent_sb *s)
-{
-	struct sbt_sandbox_stats st;
-	struct sbt_ev_lost ev;
-	uint32_t slot = s->sb.slot;
-
-	if (bpf_map_lookup_elem(a->stats_fd, &slot, &st))
-		return;
-	s->kernel_execs = st.execs;
-	s->kernel_lost = st.lost;
-	if (sbt_lost_since(st.egress_lost, &s->eg_lost_reported, "egress", &ev))
-		emit_lost(a, &s->sb, &ev);
-	if (sbt_lost_since(st.lost, &s->lost_reported, "exec", &ev))
-		emit_lost(a, &s->sb, &ev);
-}
-
-static void emit_folded(void *arg, const struct sbt_egress *rec);
-
-/* A sandbox's final events: what never arrived, its shells; its totals into t. */
-static void final_events(struct agent *a, struct agent_sb *s, struct sbt_target_totals *t)
-{
-	struct sbt_event ev = { .kind = SBT_EV_SUMMARY };
-	uint64_t missing;
-
-	report_drops(a, s);
-	sbt_agent_egress_flush_folds(&a->eg, s->sb.slot, emit_folded, a);
-	missing = s->kernel_execs > s->received ? s->kernel_execs - s->received : 0;
-	if (missing > s->lost_reported)
-		emit_lost(a, &s->sb,
-			  &(struct sbt_ev_lost){ .lost = missing - s->lost_reported,
-						 .lost_total = missing,
-						 .has_total = true,
-						 .reason = a->decode_errors ? "decode_error"
-									    : "not_received",
-						 .kind = "exec" });
-	memset(t, 0, sizeof(*t));
-	t->execs = s->kernel_execs;
-	t->received = s->received;
-	t->lost = missing;
-	t->first_exec_ts = s->first_exec_ts;
-	t->complete = sbt_completeness_of(t, !s->sb.exec_hidden, a->decode_errors);
-	ev.ts = sbt_now_epoch_ns();
-	ev.summary.agg = s->agg;
-	ev.summary.complete = t->complete;
-	ev.summary.exec_visible = !s->sb.exec_hidden;
-	emit(a, &ev, &s->sb);
 }
 
 /* The sandbox's cgroup is gone: nothing more can come from it. */
@@ -274,18 +205,16 @@ static void remove_sandbox(struct agent *a, struct agent_sb *s)
 	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_REMOVED };
 	struct sbt_target_totals t;
 
-	ring_buffer__consume(a->rb); /* its records are all in the buffer by now */
-	final_events(a, s, &t);
+	sbt_session_bpf_consume(&a->sess); /* its records are all in the buffer by now */
+	sbt_session_final(&a->sess.core, s->sb.slot, &t);
 	ev.ts = sbt_now_epoch_ns();
 	ev.sandbox_change.source = s->source;
 	ev.sandbox_change.totals = &t;
 	release_slot(a, s); /* free before it is said: a reader may reuse it at once */
-	emit(a, &ev, &s->sb);
+	sbt_session_emit(&a->sess.core, &ev, &s->sb);
+	sbt_session_remove(&a->sess.core, s->sb.slot);
 	a->slots[s->sb.slot] = NULL;
-	a->nr--;
 	a->removed++;
-	rebuild_names(a);
-	sbt_shellagg_free(s->agg);
 	free(s);
 }
 
@@ -362,6 +291,15 @@ static void rescan(struct agent *a)
 		scan_dir(a, a->o->state_dir, -1);
 }
 
+/* A record of a slot the mkdir program gave a child that inotify did not report yet. */
+static void unknown_slot(void *arg, uint32_t slot)
+{
+	struct agent *a = arg;
+
+	if (slot < a->max && !a->slots[slot])
+		rescan(a);
+}
+
 static void handle_inotify(struct agent *a)
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -403,105 +341,6 @@ static void handle_inotify(struct agent *a)
 		check_gone(a);
 }
 
-static void handle_exec(struct agent *a, const void *data, size_t size)
-{
-	struct sbt_event out = { .kind = SBT_EV_EXEC };
-	struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
-	struct sbt_shell_class cls;
-	enum sbt_decode_err derr;
-	struct agent_sb *s = NULL;
-	struct sbt_exec ev;
-	bool is_shell;
-
-	derr = sbt_decode_exec(data, size, &ev, a->argv_store, a->tail);
-	if (derr == SBT_DECODE_OK && ev.slot < a->max && !a->slots[ev.slot])
-		rescan(a); /* registered at mkdir, not yet seen by inotify */
-	if (derr == SBT_DECODE_OK && ev.slot < a->max)
-		s = a->slots[ev.slot];
-	if (derr == SBT_DECODE_OK && !s)
-		derr = SBT_DECODE_BAD_FIELD;
-	if (derr != SBT_DECODE_OK) {
-		if (!a->decode_errors++)
-			a->first_decode_err = derr;
-		return;
-	}
-	s->received++;
-	out.ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, a->boot_offset);
-	if (!s->first_exec_ts)
-		s->first_exec_ts = out.ts;
-	sbt_proctab_rename(a->proc, ev.ppid, ev.parent_comm);
-	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls) ||
-		   sbt_shellid_classify(&a->shellid, &ev, &cls);
-	if (is_shell) {
-		s->shells++;
-		out.exec.nanc = sbt_proctab_ancestors(a->proc, ev.ppid, ev.parent_comm, anc,
-						      SBT_MAX_ANCESTORS);
-		out.exec.anc = anc;
-		if (sbt_shellagg_add(s->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc,
-				     out.exec.nanc) < 0)
-			fprintf(stderr, "sbtrace agent: out of memory aggregating shells\n");
-	}
-	sbt_proctab_exec(a->proc, ev.pid, ev.ppid, ev.comm);
-	out.exec.rec = &ev;
-	out.exec.shell = is_shell ? &cls : NULL;
-	emit(a, &out, &s->sb);
-}
-
-static void emit_egress(struct agent *a, struct sbt_event *out, struct agent_sb *s)
-{
-	out->egress.rule = sbt_agent_pol_rule_text(s->pol, out->egress.rec->rule_id);
-	out->egress.floor = sbt_egress_floor_text(out->egress.rec->floor_idx);
-	emit(a, out, &s->sb);
-}
-
-/* A verdict of a sandbox's egress hooks: EgressAllowed/Denied/Observed (counted by /metrics). */
-static void handle_egress(struct agent *a, const void *data, size_t size)
-{
-	struct sbt_event out = { .kind = SBT_EV_EGRESS };
-	struct sbt_egress r;
-	const struct sbt_egress *rec = &r;
-	enum sbt_decode_err derr = sbt_decode_egress(data, size, &r);
-	struct agent_sb *s = NULL;
-
-	if (derr == SBT_DECODE_OK && rec->slot < a->max)
-		s = a->slots[rec->slot];
-	if (derr == SBT_DECODE_OK && !s)
-		derr = SBT_DECODE_BAD_FIELD;
-	if (derr != SBT_DECODE_OK) {
-		if (!a->decode_errors++)
-			a->first_decode_err = derr;
-		return;
-	}
-	out.ts = sbt_boot_to_epoch_ns(rec->ts_boot_ns, a->boot_offset);
-	out.egress.rec = rec;
-	emit_egress(a, &out, s);
-}
-
-/* The tail of a folded key (sbt_agent_egress_flush_folds), now. */
-static void emit_folded(void *arg, const struct sbt_egress *rec)
-{
-	struct agent *a = arg;
-	struct sbt_event out = { .kind = SBT_EV_EGRESS, .ts = sbt_now_epoch_ns() };
-
-	out.egress.rec = rec;
-	if (rec->slot < a->max && a->slots[rec->slot])
-		emit_egress(a, &out, a->slots[rec->slot]);
-}
-
-static int handle_record(void *ctx, void *data, size_t size)
-{
-	struct agent *a = ctx;
-	int t = sbt_record_type(data, size);
-
-	if (t == SBT_REC_EXEC)
-		handle_exec(a, data, size);
-	else if (t == SBT_REC_EGRESS)
-		handle_egress(a, data, size);
-	else if (!a->decode_errors++)
-		a->first_decode_err = SBT_DECODE_BAD_FIELD;
-	return 0;
-}
-
 static void fill_runtime(struct agent *a, struct sbt_metrics_runtime *rt)
 {
 	memset(rt, 0, sizeof(*rt));
@@ -510,7 +349,7 @@ static void fill_runtime(struct agent *a, struct sbt_metrics_runtime *rt)
 	rt->exec_mode = a->plan.exec.mode;
 	rt->start_time_seconds = a->start_epoch;
 	rt->attach_duration_seconds = (double)a->attach_ms / 1000.0;
-	rt->targets = a->nr;
+	rt->targets = a->sess.core.nr;
 	rt->sandboxes_unregistered = a->plan.skel->bss->agent_mkdir_no_slot;
 	sbt_agent_obs_fill(&a->obs, rt);
 }
@@ -542,34 +381,16 @@ static void write_metrics_file(struct agent *a)
 
 static void emit_stats(struct agent *a)
 {
-	struct sbt_event ev = { .kind = SBT_EV_STATS, .ts = sbt_now_epoch_ns() };
-	struct sbt_stats_sandbox *sbs = calloc(a->nr ? a->nr : 1, sizeof(*sbs));
-	uint32_t n = 0;
+	struct sbt_ev_stats base = {
+		.uptime_ms = sbt_mono_ms() - a->start_ms,
+		.ringbuf_pending_bytes = sbt_agent_obs_pending(&a->obs),
+		.ringbuf_size_bytes = a->o->trace.exec.ringbuf_bytes,
+		.sandboxes_added = a->added,
+		.sandboxes_removed = a->removed,
+		.sandboxes_unregistered = a->plan.skel->bss->agent_mkdir_no_slot,
+	};
 
-	if (!sbs)
-		return;
-	for (uint32_t i = 0; i < a->max && n < a->nr; i++) {
-		struct agent_sb *s = a->slots[i];
-
-		if (!s)
-			continue;
-		sbs[n++] = (struct sbt_stats_sandbox){ .name = s->sb.name,
-						       .execs = s->kernel_execs,
-						       .received = s->received,
-						       .lost = s->kernel_lost,
-						       .shells = s->shells };
-	}
-	ev.stats.uptime_ms = sbt_mono_ms() - a->start_ms;
-	ev.stats.ringbuf_pending_bytes = sbt_agent_obs_pending(&a->obs);
-	ev.stats.ringbuf_size_bytes = a->o->trace.exec.ringbuf_bytes;
-	ev.stats.decode_errors = a->decode_errors;
-	ev.stats.sandboxes_added = a->added;
-	ev.stats.sandboxes_removed = a->removed;
-	ev.stats.sandboxes_unregistered = a->plan.skel->bss->agent_mkdir_no_slot;
-	ev.stats.targets = sbs;
-	ev.stats.nr = n;
-	emit(a, &ev, NULL);
-	free(sbs);
+	sbt_session_stats(&a->sess.core, &base);
 }
 
 /* ---- set-up --------------------------------------------------------------------- */
@@ -590,14 +411,10 @@ static struct agent *agent_new(struct sbt_agent_opts *o)
 	for (int i = 0; i < SBT_AGENT_MAX_PARENTS; i++)
 		a->wd_parent[i] = -1;
 	a->slots = calloc(a->max, sizeof(struct agent_sb *));
-	a->names = calloc(a->max, sizeof(*a->names));
-	a->argv_store = calloc(SBT_ARGV_MAX_ARGS, sizeof(*a->argv_store));
-	a->tail = malloc(SBT_ARGV_CAP + 1);
-	sbt_shellid_scan(&a->shellid, NULL);
-	a->procfs.root = "/proc";
-	a->procfs.targets = a->names;
-	if (a->slots && a->names && a->argv_store && a->tail)
-		a->proc = sbt_proctab_new(sbt_proc_lookup_procfs, &a->procfs);
+	if (!a->slots) {
+		free(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -605,28 +422,20 @@ static void agent_free(struct agent *a)
 {
 	sbt_http_stop(a->http);
 	sbt_agent_obs_free(&a->obs);
-	for (uint32_t i = 0; a->slots && i < a->max; i++)
+	for (uint32_t i = 0; i < a->max; i++)
 		if (a->slots[i] && a->plan.skel) {
 			sbt_agent_pol_free(&a->eg, a->slots[i]->pol, i);
 			a->slots[i]->pol = NULL;
 		}
 	sbt_agent_egress_free(&a->eg);
 	bpf_link__destroy(a->mkdir_link);
-	ring_buffer__free(a->rb);
+	sbt_session_bpf_close(&a->sess);
 	sbt_plan_destroy(&a->plan);
 	if (a->ino >= 0)
 		close(a->ino);
-	for (uint32_t i = 0; a->slots && i < a->max; i++) {
-		if (!a->slots[i])
-			continue;
-		sbt_shellagg_free(a->slots[i]->agg);
+	for (uint32_t i = 0; i < a->max; i++)
 		free(a->slots[i]);
-	}
-	sbt_proctab_free(a->proc);
 	free(a->slots);
-	free(a->names);
-	free(a->argv_store);
-	free(a->tail);
 	free(a);
 }
 
@@ -756,12 +565,11 @@ static int agent_attach(struct agent *a)
 	a->membership.capability = "membership";
 	sbt_hook_record(&a->membership, "ancestor_id", "attached", 0);
 	a->membership.mode = "ancestor_id";
-	a->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_record, a, NULL);
-	if (!a->rb) {
-		fprintf(stderr, "sbtrace agent: cannot set up the ring buffer: %s\n",
-			strerror(errno));
-		return SBT_EXIT_KERNEL;
-	}
+	a->sess.unknown_slot = unknown_slot;
+	a->sess.arg = a;
+	err = sbt_session_bpf_open(&a->sess, skel, &a->o->trace, a->max);
+	if (err)
+		return err == -ENOMEM ? SBT_EXIT_RUNTIME : SBT_EXIT_KERNEL;
 	err = fill_free_slots(a);
 	if (!err)
 		err = register_parents(a);
@@ -796,7 +604,7 @@ static void emit_started(struct agent *a)
 	ev.started.hooks = hooks;
 	ev.started.kernel = uname(&u) == 0 ? u.release : NULL;
 	ev.started.attach_ms = a->attach_ms;
-	emit(a, &ev, NULL);
+	sbt_session_emit(&a->sess.core, &ev, NULL);
 	sbt_sinks_flush(&a->o->trace);
 }
 
@@ -809,9 +617,7 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 	uint64_t now = sbt_mono_ms();
 	int err;
 
-	for (uint32_t i = 0; i < a->max; i++)
-		if (a->slots[i])
-			report_drops(a, a->slots[i]);
+	sbt_session_drops(&a->sess.core);
 	if (now >= *next_gone) {
 		check_gone(a);
 		*next_gone = now + 250;
@@ -842,7 +648,7 @@ static const char *agent_loop(struct agent *a)
 	const char *why = NULL;
 
 	while (!sbt_stop_signal && !why) {
-		struct pollfd p[3] = { { .fd = ring_buffer__epoll_fd(a->rb), .events = POLLIN },
+		struct pollfd p[3] = { { .fd = sbt_session_bpf_fd(&a->sess), .events = POLLIN },
 				       { .fd = a->ino, .events = POLLIN },
 				       { .fd = a->http ? sbt_http_fd(a->http) : -1,
 					 .events = POLLIN } };
@@ -852,8 +658,8 @@ static const char *agent_loop(struct agent *a)
 			return "error";
 		/* new sandboxes first: their records may be in this batch */
 		handle_inotify(a);
-		err = ring_buffer__consume(a->rb);
-		if (err < 0 && err != -EINTR) {
+		err = sbt_session_bpf_consume(&a->sess);
+		if (err) {
 			fprintf(stderr, "sbtrace agent: reading the ring buffer failed: %s\n",
 				strerror(-err));
 			return "error";
@@ -865,60 +671,6 @@ static const char *agent_loop(struct agent *a)
 	return why ? why : "signal";
 }
 
-/* After detach: consume until every counted exec arrived or was counted lost. */
-static void drain(struct agent *a)
-{
-	uint64_t deadline = sbt_mono_ms() + 250;
-
-	for (;;) {
-		bool pending = false;
-
-		ring_buffer__consume(a->rb);
-		for (uint32_t i = 0; i < a->max; i++) {
-			struct sbt_sandbox_stats st;
-			uint32_t slot = i;
-
-			if (a->slots[i] && bpf_map_lookup_elem(a->stats_fd, &slot, &st) == 0 &&
-			    a->slots[i]->received + st.lost < st.execs)
-				pending = true;
-		}
-		if (!pending || sbt_mono_ms() >= deadline)
-			break;
-		sbt_sleep_ms(2);
-	}
-}
-
-static void emit_final(struct agent *a, const char *reason)
-{
-	struct sbt_target_totals *tot = calloc(a->nr ? a->nr : 1, sizeof(*tot));
-	const char **names = calloc(a->nr ? a->nr : 1, sizeof(*names));
-	struct sbt_event ev = { .kind = SBT_EV_STOPPED };
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; tot && names && i < a->max; i++) {
-		if (!a->slots[i])
-			continue;
-		final_events(a, a->slots[i], &tot[n]);
-		names[n++] = a->slots[i]->sb.name;
-	}
-	if (a->decode_errors)
-		emit_lost(a, NULL,
-			  &(struct sbt_ev_lost){
-				  .lost = a->decode_errors,
-				  .reason = "decode_error",
-				  .detail = sbt_decode_strerror(a->first_decode_err) });
-	ev.ts = sbt_now_epoch_ns();
-	ev.stopped.reason = reason;
-	ev.stopped.duration_ms = sbt_mono_ms() - a->start_ms;
-	ev.stopped.decode_errors = a->decode_errors;
-	ev.stopped.totals = tot;
-	ev.stopped.names = names;
-	ev.stopped.nr = n;
-	emit(a, &ev, NULL);
-	free(tot);
-	free(names);
-}
-
 int sbt_agent_run(struct sbt_agent_opts *o)
 {
 	struct agent *a = agent_new(o);
@@ -927,10 +679,8 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	const char *reason;
 	int ret, err;
 
-	if (!a || !a->proc) {
+	if (!a) {
 		fprintf(stderr, "sbtrace agent: out of memory\n");
-		if (a)
-			agent_free(a);
 		return SBT_EXIT_RUNTIME;
 	}
 	sbt_signals_install(true);
@@ -947,7 +697,7 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	}
 	if (ret != SBT_EXIT_OK)
 		goto out;
-	a->boot_offset = sbt_boot_epoch_offset_ns();
+	a->sess.core.boot_offset = sbt_boot_epoch_offset_ns();
 	a->start_ms = sbt_mono_ms();
 	a->attach_ms = a->start_ms - t0;
 	a->start_epoch = (double)sbt_now_epoch_ns() / 1e9;
@@ -959,8 +709,8 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	bpf_link__destroy(a->mkdir_link);
 	a->mkdir_link = NULL;
 	sbt_plan_detach(&a->plan);
-	drain(a);
-	emit_final(a, reason);
+	sbt_session_bpf_drain(&a->sess);
+	sbt_session_stopped(&a->sess.core, reason, sbt_mono_ms() - a->start_ms);
 	write_metrics_file(a);
 	err = sbt_sinks_flush(&o->trace);
 	if (err && ret == SBT_EXIT_OK) {

@@ -106,13 +106,4 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot);
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p); /* NULL for none */
 const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id);
-/*
- * Events folded in the kernel since their key's last record, of `slot`: one
- * record each (count: how many) to fn, and the keys deleted (a sandbox that
- * ends, the agent that stops: the tail is never lost).
- */
-struct sbt_egress;
-void sbt_agent_egress_flush_folds(struct sbt_agent_egress *ae, uint32_t slot,
-				  void (*fn)(void *arg, const struct sbt_egress *rec), void *arg);
-
 #endif

@@ -150,6 +150,7 @@ static struct sbt_agent_pol *pol_new(const char *source)
 	if (p) {
 		p->source = source;
 		p->mode = SBT_EGRESS_ENFORCE;
+		p->cfg.resolver_rule_id = UINT32_MAX; /* no implicit resolver rule in the agent */
 	}
 	return p;
 }
@@ -442,55 +443,4 @@ void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	free(p->cfg.rules);
 	free(p);
-}
-
-/* ---- folded events ------------------------------------------------------------ */
-
-void sbt_agent_egress_flush_folds(struct sbt_agent_egress *ae, uint32_t slot,
-				  void (*fn)(void *arg, const struct sbt_egress *rec), void *arg)
-{
-	int fd = bpf_map__fd(ae->skel->maps.egress_fold);
-	struct sbt_fold_key *keys = NULL, key, next, *prev = NULL;
-	size_t n = 0, cap = 0;
-
-	/* the keys first: deleting while walking would restart the walk */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (key.slot != slot)
-			continue;
-		if (n == cap) {
-			struct sbt_fold_key *k = realloc(keys, (cap ? cap * 2 : 16) * sizeof(*k));
-
-			if (!k)
-				break;
-			keys = k;
-			cap = cap ? cap * 2 : 16;
-		}
-		keys[n++] = key;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct sbt_fold_val val;
-		struct sbt_egress rec;
-
-		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &val) &&
-		    (bpf_map_lookup_elem(fd, &keys[i], &val) || bpf_map_delete_elem(fd, &keys[i])))
-			continue;
-		if (!val.folded)
-			continue;
-		memset(&rec, 0, sizeof(rec));
-		rec.slot = keys[i].slot;
-		rec.pid = keys[i].pid;
-		memcpy(rec.daddr, keys[i].daddr, 16);
-		rec.dport = keys[i].dport;
-		rec.proto = keys[i].proto;
-		rec.hook = keys[i].hook;
-		rec.verdict = keys[i].verdict;
-		rec.reason = keys[i].reason;
-		rec.family = memcmp(rec.daddr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 ? AF_INET
-											: AF_INET6;
-		rec.count = val.folded;
-		fn(arg, &rec);
-	}
-	free(keys);
 }

@@ -9,43 +9,30 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
-#include "event/decode.h"
 #include "loader.h"
-#include "exec/proctab.h"
+#include "session_bpf.h"
 #include "sandbox/sandbox.h"
-#include "exec/shellagg.h"
-#include "exec/shellid.h"
 
+/* What the agent keeps of a sandbox beyond the session's slot. */
 struct agent_sb {
-	struct sbt_target sb;
+	struct sbt_target sb;	   /* the session's target of its slot */
 	const char *source;	   /* "shim", "cgroup_parent" */
 	const char *registered_by; /* "cgroup_mkdir", "agent" */
-	uint64_t received, lost_reported, kernel_execs, kernel_lost, shells;
-	uint64_t first_exec_ts, eg_lost_reported;
-	struct sbt_shellagg *agg;
 	struct sbt_agent_pol *pol; /* egress policy, NULL: none (agent_egress.c) */
 };
 
 struct agent {
 	struct sbt_agent_opts *o;
 	struct sbt_plan plan;
-	struct ring_buffer *rb;
+	struct sbt_session_bpf sess; /* records, accounting, final events (session.h) */
 	struct bpf_link *mkdir_link;
 	struct sbt_hook_result mkdir_res, membership;
-	struct agent_sb **slots;
-	const char **names; /* live sandboxes' names, for the procfs lookups */
-	uint32_t max, nr;
+	struct agent_sb **slots; /* max, by slot */
+	uint32_t max;
 	int stats_fd, cgroups_fd, free_fd, parents_fd;
 	int ino, wd_state, wd_parent[SBT_AGENT_MAX_PARENTS];
 	struct sbt_target parent[SBT_AGENT_MAX_PARENTS];
-	struct sbt_proctab *proc;
-	struct sbt_procfs_ctx procfs;
-	struct sbt_shellid shellid;
-	const char **argv_store;
-	char *tail;
-	int64_t boot_offset;
-	uint64_t decode_errors, added, removed;
-	enum sbt_decode_err first_decode_err;
+	uint64_t added, removed;
 	uint64_t start_ms, attach_ms;
 	double start_epoch;
 	struct sbt_agent_obs obs;
