@@ -29,19 +29,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
-#include "agent_int.h"
-#include "lib/clock.h"
-#include "event/decode.h"
-#include "loader.h"
-#include "exec/proctab.h"
-#include "sandbox/sandbox.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
-#include "exec/shell.h"
-#include "exec/shellagg.h"
-#include "exec/shellid.h"
+#include "agent_int.h"
 #include "event/sink.h"
+#include "lib/clock.h"
+#include "loader.h"
+#include "sandbox/sandbox.h"
 
 /* The sandbox of cgroup id `id`, if the agent knows it. */
 static struct agent_sb *find_by_id(struct agent *a, uint64_t id)
@@ -407,7 +401,6 @@ static struct agent *agent_new(struct sbt_agent_opts *o)
 	a->wd_state = -1;
 	a->obs.stats_fd = -1;
 	a->eg.dir_fd = -1;
-	a->eg.mode_fd = -1;
 	for (int i = 0; i < SBT_AGENT_MAX_PARENTS; i++)
 		a->wd_parent[i] = -1;
 	a->slots = calloc(a->max, sizeof(struct agent_sb *));

@@ -31,9 +31,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "agent.h"
+#include "agent_egress.h"
 #include "event/decode.h"
 #include "egress/egress_args.h"
+#include "egress_slot.h"
 #include "loader.h"
 #include "egress/policy.h"
 #include "sbtrace.h"
@@ -43,38 +44,9 @@
 
 _Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_ENFORCERS, "the agent links the enforcers");
 
-/* The hooks on cgroup `path` as links (stored in links[], *nr). 0 or -errno after a message. */
-static int attach_cgroup(struct sbtrace_bpf *skel, const char *path, struct bpf_link **links,
-			 size_t *nr)
-{
-	size_t nprogs; /* the enforcers come first: the agent has no DNS proxy to restore for */
-	struct bpf_program *const *progs = sbt_egress_progs(skel, &nprogs);
-	int cgfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
-
-	if (cgfd < 0) {
-		err = -errno;
-		fprintf(stderr, "sbtrace agent: egress: cannot open cgroup %s: %s\n", path,
-			strerror(-err));
-		return err;
-	}
-	for (size_t i = 0; i < SBT_AGENT_EGRESS_PROGS && !err; i++) {
-		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cgfd);
-
-		if (!l) {
-			err = -errno;
-			fprintf(stderr, "sbtrace agent: egress: cannot attach %s to %s: %s\n",
-				bpf_program__name(progs[i]), path, strerror(-err));
-			break;
-		}
-		links[(*nr)++] = l;
-	}
-	close(cgfd);
-	return err;
-}
-
 int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode)
 {
-	return bpf_map_update_elem(ae->mode_fd, &slot, &mode, BPF_ANY) ? -errno : 0;
+	return sbt_slot_set_mode(ae->skel, slot, mode);
 }
 
 /* --policy-dir: a directory owned by root that nobody else may write. 0 or -errno. */
@@ -107,8 +79,6 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
 	ae->skel = skel;
 	ae->policy_dir = policy_dir;
 	ae->dir_fd = -1;
-	ae->mode_fd = bpf_map__fd(skel->maps.agent_egress_mode);
-	ae->policy_fd = bpf_map__fd(skel->maps.egress_policy);
 	/* loaded; linked to a sandbox's cgroup with its policy, to the parents with --policy-dir */
 	ae->res.capability = "egress";
 	sbt_hook_record(&ae->res, "cgroup_link", "attached", 0);
@@ -122,8 +92,8 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
 		return -errno;
 	}
 	for (int i = 0; i < nr; i++) {
-		int err = attach_cgroup(skel, parents[i].path, ae->parent_links,
-					&ae->nr_parent_links);
+		int err = sbt_slot_attach(skel, &parents[i], SBT_AGENT_EGRESS_PROGS,
+					  ae->parent_links, &ae->nr_parent_links, "sbtrace agent");
 
 		if (err)
 			return err;
@@ -361,71 +331,23 @@ const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id)
 	return p && id >= 1 && id <= p->cfg.nr_rules ? p->cfg.rules[id - 1].text : NULL;
 }
 
-/* The rules into the trie under `slot`. 0, or -errno with p->error set. */
-static int write_trie(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
-{
-	struct sbt_parse_error perr;
-	size_t nfloor, cap;
-	int n;
-
-	sbt_policy_floor(&nfloor);
-	cap = p->cfg.nr_rules * 2 + nfloor + 1;
-	p->entries = calloc(cap, sizeof(*p->entries));
-	if (!p->entries)
-		return -ENOMEM;
-	n = sbt_policy_compile(p->cfg.rules, p->cfg.nr_rules, p->entries, cap, &perr);
-	if (n < 0) {
-		snprintf(p->error, sizeof(p->error), "%s", perr.msg);
-		return n;
-	}
-	for (int i = 0; i < n; i++) {
-		struct sbt_policy_key key;
-		struct sbt_policy_val val;
-
-		sbt_policy_bpf_entry(&p->entries[i], slot, &key, &val);
-		if (bpf_map_update_elem(ae->policy_fd, &key, &val, BPF_ANY)) {
-			snprintf(p->error, sizeof(p->error), "policy map update: %s",
-				 strerror(errno));
-			p->nr_entries = (size_t)i;
-			return -EIO;
-		}
-	}
-	p->nr_entries = (size_t)n;
-	return 0;
-}
-
-static void clear_trie(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
-{
-	for (size_t i = 0; i < p->nr_entries; i++) {
-		struct sbt_policy_key key;
-		struct sbt_policy_val val;
-
-		sbt_policy_bpf_entry(&p->entries[i], slot, &key, &val);
-		bpf_map_delete_elem(ae->policy_fd, &key);
-	}
-	p->nr_entries = 0;
-	free(p->entries);
-	p->entries = NULL;
-}
-
 int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
 			const struct sbt_target *sb, bool attach)
 {
+	char why[sizeof(p->error)];
 	int err;
 
 	if (!p)
 		return sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	/* denied while it is being written: no half-written trie decides */
 	err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING);
-	if (!err && p->mode != SBT_EGRESS_FAILED && write_trie(ae, p, slot)) {
-		char why[sizeof(p->error)];
-
-		snprintf(why, sizeof(why), "%s", p->error);
-		clear_trie(ae, p, slot);
+	if (!err && p->mode != SBT_EGRESS_FAILED &&
+	    sbt_slot_policy_write(ae->skel, slot, &p->policy, p->cfg.rules, p->cfg.nr_rules, why,
+				  sizeof(why)))
 		pol_fail(p, sb->name, "cannot apply: %s", why);
-	}
 	if (!err && attach)
-		err = attach_cgroup(ae->skel, sb->path, p->links, &p->nr_links);
+		err = sbt_slot_attach(ae->skel, sb, SBT_AGENT_EGRESS_PROGS, p->links, &p->nr_links,
+				      "sbtrace agent");
 	if (!err) /* FAILED (denied) when it was refused */
 		err = sbt_agent_egress_set_mode(ae, slot, (uint32_t)p->mode);
 	return err;
@@ -439,7 +361,7 @@ void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	}
 	for (size_t i = 0; i < p->nr_links; i++)
 		bpf_link__destroy(p->links[i]);
-	clear_trie(ae, p, slot);
+	sbt_slot_policy_clear(ae->skel, slot, &p->policy);
 	sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	free(p->cfg.rules);
 	free(p);

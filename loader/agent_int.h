@@ -9,6 +9,8 @@
 #include <bpf/libbpf.h>
 
 #include "agent.h"
+#include "agent_egress.h"
+#include "agent_obs.h"
 #include "loader.h"
 #include "session_bpf.h"
 #include "sandbox/sandbox.h"

@@ -23,7 +23,8 @@
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
 
-#include "agent.h"
+#include "agent_obs.h"
+#include "cmd/agent_cmd.h"
 #include "lib/dl.h"
 #include "loader.h"
 

@@ -29,54 +29,17 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "egress/dns.h"
-#include "dnsproxy.h"
+#include "egress/dnsproxy.h"
 #include "egress.h"
+#include "egress_slot.h"
 #include "lib/netns.h"
 #include "loader.h"
-#include "sandbox/pins.h"
 #include "egress/policy.h"
 
 #define DNS_TIMEOUT_MS 1000
 #define TTL_MIN_S      1
 #define TTL_MAX_S      3600
 #define TTL_NEGATIVE_S 30 /* retry an unresolvable name after this long */
-
-/* --- sockets in the sandbox's network namespace -------------------------- */
-
-struct ns_socket_req {
-	int nsfd, domain, type, fd, err;
-};
-
-static void *ns_socket_thread(void *arg)
-{
-	struct ns_socket_req *r = arg;
-
-	/* setns() changes only this thread; the socket keeps the namespace */
-	if (setns(r->nsfd, CLONE_NEWNET) < 0) {
-		r->err = -errno;
-		return NULL;
-	}
-	r->fd = socket(r->domain, r->type | SOCK_CLOEXEC, 0);
-	if (r->fd < 0)
-		r->err = -errno;
-	return NULL;
-}
-
-int sbt_socket_in_netns(int nsfd, int domain, int type)
-{
-	struct ns_socket_req r = { .nsfd = nsfd, .domain = domain, .type = type, .fd = -1 };
-	pthread_t t;
-	int fd;
-
-	if (nsfd < 0) {
-		fd = socket(domain, type | SOCK_CLOEXEC, 0);
-		return fd < 0 ? -errno : fd;
-	}
-	if (pthread_create(&t, NULL, ns_socket_thread, &r) != 0)
-		return -EAGAIN;
-	pthread_join(t, NULL);
-	return r.fd >= 0 ? r.fd : r.err;
-}
 
 /* One query over UDP; returns the status, fills addrs. */
 static enum sbt_dns_status query(int nsfd, const uint8_t resolver[16], const char *name,
@@ -366,152 +329,22 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 	return 0;
 }
 
-/* The compiler's order: prefix, then address. */
-static int entry_cmp(const struct sbt_policy_entry *a, const struct sbt_policy_entry *b)
-{
-	if (a->prefix != b->prefix)
-		return a->prefix < b->prefix ? -1 : 1;
-	return memcmp(a->addr, b->addr, 16);
-}
-
-static bool same_entry(const struct sbt_policy_entry *a, const struct sbt_policy_entry *b)
-{
-	if (a->floor != b->floor || a->floor_idx != b->floor_idx || a->nr_ports != b->nr_ports)
-		return false;
-	for (size_t k = 0; k < a->nr_ports && k < SBT_POLICY_PORTS; k++)
-		if (a->ports[k].lo != b->ports[k].lo || a->ports[k].hi != b->ports[k].hi ||
-		    a->ports[k].proto != b->ports[k].proto ||
-		    a->ports[k].rule_id != b->ports[k].rule_id)
-			return false;
-	return true;
-}
-
-/* Compile a sandbox's rules and make the trie hold exactly those entries. */
+/* Compile a sandbox's rules and make its slot's trie hold exactly those entries. */
 static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf, size_t errlen)
 {
 	struct sbt_egress_sandbox *es = &st->sb[slot];
-	struct sbt_policy_entry *entries;
-	struct sbt_parse_error perr;
 	struct sbt_rule *rules;
-	size_t nr_rules, cap;
-	int n, fd = bpf_map__fd(st->plan->skel->maps.egress_policy);
-	size_t nfloor;
+	size_t nr_rules;
+	int err;
 
-	sbt_policy_floor(&nfloor);
-	if (sandbox_rules(st->cfg, es, &rules, &nr_rules))
-		return -ENOMEM;
-	cap = nr_rules + nfloor + 1;
-	entries = calloc(cap, sizeof(*entries));
-	if (!entries) {
-		free(rules);
+	if (sandbox_rules(st->cfg, es, &rules, &nr_rules)) {
+		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	n = sbt_policy_compile(rules, nr_rules, entries, cap, &perr);
+	err = sbt_slot_policy_write(st->plan->skel, slot, &es->policy, rules, nr_rules, errbuf,
+				    errlen);
 	free(rules);
-	if (n < 0) {
-		snprintf(errbuf, errlen, "%s", perr.msg);
-		free(entries);
-		return n;
-	}
-	/*
-	 * Both compilations are sorted by (prefix, address): one walk writes
-	 * what changed and removes what is gone (a learned address costs its own
-	 * entry, not a rewrite of the whole trie).
-	 */
-	for (size_t i = 0, j = 0; i < (size_t)n || j < es->nr_entries;) {
-		const struct sbt_policy_entry *o = j < es->nr_entries ? &es->entries[j] : NULL;
-		int c = !o ? -1 : i >= (size_t)n ? 1 : entry_cmp(&entries[i], o);
-		struct sbt_policy_key key;
-		struct sbt_policy_val val;
-
-		if (c > 0) { /* gone now */
-			sbt_policy_bpf_entry(o, slot, &key, &val);
-			bpf_map_delete_elem(fd, &key);
-			j++;
-			continue;
-		}
-		if (c == 0 && same_entry(&entries[i], o)) {
-			i++, j++;
-			continue;
-		}
-		sbt_policy_bpf_entry(&entries[i], slot, &key, &val);
-		if (bpf_map_update_elem(fd, &key, &val, BPF_ANY)) {
-			snprintf(errbuf, errlen, "policy map update: %s", strerror(errno));
-			free(entries);
-			return -errno;
-		}
-		i++;
-		j += c == 0;
-	}
-	free(es->entries);
-	es->entries = entries;
-	es->nr_entries = (size_t)n;
-	/* Cached verdicts (the tap's flow cache) of the old trie are stale now. */
-	__atomic_add_fetch(&st->plan->skel->bss->policy_gen, 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/*
- * A shim's or the probe's sandbox: pin its links under <bpffs>/sbtrace/NAME
- * (one directory lookup for all of them) so the policy outlives this process (the sandbox's controller unpins it
- * when the sandbox has ended). Without bpffs the policy lasts as long as
- * this tracer, and the shim's freeze is what stops the workload: say so.
- */
-void sbt_pin_enforcers(const struct sbt_target *sb, const int *link_fds, const char *const *what,
-		       size_t n)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 64];
-	int dir_err = sbt_pin_dir(sb->pin_name, true, dir, sizeof(dir)), err = dir_err;
-
-	for (size_t i = 0; !dir_err && i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%d-%s", dir, (int)getpid(), what[i]);
-		if (bpf_obj_pin(link_fds[i], path) && !err)
-			err = -errno; /* the first failure is said; the other links are still tried */
-	}
-	if (err)
-		fprintf(stderr,
-			"sbtrace: sandbox %s: cannot pin its enforcing links under bpffs (%s): "
-			"should this tracer be killed, only the shim's freeze stops the "
-			"workload; mount bpffs at /sys/fs/bpf\n",
-			sb->pin_name, strerror(-err));
-}
-
-static int attach_cgroup_progs(struct sbt_egress_state *st, uint32_t slot,
-			       const struct sbt_target *sb)
-{
-	size_t nprogs;
-	struct bpf_program *const *progs = sbt_egress_progs(st->plan->skel, &nprogs);
-	struct sbt_egress_sandbox *es = &st->sb[slot];
-	int cgfd = open(sb->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fds[SBT_EGRESS_PROGS];
-	const char *names[SBT_EGRESS_PROGS];
-
-	if (cgfd < 0) {
-		fprintf(stderr, "sbtrace: egress: cannot open cgroup %s: %s\n", sb->path,
-			strerror(errno));
-		return -errno;
-	}
-	for (size_t i = 0; i < nprogs; i++) {
-		struct bpf_link *l = bpf_program__attach_cgroup(progs[i], cgfd);
-
-		if (!l) {
-			int err = -errno;
-
-			fprintf(stderr,
-				"sbtrace: egress: cannot attach %s to %s: %s; the kernel "
-				"needs cgroup BPF (CONFIG_CGROUP_BPF)\n",
-				bpf_program__name(progs[i]), sb->name, strerror(-err));
-			close(cgfd);
-			return err;
-		}
-		es->links[es->nr_links++] = l;
-		fds[i] = bpf_link__fd(l);
-		names[i] = bpf_program__name(progs[i]);
-	}
-	close(cgfd);
-	if (sb->pin_name[0])
-		sbt_pin_enforcers(sb, fds, names, nprogs);
-	return 0;
+	return err;
 }
 
 /* Floor first: say which answer addresses of a host rule stay denied. */
@@ -567,6 +400,29 @@ static int tap_host_addrs(const struct sbt_target *sb, struct sbt_dnsproxy_tap *
 	return err ? err : tp->has4 || tp->has6 ? 0 : -EADDRNOTAVAIL;
 }
 
+/* The proxy's thread learns what it passes on (sbt_egress_learn) ... */
+static int proxy_learn(void *arg, uint32_t slot, uint32_t rule_idx, const char *name,
+		       const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns)
+{
+	return sbt_egress_learn(arg, slot, rule_idx, name, addrs, n, ts_ns);
+}
+
+/* ... and queues what it did for the trace loop. */
+static void proxy_event(void *arg, struct sbt_dns_event *ev)
+{
+	sbt_egress_dns_event(arg, ev);
+}
+
+/* Unpublish the slot's proxy ports (nothing is sent to it any more), then stop it. */
+static void stop_proxy(struct sbt_egress_state *st, uint32_t slot)
+{
+	if (!st->sb[slot].proxy)
+		return;
+	memset(&st->plan->skel->bss->dns_proxy[slot], 0, sizeof(struct sbt_dns_proxy));
+	sbt_dnsproxy_stop(st->sb[slot].proxy);
+	st->sb[slot].proxy = NULL;
+}
+
 /*
  * The DNS proxy of a sandbox: for its cgroup, in its network namespace (its
  * first process's); for its tap, on the tap's host-side addresses.
@@ -574,6 +430,7 @@ static int tap_host_addrs(const struct sbt_target *sb, struct sbt_dnsproxy_tap *
 static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb)
 {
 	struct sbt_egress_sandbox *es = &st->sb[slot];
+	struct sbt_dnsproxy_owner owner;
 	int pid = sbt_target_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1, nsfd = -1, err;
 	char path[PATH_MAX + 16];
 
@@ -608,7 +465,19 @@ static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct
 		}
 		es->tap_proxy = !err;
 	}
-	if (sbt_dnsproxy_start(st, slot, sb, nsfd, es->tap_proxy ? &es->tap : NULL))
+	owner = (struct sbt_dnsproxy_owner){ .cfg = st->cfg,
+					     .slot = slot,
+					     .has_resolver = es->has_resolver,
+					     .resolver_nsfd = es->nsfd,
+					     .learn = proxy_learn,
+					     .event = proxy_event,
+					     .arg = st };
+	memcpy(owner.resolver, es->resolver, 16);
+	es->proxy =
+		sbt_dnsproxy_start(&owner, sb->name, nsfd, es->tap_proxy ? &es->tap : NULL, &err);
+	if (es->proxy) /* where the cgroup programs send the sandbox's DNS */
+		sbt_dnsproxy_ports(es->proxy, st->plan->skel->bss->dns_proxy[slot].port);
+	else
 		es->tap_proxy = false;
 	if (nsfd >= 0)
 		close(nsfd);
@@ -637,8 +506,9 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		es->nsfd = -1;
 		pthread_mutex_init(&es->lock, NULL);
 		sbt_dns_learn_init(&es->learned, cfg->dns_learn_max);
-		plan->skel->bss->egress_mode[i] =
-			cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE : (uint8_t)cfg->mode;
+		sbt_slot_set_mode(plan->skel, i,
+				  cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE
+							      : (uint32_t)cfg->mode);
 		if (!policy)
 			continue;
 		for (size_t r = 0; r < cfg->nr_rules; r++) {
@@ -673,7 +543,8 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		}
 		if (!sbt_target_has_cgroup(&targets[i]))
 			continue; /* a tap-only sandbox: the tc program enforces its trie */
-		if (attach_cgroup_progs(st, i, &targets[i]))
+		if (sbt_slot_attach(plan->skel, &targets[i], SBT_EGRESS_PROGS, es->links,
+				    &es->nr_links, "sbtrace"))
 			return -EPERM;
 	}
 	return 0;
@@ -828,15 +699,16 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 	for (uint32_t i = 0; i < st->nr; i++) {
 		struct sbt_egress_sandbox *es = &st->sb[i];
 
-		sbt_dnsproxy_stop(st, i);
+		stop_proxy(st, i);
 		for (size_t l = 0; l < es->nr_links; l++)
 			bpf_link__destroy(es->links[l]);
 		es->nr_links = 0;
 		if (es->nsfd >= 0)
 			close(es->nsfd);
 		es->nsfd = -1;
-		free(es->entries);
-		es->entries = NULL;
+		free(es->policy.entries);
+		es->policy.entries = NULL;
+		es->policy.nr = 0;
 		sbt_dns_learn_free(&es->learned);
 	}
 	sbt_egress_dns_drain(st, drop_dns_event, NULL);
@@ -849,7 +721,7 @@ void sbt_egress_teardown(struct sbt_egress_state *st)
 void sbt_egress_detach(struct sbt_egress_state *st)
 {
 	for (uint32_t i = 0; i < st->nr; i++) {
-		sbt_dnsproxy_stop(st, i);
+		stop_proxy(st, i);
 		for (size_t l = 0; l < st->sb[i].nr_links; l++)
 			bpf_link__destroy(st->sb[i].links[l]);
 		st->sb[i].nr_links = 0;
@@ -870,7 +742,7 @@ void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_e
 	v->resolver = es->resolver;
 	v->resolver_source = es->resolver_source;
 	v->resolver_in_sandbox = es->nsfd >= 0;
-	v->nr_entries = es->nr_entries;
+	v->nr_entries = es->policy.nr;
 	v->dns_proxy = es->proxy != NULL;
 	if (es->proxy)
 		for (int k = 0; k < 4; k++)

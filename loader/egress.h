@@ -8,9 +8,10 @@
 #include <stdint.h>
 
 #include "egress/dnsev.h"
-#include "dnsproxy.h"
+#include "egress/dnsproxy.h"
 #include "egress/dnslearn.h"
 
+#include "egress_slot.h"
 #include "loader.h"
 #include "egress/policy.h"
 
@@ -24,9 +25,8 @@ struct sbt_egress_sandbox {
 	uint8_t resolver[16];
 	char resolver_source[96];
 	int resolver_pid;
-	int nsfd;			  /* the sandbox's network namespace, -1 for the host's */
-	struct sbt_policy_entry *entries; /* what the trie holds for this slot */
-	size_t nr_entries;
+	int nsfd;		       /* the sandbox's network namespace, -1 for the host's */
+	struct sbt_slot_policy policy; /* what the trie holds for this slot */
 	struct bpf_link *links[SBT_MAX_EGRESS_LINKS];
 	size_t nr_links;
 	/* The DNS proxy (dnsproxy.c): lock guards hosts, learned and entries. */
@@ -65,8 +65,6 @@ void sbt_egress_dns_drain(struct sbt_egress_state *st,
 /* The name whose answer taught addr to sandbox slot (copied), and the answer's ts. */
 bool sbt_egress_learned_name(struct sbt_egress_state *st, uint32_t slot, const uint8_t addr[16],
 			     char *name, size_t len, uint64_t *ts_ns);
-/* A socket of `type` in network namespace nsfd (-1: ours). fd or -errno. */
-int sbt_socket_in_netns(int nsfd, int domain, int type);
 
 /*
  * Per sandbox: write its egress mode; with a policy, resolve its host rules

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "lib/netns.h"
 
@@ -52,4 +54,39 @@ int sbt_netns_leave(int back)
 		ret = -errno;
 	close(back);
 	return ret;
+}
+
+struct ns_socket_req {
+	int nsfd, domain, type, fd, err;
+};
+
+static void *ns_socket_thread(void *arg)
+{
+	struct ns_socket_req *r = arg;
+
+	/* setns() changes only this thread; the socket keeps the namespace */
+	if (setns(r->nsfd, CLONE_NEWNET) < 0) {
+		r->err = -errno;
+		return NULL;
+	}
+	r->fd = socket(r->domain, r->type | SOCK_CLOEXEC, 0);
+	if (r->fd < 0)
+		r->err = -errno;
+	return NULL;
+}
+
+int sbt_socket_in_netns(int nsfd, int domain, int type)
+{
+	struct ns_socket_req r = { .nsfd = nsfd, .domain = domain, .type = type, .fd = -1 };
+	pthread_t t;
+	int fd;
+
+	if (nsfd < 0) {
+		fd = socket(domain, type | SOCK_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	if (pthread_create(&t, NULL, ns_socket_thread, &r) != 0)
+		return -EAGAIN;
+	pthread_join(t, NULL);
+	return r.fd >= 0 ? r.fd : r.err;
 }

@@ -21,4 +21,7 @@ int sbt_netns_enter(const char *ns, int *back);
 /* Return to `back` (-1: nothing to do) and close it. 0 or -errno. */
 int sbt_netns_leave(int back);
 
+/* A socket of `type` in network namespace nsfd (-1: ours; a thread enters it). fd or -errno. */
+int sbt_socket_in_netns(int nsfd, int domain, int type);
+
 #endif

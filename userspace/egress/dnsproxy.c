@@ -21,13 +21,13 @@
 #include <sys/socket.h>
 
 #include "sbtrace.h"
-#include "sbtrace.skel.h"
-#include "lib/clock.h"
 #include "egress/dns.h"
-#include "dnsproxy.h"
-#include "egress.h"
-#include "loader.h"
+#include "egress/dnsev.h"
+#include "egress/dnsproxy.h"
 #include "egress/policy.h"
+#include "lib/clock.h"
+#include "lib/netns.h"
+#include "trace/tracer.h"
 
 #define UPSTREAM_TIMEOUT_MS 2000
 #define CLIENT_TIMEOUT_S    2
@@ -38,8 +38,7 @@
 #define NR_FDS		    8 /* 4 on a cgroup sandbox's loopback, 4 on its tap */
 
 struct sbt_dnsproxy {
-	struct sbt_egress_state *st;
-	uint32_t slot;
+	struct sbt_dnsproxy_owner o;
 	/* by SBT_DNS_*: UDP4, TCP4, UDP6, TCP6 on the loopback, then the same on the tap */
 	int fds[NR_FDS];
 	uint16_t ports[NR_FDS];
@@ -153,17 +152,17 @@ static socklen_t resolver_addr(const uint8_t r[16], struct sockaddr_storage *ss)
  * Ask the upstream `q` (qlen bytes, our id set) over UDP or TCP; the answer
  * (with that id) into resp. Its length, or -errno.
  */
-static int ask_upstream(const struct sbt_egress_sandbox *es, bool tcp, const uint8_t *q,
-			size_t qlen, uint8_t *resp, size_t cap)
+static int ask_upstream(const struct sbt_dnsproxy_owner *o, bool tcp, const uint8_t *q, size_t qlen,
+			uint8_t *resp, size_t cap)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl = resolver_addr(es->resolver, &ss);
+	socklen_t sl = resolver_addr(o->resolver, &ss);
 	uint64_t deadline = sbt_mono_ms() + UPSTREAM_TIMEOUT_MS;
 	uint16_t id = sbt_dns_msg_id(q);
 	int fd, err = 0;
 	ssize_t r;
 
-	fd = sbt_socket_in_netns(es->nsfd, ss.ss_family, tcp ? SOCK_STREAM : SOCK_DGRAM);
+	fd = sbt_socket_in_netns(o->resolver_nsfd, ss.ss_family, tcp ? SOCK_STREAM : SOCK_DGRAM);
 	if (fd < 0)
 		return fd;
 	fcntl(fd, F_SETFL, O_NONBLOCK);
@@ -245,7 +244,7 @@ static int refuse(struct sbt_dnsproxy *px, const uint8_t *msg, const struct sbt_
 	ev->allowed = false;
 	ev->reason = reason;
 	ev->reply = rcode_reply(rcode);
-	sbt_egress_dns_event(px->st, ev);
+	px->o.event(px->o.arg, ev);
 	return sbt_dns_build_refusal(msg, q, rcode, out, cap);
 }
 
@@ -278,7 +277,7 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 		       const struct sbt_dns_question *q, int rule, uint8_t *resp, size_t rlen,
 		       struct sbt_dns_event *ev, uint8_t *out, size_t cap)
 {
-	const struct sbt_egress_cfg *cfg = px->st->cfg;
+	const struct sbt_egress_cfg *cfg = px->o.cfg;
 	struct sbt_dns_addr *a = calloc(LEARN_ADDRS_MAX, sizeof(*a));
 	enum sbt_dns_status st;
 	size_t n = 0;
@@ -307,8 +306,8 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 	/* every host rule naming it (ports and protocols differ), the first one included */
 	for (size_t i = (size_t)rule; !err && i < cfg->nr_rules; i++)
 		if (cfg->rules[i].kind == SBT_RULE_HOST && strcmp(cfg->rules[i].host, q->name) == 0)
-			err = sbt_egress_learn(px->st, px->slot, (uint32_t)i, q->name, ev->addrs,
-					       ev->nr_addrs, ev->ts);
+			err = px->o.learn(px->o.arg, px->o.slot, (uint32_t)i, q->name, ev->addrs,
+					  ev->nr_addrs, ev->ts);
 	if (err)
 		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev,
 			      err == -ENOSPC ? "limit" : "upstream_error", out, cap);
@@ -317,7 +316,7 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 	memcpy(out, resp, rlen);
 	ev->allowed = true;
 	ev->reply = "answer";
-	sbt_egress_dns_event(px->st, ev);
+	px->o.event(px->o.arg, ev);
 	return (int)rlen;
 }
 
@@ -325,9 +324,8 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool tcp, uint8_t *out,
 			size_t cap)
 {
-	const struct sbt_egress_cfg *cfg = px->st->cfg;
-	struct sbt_egress_sandbox *es = &px->st->sb[px->slot];
-	struct sbt_dns_event ev = { .slot = px->slot, .proto = tcp ? 6 : 17 };
+	const struct sbt_egress_cfg *cfg = px->o.cfg;
+	struct sbt_dns_event ev = { .slot = px->o.slot, .proto = tcp ? 6 : 17 };
 	struct sbt_dns_question q;
 	uint8_t *resp;
 	uint16_t our_id;
@@ -345,12 +343,12 @@ static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool 
 			      "dns_name", out, cap);
 	ev.answer = true;
 	ev.rule_id = cfg->rules[rule].id;
-	if (!es->has_resolver)
+	if (!px->o.has_resolver)
 		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
 	our_id = (uint16_t)random();
 	sbt_dns_set_id(msg, our_id);
 	resp = malloc(MSG_MAX);
-	r = resp ? ask_upstream(es, tcp, msg, len, resp, MSG_MAX) : -ENOMEM;
+	r = resp ? ask_upstream(&px->o, tcp, msg, len, resp, MSG_MAX) : -ENOMEM;
 	sbt_dns_set_id(msg, q.id);
 	if (r < 12) {
 		free(resp);
@@ -497,18 +495,17 @@ static int open_tap(struct sbt_dnsproxy *px, struct sbt_dnsproxy_tap *tap)
 	return err;
 }
 
-int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb,
-		       int sb_nsfd, struct sbt_dnsproxy_tap *tap)
+struct sbt_dnsproxy *sbt_dnsproxy_start(const struct sbt_dnsproxy_owner *o, const char *name,
+					int sb_nsfd, struct sbt_dnsproxy_tap *tap, int *errp)
 {
 	struct sbt_dnsproxy *px = calloc(1, sizeof(*px));
-	struct sbt_dns_proxy *bss;
 	const char *where = "on its loopback";
 	int err = 0;
 
+	*errp = -ENOMEM;
 	if (!px)
-		return -ENOMEM;
-	px->st = st;
-	px->slot = slot;
+		return NULL;
+	px->o = *o;
 	px->stop[0] = px->stop[1] = -1;
 	for (int k = 0; k < NR_FDS; k++)
 		px->fds[k] = -1;
@@ -516,7 +513,7 @@ int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct 
 	px->out = malloc(MSG_MAX + 2);
 	if (!px->buf || !px->out || pipe2(px->stop, O_CLOEXEC) < 0) {
 		proxy_free(px);
-		return -ENOMEM;
+		return NULL;
 	}
 	if (sb_nsfd >= 0)
 		err = open_loopback(px, sb_nsfd);
@@ -527,37 +524,36 @@ int sbt_dnsproxy_start(struct sbt_egress_state *st, uint32_t slot, const struct 
 	}
 	if (!err && pthread_create(&px->thread, NULL, proxy_thread, px) != 0)
 		err = -EAGAIN;
+	*errp = err;
 	if (err) {
 		fprintf(stderr,
 			"sbtrace: egress: sandbox %s: cannot open its DNS proxy %s (%s): its DNS "
 			"is judged like any traffic; %s\n",
-			sb->name, where, strerror(-err),
+			name, where, strerror(-err),
 			tap ? "does the tap have an address on the host side?"
 			    : "is lo up in its network namespace?");
 		if (tap)
 			memset(tap->port, 0, sizeof(tap->port));
 		proxy_free(px);
-		return err;
+		return NULL;
 	}
 	px->running = true;
-	bss = &st->plan->skel->bss->dns_proxy[slot];
-	for (int k = 0; k < 4; k++)
-		bss->port[k] = px->fds[k] >= 0 ? px->ports[k] : 0;
-	st->sb[slot].proxy = px;
-	return 0;
+	return px;
 }
 
-void sbt_dnsproxy_stop(struct sbt_egress_state *st, uint32_t slot)
+void sbt_dnsproxy_ports(const struct sbt_dnsproxy *px, uint16_t port[4])
 {
-	struct sbt_dnsproxy *px = st->sb[slot].proxy;
+	for (int k = 0; k < 4; k++)
+		port[k] = px && px->fds[k] >= 0 ? px->ports[k] : 0;
+}
 
+void sbt_dnsproxy_stop(struct sbt_dnsproxy *px)
+{
 	if (!px)
 		return;
-	memset(&st->plan->skel->bss->dns_proxy[slot], 0, sizeof(struct sbt_dns_proxy));
 	if (px->running) {
 		(void)!write(px->stop[1], "x", 1);
 		pthread_join(px->thread, NULL);
 	}
 	proxy_free(px);
-	st->sb[slot].proxy = NULL;
 }

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What `sbtrace agent` observes of itself, and serves (agent_obs.c). */
+#ifndef SBT_LOADER_AGENT_OBS_H
+#define SBT_LOADER_AGENT_OBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event/metrics.h"
+
+struct sbtrace_bpf;
+struct bpf_program;
+
+/* What the agent observes of itself for a scrape: BPF program costs, the ring buffer. */
+struct sbt_agent_obs {
+	int stats_fd; /* BPF_ENABLE_STATS, -1 if refused */
+	const struct bpf_program *progs[4];
+	struct sbt_prog_stats prog_stats[4];
+	size_t nr_progs;
+	void *rb_consumer, *rb_producer; /* read-only views of the ring buffer's positions */
+	uint64_t rb_size;
+	long page;
+};
+
+/* Turn run-time statistics on for this process's life (not the global sysctl). */
+void sbt_agent_obs_init(struct sbt_agent_obs *ob, int ringbuf_fd, uint64_t ringbuf_size);
+void sbt_agent_obs_add_prog(struct sbt_agent_obs *ob, const struct bpf_program *prog);
+/* Fill rt's BPF and ring-buffer fields now. */
+void sbt_agent_obs_fill(struct sbt_agent_obs *ob, struct sbt_metrics_runtime *rt);
+uint64_t sbt_agent_obs_pending(const struct sbt_agent_obs *ob);
+void sbt_agent_obs_free(struct sbt_agent_obs *ob);
+
+/* /metrics over HTTP (libmicrohttpd, driven by the agent's own poll loop: no thread). */
+struct sbt_http;
+typedef char *(*sbt_http_render_fn)(void *arg, size_t *len);
+/* NULL after a one-line message on failure. */
+struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render, void *arg);
+int sbt_http_fd(const struct sbt_http *h); /* poll it for POLLIN, then sbt_http_run() */
+void sbt_http_run(struct sbt_http *h);
+void sbt_http_stop(struct sbt_http *h);
+
+#endif
