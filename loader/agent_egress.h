@@ -33,7 +33,7 @@ struct sbt_agent_pol {
 	int mode;	    /* SBT_EGRESS_ENFORCE, _AUDIT, or _FAILED (denied: error says why) */
 	struct sbt_egress_cfg cfg;
 	char error[PATH_MAX + 400];
-	struct sbt_slot_policy policy; /* what the trie holds for its slot */
+	struct sbt_slot_policy policy;			/* what the trie holds for its slot */
 	struct bpf_link *links[SBT_AGENT_EGRESS_PROGS]; /* a shim sandbox's own */
 	size_t nr_links;
 };

@@ -236,6 +236,13 @@ static const char *rcode_reply(uint8_t rcode)
 						: "servfail";
 }
 
+/* Report ev to the owner, which takes its allocations; what it did not take is freed. */
+static void report(struct sbt_dnsproxy *px, struct sbt_dns_event *ev)
+{
+	px->o.event(px->o.arg, ev);
+	sbt_dns_event_free(ev);
+}
+
 /* Answer here: a refusal of q with rcode, and the event saying why. */
 static int refuse(struct sbt_dnsproxy *px, const uint8_t *msg, const struct sbt_dns_question *q,
 		  uint8_t rcode, struct sbt_dns_event *ev, const char *reason, uint8_t *out,
@@ -244,7 +251,7 @@ static int refuse(struct sbt_dnsproxy *px, const uint8_t *msg, const struct sbt_
 	ev->allowed = false;
 	ev->reason = reason;
 	ev->reply = rcode_reply(rcode);
-	px->o.event(px->o.arg, ev);
+	report(px, ev);
 	return sbt_dns_build_refusal(msg, q, rcode, out, cap);
 }
 
@@ -311,12 +318,14 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 	if (err)
 		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev,
 			      err == -ENOSPC ? "limit" : "upstream_error", out, cap);
-	if (rlen > cap)
+	if (rlen > cap) {
+		sbt_dns_event_free(ev);
 		return 0;
+	}
 	memcpy(out, resp, rlen);
 	ev->allowed = true;
 	ev->reply = "answer";
-	px->o.event(px->o.arg, ev);
+	report(px, ev);
 	return (int)rlen;
 }
 

@@ -42,7 +42,7 @@ struct sbt_dnsproxy_owner {
 	 */
 	int (*learn)(void *arg, uint32_t slot, uint32_t rule_idx, const char *name,
 		     const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns);
-	/* A DnsQuery / DnsAnswer to report (takes ev's allocations). */
+	/* A DnsQuery / DnsAnswer to report: takes ev's allocations (leaves its pointers NULL). */
 	void (*event)(void *arg, struct sbt_dns_event *ev);
 	void *arg;
 };
