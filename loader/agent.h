@@ -10,7 +10,7 @@
 
 #include "cmd/agent_cmd.h"
 #include "event/metrics.h"
-#include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "trace/tracer.h"
 
 /* Run the agent to its end: an exit code (an sbt_agent_fn). */

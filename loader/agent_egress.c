@@ -36,6 +36,7 @@
 #include "egress/egress_args.h"
 #include "loader.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "event/sink.h"

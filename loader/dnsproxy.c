@@ -28,6 +28,7 @@
 #include "egress.h"
 #include "loader.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 
 #define UPSTREAM_TIMEOUT_MS 2000
 #define CLIENT_TIMEOUT_S    2
