@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Internal to the Dockerfile parser (dockerfile*.c), not a public API:
+ * Internal to the Dockerfile parser (userspace/dockerfile/), not a public API:
  * BuildKit's word lexers over one instruction's text (never past `n`
  * bytes), its `$` substitution, and the stage lookup the parser and the
  * queries share.
@@ -51,7 +51,7 @@ char *df_strndup(struct df_parser *p, const char *s, size_t n);
 /* Room for element nr in *arr (capacity *cap, at most max); 0 or -1 (out of memory). */
 int df_grow(struct df_parser *p, void **arr, int *cap, int nr, int max, size_t size);
 
-/* FROM (a new stage) and a global ARG (dockerfile_stage.c). */
+/* FROM (a new stage) and a global ARG (stage.c). */
 int df_from(struct df_parser *p, struct sbt_df_instr *in);
 int df_global_args(struct df_parser *p, const struct sbt_df_instr *in);
 
