@@ -37,6 +37,7 @@
 #include "egress_slot.h"
 #include "loader.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "event/sink.h"

@@ -35,6 +35,7 @@
 #include "lib/netns.h"
 #include "loader.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 
 #define DNS_TIMEOUT_MS 1000
 #define TTL_MIN_S      1

@@ -13,7 +13,7 @@
 
 #include "egress_slot.h"
 #include "loader.h"
-#include "egress/policy.h"
+#include "egress/policy_compile.h"
 
 #define SBT_MAX_HOSTS	     64
 #define SBT_MAX_EGRESS_LINKS 8

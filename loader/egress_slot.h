@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 
 struct sbtrace_bpf;
 struct bpf_link;

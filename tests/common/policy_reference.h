@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 
 static inline bool ref_covers(const uint8_t *net, unsigned int prefix, const uint8_t *a)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer target: the Dockerfile parser (userspace/dockerfile*.c).
+ * libFuzzer target: the Dockerfile parser (userspace/dockerfile/).
  *
  * Input: byte 0 picks the build args (bit 0: GO_VERSION=1.23, bit 1:
  * TARGETARCH=arm64, bit 2: BASE=alpine); the rest is the Dockerfile.

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "tests/common/policy_reference.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -23,6 +23,7 @@
 
 #include "event/decode.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 

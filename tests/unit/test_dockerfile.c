@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests for the Dockerfile parser (userspace/dockerfile*.c). */
+/* Unit tests for the Dockerfile parser (userspace/dockerfile/). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

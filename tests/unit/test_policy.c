@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "sbtrace.h"
 #include "tests/common/policy_reference.h"
 

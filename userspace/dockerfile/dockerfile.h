@@ -39,6 +39,9 @@
  * ${VAR#...} and ${VAR/...} (the base is then marked unresolved), checking
  * each instruction's own arguments (ENV, COPY, EXPOSE ... are kept as text,
  * unknown keywords too, where BuildKit refuses them).
+ *
+ * Its files, bottom up, each using only those below it (context.h says what
+ * each holds): context.c, words.c, stage.c, parse.c, query.c.
  */
 #ifndef SBT_DOCKERFILE_H
 #define SBT_DOCKERFILE_H

@@ -25,6 +25,7 @@
 #include "egress/dnsev.h"
 #include "egress/dnsproxy.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "lib/clock.h"
 #include "lib/netns.h"
 #include "trace/tracer.h"

@@ -11,6 +11,7 @@
 #include "egress/egress_args.h"
 #include "lib/io.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 
 const char *sbt_egress_mode_name(int mode)
 {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Egress policy: compilation of rules and the floor to LPM entries, the
- * reference verdict, and the BPF form of an entry (see policy.h).
+ * reference verdict, and the BPF form of an entry (see policy_compile.h).
  */
+#include "egress/policy_compile.h"
 #include "egress/policy.h"
 #include "egress/policy_int.h"
 #include "sbtrace.h"

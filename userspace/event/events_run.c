@@ -8,6 +8,7 @@
 
 #include "event/events.h"
 #include "egress/policy.h"
+#include "egress/policy_compile.h"
 #include "exec/shellagg.h"
 #include "event/sink.h"
 #include "trace/tracer.h"

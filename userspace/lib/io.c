@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -115,4 +118,68 @@ char *sbt_read_regular(int dirfd, const char *path, size_t cap, size_t *lenp, in
 	}
 	close(fd);
 	return buf;
+}
+
+/* fsync a directory (opened read-only: a directory cannot be opened for writing). */
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The bytes into the new file `fd`: all of them, with its mode, on disk. */
+static int fill_tmp(int fd, const void *buf, size_t len, mode_t mode)
+{
+	int ret = sbt_write_all(fd, buf, len);
+
+	if (!ret && fchmod(fd, mode) < 0)
+		ret = -errno;
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	return ret;
+}
+
+int sbt_write_atomic(const char *path, const void *buf, size_t len, mode_t mode, unsigned int flags)
+{
+	const char *slash, *base;
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	size_t dlen;
+	int fd, ret;
+
+	if (!path || !path[0] || path[strlen(path) - 1] == '/' || (!buf && len))
+		return -EINVAL;
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	dlen = slash ? (size_t)(slash - path) : 0;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%.*s%s.%s.tmp.XXXXXX", (int)dlen, path,
+			     slash ? "/" : "", base) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = fill_tmp(fd, buf, len, mode);
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	if (!(flags & SBT_ATOMIC_SYNC_DIR))
+		return 0;
+	if (!slash)
+		return sync_dir(".");
+	if (!dlen)
+		return sync_dir("/");
+	snprintf(dir, sizeof(dir), "%.*s", (int)dlen, path); /* fits: tmp did */
+	return sync_dir(dir);
 }

@@ -3,6 +3,7 @@
 #define SBT_IO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Write all `len` bytes (short writes continued, EINTR retried). 0 or -errno. */
 int sbt_write_all(int fd, const void *buf, size_t len);
@@ -23,5 +24,22 @@ char *sbt_read_capped(int fd, size_t cap, size_t *lenp, int *errp);
  */
 char *sbt_read_regular(int dirfd, const char *path, size_t cap, size_t *lenp, int *errp,
 		       const char **kind);
+
+/* sbt_write_atomic's flags. */
+#define SBT_ATOMIC_SYNC_DIR 0x1u /* fsync the directory too: the rename itself survives a crash */
+
+/*
+ * Replace `path` with `len` bytes of `buf` at once: a reader sees the old file
+ * or the new one, never a part. The bytes go to a new file in path's
+ * directory (.NAME.tmp.XXXXXX, permissions `mode` as given, the umask not
+ * applied), which is fsync'd and renamed over path (a symlink there is
+ * replaced, not followed); with SBT_ATOMIC_SYNC_DIR the directory is fsync'd
+ * after. 0, or -errno with nothing left behind: the temporary file removed,
+ * path as it was. The one exception: -errno from the directory's fsync comes
+ * when the new content is already in place (it may not survive a crash).
+ * -EINVAL for an empty path or one that ends in '/'.
+ */
+int sbt_write_atomic(const char *path, const void *buf, size_t len, mode_t mode,
+		     unsigned int flags);
 
 #endif

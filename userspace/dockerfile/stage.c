@@ -2,10 +2,13 @@
 /*
  * Stages and global ARGs (see dockerfile.h): FROM with its name checked and
  * its base resolved against the ARGs before the first FROM, which Docker
- * substitutes in FROM lines and in each other's defaults.
+ * substitutes in FROM lines and in each other's defaults; which stage a
+ * name or an index means.
  */
+#include "dockerfile/stage.h"
+#include "dockerfile/context.h"
 #include "dockerfile/dockerfile.h"
-#include "dockerfile/dockerfile_int.h"
+#include "dockerfile/words.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -233,4 +236,31 @@ int df_from(struct df_parser *p, struct sbt_df_instr *in)
 		return df_oom(p);
 	in->stage = df->nr_stages++;
 	return resolve_base(p, st, in->stage);
+}
+
+int df_stage_ref(const struct sbt_dockerfile *df, const char *ref, int before)
+{
+	size_t n = strspn(ref, "0123456789");
+
+	if (n && !ref[n] && n <= 4 && (ref[0] != '0' || n == 1)) {
+		int idx = atoi(ref);
+
+		return idx < before ? idx : -1;
+	}
+	for (int i = 0; i < before; i++) {
+		if (df->stages[i].name[0] && strcasecmp(df->stages[i].name, ref) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int sbt_dockerfile_stage_index(const struct sbt_dockerfile *df, const char *name)
+{
+	if (!name || !name[0])
+		return -1;
+	for (int i = 0; i < df->nr_stages; i++) {
+		if (strcasecmp(df->stages[i].name, name) == 0)
+			return i;
+	}
+	return -1;
 }

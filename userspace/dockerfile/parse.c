@@ -3,112 +3,23 @@
  * The Dockerfile parser (see dockerfile.h): physical lines, then parser
  * directives, then instructions (continuations joined, flags, exec or shell
  * form, heredocs), then stages with their bases resolved against the global
- * ARGs. Strings live in chunks owned by the result (df->mem), freed at once.
+ * ARGs (stage.c). Strings live in the result's memory (df->mem, context.c).
  */
+#include "dockerfile/context.h"
 #include "dockerfile/dockerfile.h"
-#include "dockerfile/dockerfile_int.h"
+#include "dockerfile/stage.h"
+#include "dockerfile/words.h"
 
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <json-c/json.h>
 
-#define CHUNK_SIZE (64u << 10)
 #define JSON_DEPTH 10000 /* Go's encoding/json nesting limit */
 
-struct df_chunk {
-	struct df_chunk *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
 static const char *const directive_keys[] = { "escape", "syntax", "check" };
-
-/* --- small helpers ------------------------------------------------------ */
-
-static void verr(struct sbt_df_error *err, unsigned int line, const char *fmt, va_list ap)
-{
-	if (!err)
-		return;
-	err->line = line;
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-}
-
-int df_error_at(struct sbt_df_error *err, unsigned int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verr(err, line, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int df_fail(struct df_parser *p, unsigned int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	verr(p->err, line, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int df_oom(struct df_parser *p)
-{
-	return df_fail(p, p->line, "out of memory");
-}
-
-const char *df_shown(char *buf, size_t size, const char *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n && i < size - 4 && i < DF_SHOWN_MAX; i++)
-		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	if (i < n) {
-		memcpy(buf + i, "...", 3);
-		i += 3;
-	}
-	buf[i] = '\0';
-	return buf;
-}
-
-void *df_alloc(struct df_parser *p, size_t n)
-{
-	struct df_chunk *c = p->df->mem;
-	void *ptr;
-
-	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	if (!c || c->size - c->used < n) {
-		size_t size = n > CHUNK_SIZE ? n : CHUNK_SIZE;
-
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->next = p->df->mem;
-		c->used = 0;
-		c->size = size;
-		p->df->mem = c;
-	}
-	ptr = (char *)c->data + c->used;
-	c->used += n;
-	return ptr;
-}
-
-char *df_strndup(struct df_parser *p, const char *s, size_t n)
-{
-	char *d = df_alloc(p, n + 1);
-
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
 
 /* A NULL-terminated copy of n pointers. */
 static const char *const *arena_ptrs(struct df_parser *p, const char *const *v, int n)
@@ -121,24 +32,6 @@ static const char *const *arena_ptrs(struct df_parser *p, const char *const *v, 
 		d[n] = NULL;
 	}
 	return d;
-}
-
-/* Room for one more element in *arr (of cap *cap, at most max). */
-int df_grow(struct df_parser *p, void **arr, int *cap, int nr, int max, size_t size)
-{
-	int ncap = *cap ? *cap * 2 : 16;
-	void *n;
-
-	if (nr < *cap)
-		return 0;
-	if (ncap > max)
-		ncap = max;
-	n = realloc(*arr, (size_t)ncap * size);
-	if (!n)
-		return df_oom(p);
-	*arr = n;
-	*cap = ncap;
-	return 0;
 }
 
 /* --- physical lines ------------------------------------------------------ */
@@ -762,14 +655,9 @@ out:
 
 void sbt_dockerfile_free(struct sbt_dockerfile *df)
 {
-	struct df_chunk *c, *next;
-
 	if (!df)
 		return;
-	for (c = df->mem; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	df_mem_free(df->mem);
 	free(df->instrs);
 	free(df->stages);
 	free(df->args);

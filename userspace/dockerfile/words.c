@@ -5,11 +5,12 @@
  * words) and frontend/dockerfile/shell (lex.go), byte by byte: every read
  * is checked against n, every write against the output's size.
  */
+#include "dockerfile/words.h"
+#include "dockerfile/dockerfile.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "dockerfile/dockerfile_int.h"
 
 static void skip_blanks(struct df_words *it)
 {
@@ -200,6 +201,17 @@ bool df_heredoc_word(const char *w, size_t wl, char *name, bool *chomp, bool *qu
 	}
 	name[nl] = '\0';
 	return nl > 0;
+}
+
+const char *sbt_df_flag_value(const char *flag, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(flag, "--", 2) != 0 || strncmp(flag + 2, name, n) != 0)
+		return NULL;
+	if (flag[2 + n] == '\0')
+		return flag + 2 + n;
+	return flag[2 + n] == '=' ? flag + 3 + n : NULL;
 }
 
 /* --- substitution ------------------------------------------------------- */

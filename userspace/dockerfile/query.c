@@ -1,56 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Questions asked of a parsed Dockerfile (see dockerfile.h): which stage a
- * name means, which stages and images a build of a stage needs; and the
+ * Questions asked of a parsed Dockerfile (see dockerfile.h): which stages
+ * and images a build of a stage needs, what its container runs; and the
  * bounded file reader that feeds the parser.
  */
+#include "dockerfile/context.h"
 #include "dockerfile/dockerfile.h"
-#include "dockerfile/dockerfile_int.h"
+#include "dockerfile/stage.h"
 #include "lib/io.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-int df_stage_ref(const struct sbt_dockerfile *df, const char *ref, int before)
-{
-	size_t n = strspn(ref, "0123456789");
-
-	if (n && !ref[n] && n <= 4 && (ref[0] != '0' || n == 1)) {
-		int idx = atoi(ref);
-
-		return idx < before ? idx : -1;
-	}
-	for (int i = 0; i < before; i++) {
-		if (df->stages[i].name[0] && strcasecmp(df->stages[i].name, ref) == 0)
-			return i;
-	}
-	return -1;
-}
-
-int sbt_dockerfile_stage_index(const struct sbt_dockerfile *df, const char *name)
-{
-	if (!name || !name[0])
-		return -1;
-	for (int i = 0; i < df->nr_stages; i++) {
-		if (strcasecmp(df->stages[i].name, name) == 0)
-			return i;
-	}
-	return -1;
-}
-
-const char *sbt_df_flag_value(const char *flag, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(flag, "--", 2) != 0 || strncmp(flag + 2, name, n) != 0)
-		return NULL;
-	if (flag[2 + n] == '\0')
-		return flag + 2 + n;
-	return flag[2 + n] == '=' ? flag + 3 + n : NULL;
-}
 
 /*
  * What a --from of stage `s` names: an earlier stage (its index), an image

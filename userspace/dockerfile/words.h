@@ -1,59 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Internal to the Dockerfile parser (dockerfile*.c), not a public API:
- * BuildKit's word lexers over one instruction's text (never past `n`
- * bytes), its `$` substitution, and the stage lookup the parser and the
- * queries share.
+ * Internal to the Dockerfile parser (see context.h): BuildKit's word lexers
+ * over one instruction's text (never past `n` bytes), its `$` substitution,
+ * and the character classes they go by.
  */
-#ifndef SBT_DOCKERFILE_INT_H
-#define SBT_DOCKERFILE_INT_H
+#ifndef SBT_DF_WORDS_H
+#define SBT_DF_WORDS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
-
-#include <json-c/json.h>
-
-#include "dockerfile/dockerfile.h"
-
-/* One parse: the input, where it is, and scratch space sized for it. */
-struct df_parser {
-	struct sbt_dockerfile *df;
-	struct sbt_df_error *err;
-	const char *buf;
-	size_t len, pos;   /* the next physical line starts at pos */
-	unsigned int line; /* the last physical line read */
-	const char *const *build_args;
-	char *logical; /* the instruction being joined: len + 1 bytes */
-	char *word;    /* a word: len + 1 bytes */
-	char *name;    /* a word taken from a word: len + 1 bytes */
-	char *value;   /* a substitution: SBT_DF_MAX_VALUE + 1 bytes */
-	json_tokener *tok;
-	int cap_instrs, cap_stages;
-	bool directives_done;
-	unsigned int seen; /* directives seen, one bit each */
-};
-
-/* Set err (when not NULL; line 0: about no line); returns -1. */
-int df_error_at(struct sbt_df_error *err, unsigned int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* df_error_at(p->err, ...). */
-int df_fail(struct df_parser *p, unsigned int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-int df_oom(struct df_parser *p);
-
-/* Memory that lives as long as the result (df->mem); NULL when out of it. */
-void *df_alloc(struct df_parser *p, size_t n);
-char *df_strndup(struct df_parser *p, const char *s, size_t n);
-
-/* Room for element nr in *arr (capacity *cap, at most max); 0 or -1 (out of memory). */
-int df_grow(struct df_parser *p, void **arr, int *cap, int nr, int max, size_t size);
-
-/* FROM (a new stage) and a global ARG (dockerfile_stage.c). */
-int df_from(struct df_parser *p, struct sbt_df_instr *in);
-int df_global_args(struct df_parser *p, const struct sbt_df_instr *in);
 
 static inline bool df_is_alpha(char c)
 {
@@ -147,18 +104,5 @@ struct df_subst {
 
 /* 0, or -1 with sb->err (bad syntax, ${X?}, too long). */
 int df_subst(struct df_subst *sb);
-
-#define DF_SHOWN_MAX 48 /* bytes of untrusted text in a message */
-
-/* Untrusted text for a message: at most DF_SHOWN_MAX bytes, non-printable ones as '?'. */
-const char *df_shown(char *buf, size_t size, const char *s, size_t n);
-
-#define DF_SHOWN(q, s, n) df_shown(q, sizeof(q), s, n)
-
-/*
- * The stage among stages[0, before) that `ref` names: by name
- * (case-insensitive) or by its index in decimal. -1 when none.
- */
-int df_stage_ref(const struct sbt_dockerfile *df, const char *ref, int before);
 
 #endif
