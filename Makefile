@@ -17,6 +17,8 @@ BIN := $(BUILD)/bin
 BPFOBJ := $(BUILD)/bpf
 TESTBIN := $(BUILD)/tests
 ASANOBJ := $(BUILD)/asan
+GEN := $(BUILD)/gen
+MAN := $(BUILD)/man
 
 ifeq ($(V),1)
 Q :=
@@ -28,7 +30,7 @@ endif
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ibpf -Iuserspace -Iskel \
+CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) -I. -Ibpf -Iuserspace -Iskel -I$(GEN) \
 	  -DSBTRACE_VERSION='"$(VERSION)"'
 LDLIBS_BPF := -lbpf -lelf -lz
 LDLIBS_JSON := -ljson-c
@@ -61,6 +63,13 @@ LOADER_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LOADER_SRCS))
 TOP_SRCS := $(wildcard userspace/top/*.c)
 TOP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(TOP_SRCS))
 
+# A command's --help and its man page, from one source (scripts/gen-help.py has the format):
+# userspace/<room>/NAME.help -> $(GEN)/help/NAME.h (the usage function's text) and $(MAN)/NAME.1.
+HELP_SRCS := $(wildcard userspace/*/*.help)
+HELP_HDRS := $(patsubst %.help,$(GEN)/help/%.h,$(notdir $(HELP_SRCS)))
+MAN_PAGES := $(patsubst %.help,$(MAN)/%.1,$(notdir $(HELP_SRCS)))
+vpath %.help $(sort $(dir $(HELP_SRCS)))
+
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/%,$(UNIT_SRCS))
 UNIT_ASAN_BINS := $(patsubst tests/unit/%.c,$(TESTBIN)/asan/%,$(UNIT_SRCS))
@@ -78,9 +87,10 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 .PHONY: probe all deps test unit unit-asan integration bench format lint clean install \
-	vmlinux help fuzz check-format check-structure check-schemas base-images min-btf
+	vmlinux help fuzz check-format check-structure check-schemas check-help base-images min-btf
 
-all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS) min-btf
+all: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(MAN_PAGES) $(HELPER_BINS) $(BENCH_BINS) $(KERNEL_BINS) \
+	min-btf
 
 # The running kernel's BTF cut down to what the object's CO-RE relocations need
 # (scripts/min-btf.sh; redone for another kernel or object, else nothing to do).
@@ -88,7 +98,7 @@ min-btf: $(BPFOBJ)/sbtrace.bpf.o
 	$(Q)BPFTOOL=$(BPFTOOL) scripts/min-btf.sh $< $(BPFOBJ)/min_core.btf
 
 help:
-	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan check-schemas'
+	@echo 'targets: all (default) deps probe (REPO=path) test unit unit-asan check-schemas check-help'
 	@echo '         integration bench fuzz base-images format check-format lint clean install'
 	@echo '         (PREFIX, DESTDIR) vmlinux'
 
@@ -149,13 +159,24 @@ skel/%.skel.h: $(BPFOBJ)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(*)_bpf > $@.tmp && mv $@.tmp $@
 
+# --- help and man pages -------------------------------------------------
+# The .d files name what a page was made from (its includes, the headers of its @CONST@s).
+$(GEN)/help/%.h: %.help scripts/gen-help.py
+	$(call msg,GEN-HELP,$@)
+	$(Q)scripts/gen-help.py header $< $@ $(@:.h=.d)
+
+$(MAN)/%.1: %.help scripts/gen-help.py
+	$(call msg,GEN-MAN,$@)
+	$(Q)VERSION=$(VERSION) DATE="$$(git log -1 --format=%cs -- $< 2>/dev/null)" \
+		scripts/gen-help.py man $< $@ $(@:.1=.d)
+
 # --- userspace ---------------------------------------------------------
-$(OBJ)/%.o: %.c | $(SKELS)
+$(OBJ)/%.o: %.c | $(SKELS) $(HELP_HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(ASANOBJ)/%.o: %.c
+$(ASANOBJ)/%.o: %.c | $(HELP_HDRS)
 	$(call msg,CC-ASAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
@@ -218,8 +239,14 @@ $(BUILD) $(BIN) $(BPFOBJ) $(TESTBIN):
 	$(Q)mkdir -p $@
 
 # --- tests -------------------------------------------------------------
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) check-help
 	$(Q)scripts/run-unit.sh $(UNIT_BINS)
+
+# Every command's --help is the text its source makes, every man page renders without a
+# warning, every long option of a getopt table is in its help (and the checks catch each).
+check-help: $(BIN)/sbtrace $(BIN)/sbtrace-shim $(MAN_PAGES)
+	$(Q)scripts/check-help.sh --self-test
+	$(Q)scripts/check-help.sh $(BIN) $(MAN) $(HELP_SRCS)
 
 unit-asan: $(UNIT_ASAN_BINS)
 	$(Q)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -259,10 +286,10 @@ $(BUILD)/fuzz/fuzz_tap: tests/fuzz/fuzz_tap.c tests/kernel/taplab.h tests/common
 		-DSBTRACE_VERSION='"$(VERSION)"' -fsanitize=fuzzer,address,undefined \
 		$< $(FUZZ_TAP_LIB) -o $@ $(LDLIBS_BPF) $(LDLIBS_JSON)
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(HELP_HDRS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -I. -Ibpf -Iuserspace \
+	$(Q)$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -I. -Ibpf -Iuserspace -I$(GEN) \
 		-DSBTRACE_VERSION='"$(VERSION)"' \
 		-fsanitize=fuzzer,address,undefined $^ -o $@ $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
@@ -291,10 +318,10 @@ format:
 check-format:
 	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 
-lint: $(SKELS)
+lint: $(SKELS) $(HELP_HDRS)
 	$(Q)cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --suppress=missingIncludeSystem --suppress=unknownMacro \
-		-I bpf -I userspace -I skel \
+		-I bpf -I userspace -I skel -I $(GEN) \
 		-D__linux__ loader userspace tests/unit
 	$(Q)clang-tidy --quiet $(LIB_SRCS) -- $(CFLAGS)
 	@# bpftool 7.1's generated skeletons leak on calloc failure (unix.Malloc
@@ -302,15 +329,15 @@ lint: $(SKELS)
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc $(LOADER_SRCS) -- $(CFLAGS)
 	$(Q)clang-tidy --quiet $(SHIM_SRCS) $(TOP_SRCS) -- $(CFLAGS)
 
-# The binaries, the agent's systemd unit, man pages and bash completion (scripts/dist/).
+# The binaries, their man pages ($(MAN)), the agent's systemd unit and bash completion
+# (scripts/dist/).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0755 $(BIN)/sbtrace $(DESTDIR)$(PREFIX)/bin/sbtrace
 	install -m 0755 $(BIN)/sbtrace-shim $(DESTDIR)$(PREFIX)/bin/sbtrace-shim
-	install -m 0644 scripts/dist/sbtrace.1 scripts/dist/sbtrace-shim.1 \
-		$(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed 's|@BINDIR@|$(PREFIX)/bin|' scripts/dist/sbtrace-agent.service \
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/sbtrace-agent.service
 	install -m 0644 scripts/dist/sbtrace.bash-completion \

@@ -205,7 +205,7 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool 
 	struct sbt_egress_record r;
 	int slot = sandbox_of_current(NULL);
 
-	if (slot < 0) /* (or a socket of the sandbox used by an outside task: see README) */
+	if (slot < 0) /* (or a socket of the sandbox used by an outside task: sbtrace-trace(1)) */
 		return no_slot_verdict();
 	if (slot_mode((__u32)slot) == SBT_EGRESS_OBSERVE)
 		return 1; /* the agent: a sandbox without a policy under a watched parent */

@@ -14,31 +14,14 @@
 #include "top/top.h"
 #include "trace.h"
 #include "cmd/trace_cmd.h"
+#include "help/sbtrace.h"
 
 #define SBT_XSTR(x) #x
 #define SBT_STR(x)  SBT_XSTR(x)
 
 static void usage_main(FILE *f)
 {
-	fprintf(f,
-		"Usage: sbtrace [--version] [--help] COMMAND [ARGS]\n"
-		"\n"
-		"Trace what runs inside a sandbox, from the host kernel, with BPF.\n"
-		"\n"
-		"Commands:\n"
-		"  trace      attach to running sandboxes (cgroups) and stream their execs\n"
-		"  agent      one long-running tracer for every sandbox of the host (shim\n"
-		"             sandboxes, child cgroups of --cgroup-parent), with metrics\n"
-		"  events     print a running agent's events (its subscriber socket)\n"
-		"  top        a live view of a running agent (ncurses; --once: text)\n"
-		"  features   probe the kernel and print the attach plan as JSON\n"
-		"  guest-agent  inside a microVM (its init runs it): the guest kernel's\n"
-		"             exec records, streamed to the host down a port\n"
-		"  probe      run a repo's build in a fresh sandbox: does it invoke a shell?\n"
-		"  version    print the version\n"
-		"  help       show help for a command: sbtrace help trace\n"
-		"\n%s",
-		sbt_exit_codes_help);
+	sbt_help_sbtrace(f);
 }
 
 static int cmd_trace(int argc, char **argv)

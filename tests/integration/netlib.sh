@@ -1,6 +1,6 @@
 # Network test world (POSIX sh, sourced AFTER lib.sh).
 #
-# Rules (README, "Tests": the network rules): tests reach
+# Rules (README, "Set-up and tests": the network rules): tests reach
 # only loopback and test hosts inside network namespaces created here, on the
 # documentation ranges 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24 and
 # 2001:db8::/32. Neither namespace has a default route or any route outside

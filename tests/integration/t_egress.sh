@@ -1,5 +1,5 @@
 #!/bin/sh
-# Egress enforcement in a test world (README, "Tests": the network rules):
+# Egress enforcement in a test world (README, "Set-up and tests": the network rules):
 # the spike's five-case matrix (allowed name, non-allowed name, non-allowed
 # hard-coded IP, allowed raw IP, ICMP), IPv6, IPv4-mapped IPv6 on a dual-stack
 # socket, UDP sendto without connect, connected UDP then sendto elsewhere,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ADR-0015: everything sbtrace or the shim runs goes through the one exec
+# The founding ADR-0015: everything sbtrace or the shim runs goes through the one exec
 # function (userspace/lib/extbin.c) and its closed allowlist; strace is never on it.
 . "$(dirname "$0")/lib.sh"
 

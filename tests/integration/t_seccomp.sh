@@ -1,6 +1,6 @@
 #!/bin/sh
 # The workload's seccomp filter (userspace/sandbox/seccomp.c) in the ns
-# sandbox: every call of the README's table fails with the errno the table
+# sandbox: every call of sbtrace-shim(1)'s table fails with the errno the table
 # gives, also through the i386 ABI, without the kernel running it (the
 # prober, tests/helpers/sbt-seccomp.c, says how it knows); what builds do
 # still works (fork and exec, threads, files, FIFOs, ptrace of a child, make,
@@ -35,7 +35,8 @@ run() {
 	"$SHIM" run --name "$n" --state-dir "$STATE" --no-wait --workspace "$WS" "$@"
 }
 
-# "call action" for every call the README's table names (the code's table: test_seccomp.c)
+# "call action" for every call sbtrace-shim(1)'s table names (its source: userspace/shim/
+# sbtrace-shim.help; the code's table: test_seccomp.c)
 awk '/^\| call \| action \| why \|/ { t = 1; next }
 	t && !/^\|/ { exit }
 	t && /^\|---/ { next }
@@ -45,8 +46,8 @@ awk '/^\| call \| action \| why \|/ { t = 1; next }
 			print substr(s, RSTART + 1, RLENGTH - 2), a
 			s = substr(s, RSTART + RLENGTH)
 		}
-	}' "$TOP/README.md" | sort -u > "$WORK/table"
-check_true "the README's table names at least 60 calls" test "$(wc -l < "$WORK/table")" -ge 60
+	}' "$TOP/userspace/shim/sbtrace-shim.help" | sort -u > "$WORK/table"
+check_true "sbtrace-shim(1)'s table names at least 60 calls" test "$(wc -l < "$WORK/table")" -ge 60
 action() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/table"; }
 # The name in a prober label: i386:chmod:S_ISUID -> chmod
 call_of() { printf '%s\n' "$1" | sed -e 's/^i386://' -e 's/^x32://' -e 's/:.*//'; }
@@ -67,7 +68,7 @@ while read -r kind label got; do
 	deny)
 		ndeny=$((ndeny + 1))
 		want=$(action "$(call_of "$label")")
-		[ -n "$want" ] || want="(a call the README's table does not name)"
+		[ -n "$want" ] || want="(a call sbtrace-shim(1)'s table does not name)"
 		check "denied: $label" "$want" "$got"
 		;;
 	esac

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The closed set of external binaries (ADR-0015). */
+/* The closed set of external binaries (the founding ADR-0015). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

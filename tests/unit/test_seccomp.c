@@ -2,7 +2,7 @@
 /*
  * Unit tests for the workload's seccomp filter (userspace/sandbox/seccomp.c):
  * the rule table is sound (every name known on its ABI, no rule twice, EPERM
- * or ENOSYS only, argument tests that can hold), the README's table says the
+ * or ENOSYS only, argument tests that can hold), sbtrace-shim(1)'s table says the
  * same (so the two cannot drift), and the filter installs and judges a few
  * calls in a child process (no privilege needed: no_new_privs).
  */
@@ -27,7 +27,8 @@
 
 #include "sandbox/internal.h"
 
-#define README "README.md" /* the tests run from the top of the tree (make unit) */
+/* sbtrace-shim(1)'s source: its SECCOMP table; the tests run from the top of the tree (make unit) */
+#define SECCOMP_DOC "userspace/shim/sbtrace-shim.help"
 
 static void test_rules_resolve(void **state)
 {
@@ -88,7 +89,7 @@ static void test_rules_sound(void **state)
 	}
 }
 
-/* ---- the README's table ----------------------------------------------------- */
+/* ---- sbtrace-shim(1)'s table ---------------------------------------------- */
 
 struct readme_row {
 	char calls[4096]; /* the first cell */
@@ -99,13 +100,13 @@ struct readme_row {
 /* The rows of the table headed "| call | action | why |"; how many, at most max. */
 static int readme_rows(struct readme_row *rows, int max)
 {
-	FILE *f = fopen(README, "r");
+	FILE *f = fopen(SECCOMP_DOC, "r");
 	char line[4096];
 	bool in = false;
 	int n = 0;
 
 	if (!f) {
-		fail_msg("%s: %s (run from the top of the tree: make unit)", README,
+		fail_msg("%s: %s (run from the top of the tree: make unit)", SECCOMP_DOC,
 			 strerror(errno));
 		return 0;
 	}
@@ -170,7 +171,7 @@ static void test_readme_table_is_the_code(void **state)
 	int nrows = readme_rows(rows, 64);
 
 	assert_true(nrows >= 20);
-	/* every README call is in the table, with its action and kind of rule */
+	/* every call of the man page is in the table, with its action and kind of rule */
 	for (int i = 0; i < nrows; i++) {
 		int n = cell_calls(rows[i].calls, names, 32);
 
@@ -185,15 +186,15 @@ static void test_readme_table_is_the_code(void **state)
 					continue;
 				found = true;
 				if (strcmp(errno_name(r->err), rows[i].action))
-					fail_msg("README: %s is %s, the code says %s", names[k],
-						 rows[i].action, errno_name(r->err));
+					fail_msg("sbtrace-shim(1): %s is %s, the code says %s",
+						 names[k], rows[i].action, errno_name(r->err));
 			}
 			if (!found)
-				fail_msg("README names %s, which the filter does not have",
+				fail_msg("sbtrace-shim(1) names %s, which the filter does not have",
 					 names[k]);
 		}
 	}
-	/* every rule of the code is in a README row of its kind */
+	/* every rule of the code is in a row of its kind */
 	for (size_t j = 0; j < sbx_seccomp_nr_rules; j++) {
 		const struct sbx_seccomp_rule *r = &sbx_seccomp_rules[j];
 		bool found = false;
@@ -206,7 +207,7 @@ static void test_readme_table_is_the_code(void **state)
 					rows[i].conditional == (r->nr_tests > 0);
 		}
 		if (!found)
-			fail_msg("the README's table has no %s row for %s",
+			fail_msg("sbtrace-shim(1)'s table has no %s row for %s",
 				 r->nr_tests ? "conditional (\"with\")" : "whole-call", r->syscall);
 	}
 }

@@ -12,23 +12,11 @@
 #include "cmd/agent_cmd.h"
 #include "cmd/events_cmd.h"
 #include "cmd/trace_cmd.h"
+#include "help/sbtrace-events.h"
 
 void sbt_events_usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: sbtrace events [--socket PATH] [--sandbox NAME]... [--event NAME]...\n"
-		"\n"
-		"Print the running agent's events (JSON Lines) from its subscriber socket as\n"
-		"they come, until the agent stops or SIGINT. Filters (repeatable; any value\n"
-		"given matches): --sandbox NAME (a sandbox's name, its cgroup path; run-wide\n"
-		"events such as TraceStats pass), --event NAME (ProcessExec, SandboxAdded ...).\n"
-		"A reader too slow for the stream is sent an EventsLost (reason\n"
-		"subscriber_slow) with the count of lines it missed.\n"
-		"\n"
-		"      --socket PATH      the agent's socket (default %s)\n"
-		"  -h, --help             this help\n"
-		"\n%s",
-		SBT_AGENT_SOCKET_DEFAULT, sbt_exit_codes_help);
+	sbt_help_events(f);
 }
 
 bool sbt_event_filter_match(const struct sbt_event_filter *f, json_object *ev)

@@ -9,6 +9,7 @@
 #include "cmd/guest_agent_cmd.h"
 #include "exec/guest_stream.h"
 #include "cmd/trace_cmd.h"
+#include "help/sbtrace-guest-agent.h"
 
 enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_BPF_STATS };
 
@@ -26,34 +27,7 @@ static const struct option longopts[] = {
 
 void sbt_guest_agent_usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: sbtrace guest-agent --port PATH --cgroup PATH [OPTIONS]\n"
-		"\n"
-		"Inside a microVM, run by the guest's init before the workload: load the\n"
-		"exec hook into the guest kernel for the workload's cgroup and send every\n"
-		"record to the host down PATH (a virtio-serial port the workload cannot\n"
-		"open), in frames with sequence numbers (HELLO once attached, a heartbeat\n"
-		"with the kernel's counts, BYE at a clean stop). The host decodes the\n"
-		"records like its own; a gap, a dead agent or a closed port makes the\n"
-		"sandbox's trace incomplete.\n"
-		"\n"
-		"Options:\n"
-		"  --port PATH          the channel to the host (opened for writing)\n"
-		"  --cgroup PATH        the workload's cgroup (cgroup v2)\n"
-		"  --ready-fd N         write \"attached\\n\" to fd N once HELLO is sent (the\n"
-		"                       init releases the workload then), and close it\n"
-		"  --heartbeat-ms N     heartbeat interval, 50..10000 (default %d)\n"
-		"  --bpf-stats          turn on the kernel's BPF run-time accounting (costs\n"
-		"                       ~20 ns a run) and send the exec program's run time\n"
-		"                       and count with every heartbeat (a benchmark's view)\n"
-		"  --exec-hook MODE     force tp_btf, raw_tp or tracepoint (default: the\n"
-		"                       best the guest kernel has)\n"
-		"  -v, --verbose        libbpf's own messages on stderr\n"
-		"  -h, --help           this help\n"
-		"\n"
-		"Exit codes: 0 stopped by SIGTERM/SIGINT after BYE; 1 the port failed;\n"
-		"2 bad usage; 3 the exec hook could not be loaded or attached.\n",
-		SBT_GUEST_HB_DEFAULT_MS);
+	sbt_help_guest_agent(f);
 }
 
 static int usage_error(const char *fmt, ...)

@@ -64,7 +64,5 @@ int sbt_features_main(int argc, char **argv, sbt_features_fn features);
 
 void sbt_trace_usage(FILE *f);
 void sbt_features_usage(FILE *f);
-/* The exit-code table every sbtrace help ends with. */
-extern const char sbt_exit_codes_help[];
 
 #endif

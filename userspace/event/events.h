@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Output events (README, "Events"): built as json-c objects, written as
+ * Output events (sbtrace(1), EVENTS): built as json-c objects, written as
  * JSON Lines or as aligned text. Pure logic: no libbpf.
  */
 #ifndef SBT_EVENTS_H

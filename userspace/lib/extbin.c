@@ -13,7 +13,7 @@
 #include "lib/clock.h"
 #include "lib/extbin.h"
 
-/* Closed set (ADR-0015). Adding one is a reviewed change; strace is never on it. */
+/* Closed set (the founding ADR-0015). Adding one is a reviewed change; strace is never on it. */
 static const char *const allowlist[] = {
 	"podman", "docker", "npm", "make", "node", "ip", "qemu-system-x86_64", NULL
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The one place sbtrace and sbtrace-shim execute programs (ADR-0015: a closed
+ * The one place sbtrace and sbtrace-shim execute programs (the founding ADR-0015: a closed
  * set of external binaries). Host-side tools must be on the allowlist
  * (podman, docker, npm, make, node, ip, qemu-system-x86_64); `strace` never is. A sandbox workload
  * (the build the probe runs, --cmd) is exec'd only from inside an

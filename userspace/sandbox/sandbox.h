@@ -22,7 +22,7 @@
  * engine needs root), a declared environment (envset.h). After go it executes an
  * allowlisted host tool (sbt_exec(SBT_EXEC_HOST): podman or docker), whose
  * containers are placed below the sandbox cgroup with --cgroup-parent (see
- * probe_cmd.c). On a hybrid cgroup system runc also creates the same path in
+ * probe/engine.c). On a hybrid cgroup system runc also creates the same path in
  * the v1 hierarchies; destroy and gc remove what it leaves there.
  *
  * The `qemu` backend (SBT_BACKEND_QEMU): the same cgroup and protocol; the

@@ -6,8 +6,8 @@
  * must not have. A denied call fails with EPERM, never kills: a build must
  * fail visibly. clone3 and openat2 fail with ENOSYS instead: their flags and
  * mode are behind a pointer the filter cannot read, and libc falls back to
- * clone and openat, which it can. The rules are the table below; the README's
- * table (sbtrace-shim) is checked against it by tests/unit/test_seccomp.c.
+ * clone and openat, which it can. The rules are the table below; sbtrace-shim(1)'s
+ * table (userspace/shim/sbtrace-shim.help) is checked against it by tests/unit/test_seccomp.c.
  *
  * The filter covers every ABI the CPU can enter the kernel with: on x86-64
  * the native one, i386 (int 0x80, with its own syscall numbers: the classic

@@ -9,24 +9,7 @@
 
 #include "sandbox/sandbox.h"
 #include "shim.h"
-
-void shim_usage_gc(FILE *f)
-{
-	fprintf(f,
-		"Usage: sbtrace-shim gc [--state-dir DIR] [-v]\n"
-		"\n"
-		"For every state file whose shim is gone: kill the sandbox's processes,\n"
-		"remove its cgroup and state file. Also remove empty cgroups under\n"
-		"<cgroup v2 mount>/sbtrace/ that no state file names (older than 10 s).\n"
-		"\n"
-		"  -s, --state-dir DIR    state files (default %s); a DIR that does not\n"
-		"                         exist is an error (exit 2), the default missing\n"
-		"                         is not (no sandbox ever ran: nothing to do)\n"
-		"  -v, --verbose          name each sandbox removed\n"
-		"  -h, --help             this help\n"
-		"\n%s",
-		SBT_STATE_DIR_DEFAULT, shim_exit_codes_help);
-}
+#include "usage.h"
 
 int shim_cmd_gc(int argc, char **argv)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What sbtrace-shim's commands share: exit codes, their help text, usage errors. */
+/* What sbtrace-shim's commands share: exit codes, the run's waits (help and usage errors: usage.h). */
 #ifndef SBT_SHIM_H
 #define SBT_SHIM_H
 
@@ -15,19 +15,11 @@ enum {
 	SHIM_EXIT_TRACER_LOST = 125, /* the tracer died while the workload ran: it was killed */
 };
 
-/* The exit codes, as every command's --help ends. */
-extern const char shim_exit_codes_help[];
-
-/* "sbtrace-shim CMD: <fmt with arg>; see 'sbtrace-shim CMD --help'" on stderr; SHIM_EXIT_USAGE. */
-int shim_usage_error(const char *cmd, const char *fmt, const char *arg);
-
 struct sbt_sandbox_run;
 
 /* sbtrace-shim run (run.c) and gc (gc.c). */
 int shim_cmd_run(int argc, char **argv);
-void shim_usage_run(FILE *f);
 int shim_cmd_gc(int argc, char **argv);
-void shim_usage_gc(FILE *f);
 
 /* run's waits (wait.c); sfd a signalfd, pidfd the sandbox's (-1: polled). */
 #define GRACE_MS 2000 /* after forwarding SIGINT/SIGTERM, before killing everything */

@@ -21,6 +21,7 @@
 #include "lib/clock.h"
 #include "lib/dl.h"
 #include "top.h"
+#include "help/sbtrace-top.h"
 
 static struct {
 	__typeof__(&initscr) initscr;
@@ -387,22 +388,7 @@ static void draw(const struct sample *s, const char *addr)
 
 void sbt_top_usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: sbtrace top [--metrics-addr HOST:PORT] [--once] [--interval SEC]\n"
-		"                   [--sort execs|shells|denied|lost|name]\n"
-		"\n"
-		"A live view of a running agent (sbtrace agent --metrics-addr), from two\n"
-		"scrapes of its /metrics: per sandbox execs/s, execs, shells, egress allowed\n"
-		"and denied, events lost; per BPF program ns per run and runs/s (the\n"
-		"agent's BPF_ENABLE_STATS). Keys: s cycles the sort, q quits.\n"
-		"\n"
-		"      --metrics-addr HOST:PORT  the agent's (default 127.0.0.1:9464)\n"
-		"      --once             one table as text on stdout after one interval\n"
-		"      --interval SEC     between scrapes (default 1)\n"
-		"      --sort KEY         the rows' order (default execs)\n"
-		"  -h, --help             this help\n"
-		"\n%s",
-		sbt_exit_codes_help);
+	sbt_help_top(f);
 }
 
 static int parse_top_args(int argc, char **argv, const char **addr, bool *once, double *iv)

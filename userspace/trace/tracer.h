@@ -251,11 +251,11 @@ void sbt_trace_targets_free(struct sbt_trace_opts *opts);
 /* Run a trace to its end: an exit code (SBT_EXIT_*). The loader's is sbt_trace_run. */
 typedef int (*sbt_trace_fn)(const struct sbt_trace_opts *opts);
 
-/* Which views of a sandbox the host has (README, "Visibility"). */
+/* Which views of a sandbox the host has (sbtrace-trace(1), MICROVMS). */
 const char *sbt_target_vis_exec(const struct sbt_target *sb); /* host | guest_kernel | none */
 const char *sbt_target_vis_network(const struct sbt_target *sb, int egress_mode); /* tap... */
 
-/* Exit codes of sbtrace (documented in --help and the README). */
+/* Exit codes of sbtrace (documented in --help and the man pages: userspace/cmd/exit-codes.txt). */
 enum sbt_exit {
 	SBT_EXIT_OK = 0,
 	SBT_EXIT_RUNTIME = 1, /* a failure while tracing (e.g. output write error) */
