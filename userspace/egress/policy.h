@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Egress policy (README, "Egress"): the rules and their parser (policy.c);
+ * Egress policy (sbtrace-trace(1), EGRESS): the rules and their parser (policy.c);
  * their compilation to LPM-trie entries is policy_compile.h's. Pure logic: no
  * libbpf, no sockets.
  *
