@@ -36,6 +36,7 @@
 #include "lib/clock.h"
 #include "loader.h"
 #include "sandbox/sandbox.h"
+#include "lib/log.h"
 
 /* The sandbox of cgroup id `id`, if the agent knows it. */
 static struct agent_sb *find_by_id(struct agent *a, uint64_t id)
@@ -120,7 +121,7 @@ static bool release_shim(struct agent *a, const char *name)
 		return false; /* ENXIO/ENOENT: nobody waits (--no-wait, or it went on) */
 	ok = write(fd, line, (size_t)n) == n;
 	if (!ok)
-		fprintf(stderr, "sbtrace agent: handshake with %s: %s\n", fifo, strerror(errno));
+		sbt_log("handshake with %s: %s", fifo, strerror(errno));
 	close(fd);
 	return ok;
 }
@@ -145,8 +146,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	}
 	slot = take_slot(a, &s->sb, &s->registered_by);
 	if (slot < 0) {
-		fprintf(stderr, "sbtrace agent: cannot register sandbox %s: %s%s\n", s->sb.name,
-			strerror(-slot),
+		sbt_log("cannot register sandbox %s: %s%s", s->sb.name, strerror(-slot),
 			slot == -ENOSPC	 ? "; raise --max-sandboxes"
 			: slot == -E2BIG ? "; sandboxes sit at too many cgroup levels"
 					 : "");
@@ -162,9 +162,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 		   : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1, &s->pol);
 	/* in place before the answer; else not registered (a shim: not released) */
 	if (err || sbt_agent_pol_apply(&a->eg, s->pol, s->sb.slot, &s->sb, shim != NULL)) {
-		fprintf(stderr,
-			"sbtrace agent: sandbox %s: its egress policy cannot be enforced: "
-			"not registered%s\n",
+		sbt_log("sandbox %s: its egress policy cannot be enforced: not registered%s",
 			s->sb.name, shim ? ", its workload not released" : "");
 		release_slot(a, s);
 		free(s);
@@ -174,8 +172,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 		snprintf(s->sb.pin_name, sizeof(s->sb.pin_name), "%s", shim_name);
 	err = sbt_session_add(&a->sess.core, &s->sb, s->pol ? &s->pol->cfg : NULL);
 	if (err) {
-		fprintf(stderr, "sbtrace agent: cannot register sandbox %s: %s\n", s->sb.name,
-			strerror(-err));
+		sbt_log("cannot register sandbox %s: %s", s->sb.name, strerror(-err));
 		release_slot(a, s);
 		free(s);
 		return err;
@@ -232,23 +229,21 @@ static void add_shim(struct agent *a, const char *file)
 	memcpy(name, file, n - 5);
 	name[n - 5] = '\0';
 	if (sbt_state_read(a->o->state_dir, name, &st, err, sizeof(err))) {
-		fprintf(stderr, "sbtrace agent: shim sandbox %s: %s\n", name, err);
+		sbt_log("shim sandbox %s: %s", name, err);
 		return;
 	}
 	/* a microVM: the backend, whatever its guest makes visible */
 	if (strcmp(st.backend, "qemu") == 0 && st.egress_mode[0]) {
 		/* its guest's traffic passes the tap, not a socket hook: unenforceable here */
-		fprintf(stderr,
-			"sbtrace agent: shim sandbox %s runs in a microVM with an egress policy "
-			"the agent cannot enforce (it does not watch taps): not released; run "
-			"'sbtrace trace --sandbox %s' with its policy instead\n",
+		sbt_log("shim sandbox %s runs in a microVM with an egress policy the agent cannot "
+			"enforce (it does not watch taps): not released; run 'sbtrace trace "
+			"--sandbox %s' with its policy instead",
 			name, name);
 		return;
 	}
 	if (strcmp(st.backend, "qemu") == 0)
-		fprintf(stderr,
-			"sbtrace agent: shim sandbox %s runs in a microVM: its execs are not "
-			"visible to the agent (%s); its tap is not watched by the agent\n",
+		sbt_log("shim sandbox %s runs in a microVM: its execs are not visible to the agent "
+			"(%s); its tap is not watched by the agent",
 			name,
 			st.exec_stream[0] ? "its guest streams them to 'sbtrace trace --sandbox'"
 					  : "the guest runs no agent");
@@ -368,8 +363,7 @@ static void write_metrics_file(struct agent *a)
 	text = render_metrics(a, &len);
 	err = text ? sbt_metrics_write_file(a->o->metrics_file, text, len) : -ENOMEM;
 	if (err)
-		fprintf(stderr, "sbtrace agent: --metrics-file %s: %s\n", a->o->metrics_file,
-			strerror(-err));
+		sbt_log("--metrics-file %s: %s", a->o->metrics_file, strerror(-err));
 	free(text);
 }
 
@@ -442,15 +436,11 @@ static int register_parents(struct agent *a)
 		if (sbt_target_from_cgroup(a->o->parents[i], p) < 0)
 			return SBT_EXIT_USAGE;
 		if (ensure_level(a, p->level + 1)) {
-			fprintf(stderr,
-				"sbtrace agent: --cgroup-parent %s: too many distinct "
-				"cgroup levels\n",
-				p->name);
+			sbt_log("--cgroup-parent %s: too many distinct cgroup levels", p->name);
 			return SBT_EXIT_USAGE;
 		}
 		if (bpf_map_update_elem(a->parents_fd, &p->cgroup_id, &one, BPF_ANY)) {
-			fprintf(stderr, "sbtrace agent: cannot register --cgroup-parent %s: %s\n",
-				p->name, strerror(errno));
+			sbt_log("cannot register --cgroup-parent %s: %s", p->name, strerror(errno));
 			return SBT_EXIT_KERNEL;
 		}
 	}
@@ -485,17 +475,15 @@ static void attach_mkdir(struct agent *a)
 	}
 	sbt_hook_record(res, "inotify", "attached", 0);
 	res->mode = "inotify";
-	fprintf(stderr, "sbtrace agent: the cgroup_mkdir hook is not available: child cgroups "
-			"are registered when inotify reports them, and their first execs may be "
-			"missed\n");
+	sbt_log("the cgroup_mkdir hook is not available: child cgroups are registered when inotify "
+		"reports them, and their first execs may be missed");
 }
 
 static int fill_free_slots(struct agent *a)
 {
 	for (uint32_t i = 0; i < a->max; i++) {
 		if (bpf_map_update_elem(a->free_fd, NULL, &i, 0)) {
-			fprintf(stderr, "sbtrace agent: cannot fill the slot queue: %s\n",
-				strerror(errno));
+			sbt_log("cannot fill the slot queue: %s", strerror(errno));
 			return SBT_EXIT_KERNEL;
 		}
 	}
@@ -506,21 +494,19 @@ static int watch_dirs(struct agent *a)
 {
 	a->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (a->ino < 0) {
-		fprintf(stderr, "sbtrace agent: inotify: %s\n", strerror(errno));
+		sbt_log("inotify: %s", strerror(errno));
 		return SBT_EXIT_RUNTIME;
 	}
 	if (a->o->state_dir) {
 		if (mkdir(a->o->state_dir, 0700) && errno != EEXIST) {
-			fprintf(stderr, "sbtrace agent: --state-dir %s: %s\n", a->o->state_dir,
-				strerror(errno));
+			sbt_log("--state-dir %s: %s", a->o->state_dir, strerror(errno));
 			return SBT_EXIT_USAGE;
 		}
 		a->wd_state = inotify_add_watch(a->ino, a->o->state_dir,
 						IN_CREATE | IN_MOVED_TO | IN_DELETE |
 							IN_MOVED_FROM | IN_ONLYDIR);
 		if (a->wd_state < 0) {
-			fprintf(stderr, "sbtrace agent: watching --state-dir %s: %s\n",
-				a->o->state_dir, strerror(errno));
+			sbt_log("watching --state-dir %s: %s", a->o->state_dir, strerror(errno));
 			return SBT_EXIT_USAGE;
 		}
 	}
@@ -528,8 +514,8 @@ static int watch_dirs(struct agent *a)
 		a->wd_parent[i] = inotify_add_watch(a->ino, a->parent[i].path,
 						    IN_CREATE | IN_DELETE | IN_ONLYDIR);
 		if (a->wd_parent[i] < 0) {
-			fprintf(stderr, "sbtrace agent: watching --cgroup-parent %s: %s\n",
-				a->parent[i].path, strerror(errno));
+			sbt_log("watching --cgroup-parent %s: %s", a->parent[i].path,
+				strerror(errno));
 			return SBT_EXIT_USAGE;
 		}
 	}
@@ -544,9 +530,8 @@ static int agent_attach(struct agent *a)
 	int err = sbt_plan_attach(&a->o->trace.exec, &a->plan);
 
 	if (err) {
-		fprintf(stderr,
-			"sbtrace agent: cannot attach the exec hook: %s; are you root, on a "
-			"Linux >= 5.8 kernel? run 'sbtrace features' for details\n",
+		sbt_log("cannot attach the exec hook: %s; are you root, on a Linux >= 5.8 kernel? "
+			"run 'sbtrace features' for details",
 			strerror(-err));
 		return SBT_EXIT_KERNEL;
 	}
@@ -579,10 +564,7 @@ static int agent_attach(struct agent *a)
 			sbt_agent_obs_add_prog(&a->obs, prog);
 	}
 	if (a->obs.stats_fd < 0)
-		fprintf(stderr,
-			"sbtrace agent: BPF_ENABLE_STATS refused (%s): program run "
-			"times read 0\n",
-			strerror(errno));
+		sbt_log("BPF_ENABLE_STATS refused (%s): program run times read 0", strerror(errno));
 	return watch_dirs(a);
 }
 
@@ -626,7 +608,7 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 		err = sbt_sinks_reopen(t);
 	}
 	if (err) {
-		fprintf(stderr, "sbtrace agent: writing output failed: %s\n", strerror(-err));
+		sbt_log("writing output failed: %s", strerror(-err));
 		return "output_error";
 	}
 	if (t->duration_ms && now - a->start_ms >= t->duration_ms)
@@ -653,8 +635,7 @@ static const char *agent_loop(struct agent *a)
 		handle_inotify(a);
 		err = sbt_session_bpf_consume(&a->sess);
 		if (err) {
-			fprintf(stderr, "sbtrace agent: reading the ring buffer failed: %s\n",
-				strerror(-err));
+			sbt_log("reading the ring buffer failed: %s", strerror(-err));
 			return "error";
 		}
 		why = tick(a, &next_gone, &next_stats);
@@ -673,12 +654,12 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	int ret, err;
 
 	if (!a) {
-		fprintf(stderr, "sbtrace agent: out of memory\n");
+		sbt_log("out of memory");
 		return SBT_EXIT_RUNTIME;
 	}
 	sbt_signals_install(true);
 	if (o->policy_dir && sbt_agent_policy_dir_check(o->policy_dir, why, sizeof(why))) {
-		fprintf(stderr, "sbtrace agent: --policy-dir %s: %s\n", o->policy_dir, why);
+		sbt_log("--policy-dir %s: %s", o->policy_dir, why);
 		agent_free(a);
 		return SBT_EXIT_USAGE;
 	}
@@ -707,7 +688,7 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	write_metrics_file(a);
 	err = sbt_sinks_flush(&o->trace);
 	if (err && ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace agent: writing output failed: %s\n", strerror(-err));
+		sbt_log("writing output failed: %s", strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 out:

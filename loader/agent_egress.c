@@ -42,6 +42,7 @@
 #include "sbtrace.skel.h"
 #include "event/sink.h"
 #include "sandbox/sandbox.h"
+#include "lib/log.h"
 
 _Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_ENFORCERS, "the agent links the enforcers");
 
@@ -88,13 +89,12 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
 		return 0;
 	ae->dir_fd = open(policy_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (ae->dir_fd < 0) {
-		fprintf(stderr, "sbtrace agent: --policy-dir %s: %s\n", policy_dir,
-			strerror(errno));
+		sbt_log("--policy-dir %s: %s", policy_dir, strerror(errno));
 		return -errno;
 	}
 	for (int i = 0; i < nr; i++) {
 		int err = sbt_slot_attach(skel, &parents[i], SBT_AGENT_EGRESS_PROGS,
-					  ae->parent_links, &ae->nr_parent_links, "sbtrace agent");
+					  ae->parent_links, &ae->nr_parent_links);
 
 		if (err)
 			return err;
@@ -140,10 +140,8 @@ static void pol_fail(struct sbt_agent_pol *p, const char *sandbox, const char *f
 	p->cfg.rules = NULL;
 	p->cfg.nr_rules = 0;
 	p->mode = SBT_EGRESS_FAILED;
-	fprintf(stderr,
-		"sbtrace agent: sandbox %s: egress policy refused: %s; all its egress is "
-		"denied\n",
-		sandbox, p->error);
+	sbt_log("sandbox %s: egress policy refused: %s; all its egress is denied", sandbox,
+		p->error);
 }
 
 /* One line: a rule, "egress enforce|audit", blank or a comment. 0, or -1 with msg. */
@@ -347,8 +345,7 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 				  sizeof(why)))
 		pol_fail(p, sb->name, "cannot apply: %s", why);
 	if (!err && attach)
-		err = sbt_slot_attach(ae->skel, sb, SBT_AGENT_EGRESS_PROGS, p->links, &p->nr_links,
-				      "sbtrace agent");
+		err = sbt_slot_attach(ae->skel, sb, SBT_AGENT_EGRESS_PROGS, p->links, &p->nr_links);
 	if (!err) /* FAILED (denied) when it was refused */
 		err = sbt_agent_egress_set_mode(ae, slot, (uint32_t)p->mode);
 	return err;

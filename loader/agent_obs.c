@@ -27,6 +27,7 @@
 #include "cmd/agent_cmd.h"
 #include "lib/dl.h"
 #include "loader.h"
+#include "lib/log.h"
 
 #define MHD_SONAME "libmicrohttpd.so.12"
 
@@ -63,11 +64,9 @@ static int mhd_load(void)
 	if (sbt_dl_load(soname, 1, syms, sizeof(syms) / sizeof(syms[0]), &err, &lacks))
 		return 0;
 	if (lacks)
-		fprintf(stderr, "sbtrace agent: %s lacks a function: %s\n", MHD_SONAME, err);
+		sbt_log("%s lacks a function: %s", MHD_SONAME, err);
 	else
-		fprintf(stderr,
-			"sbtrace agent: --metrics-addr needs %s (Debian's libmicrohttpd12: "
-			"make deps): %s\n",
+		sbt_log("--metrics-addr needs %s (Debian's libmicrohttpd12: make deps): %s",
 			MHD_SONAME, err);
 	return -1;
 }
@@ -201,7 +200,7 @@ struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render,
 	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 
 	if (sbt_parse_hostport(hostport, &ss, &sslen)) {
-		fprintf(stderr, "sbtrace agent: --metrics-addr '%s': not HOST:PORT\n", hostport);
+		sbt_log("--metrics-addr '%s': not HOST:PORT", hostport);
 		return NULL;
 	}
 	if (mhd_load())
@@ -217,10 +216,8 @@ struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_END);
 	if (!h->d) {
-		fprintf(stderr,
-			"sbtrace agent: --metrics-addr %s: cannot listen (%s); is the port in "
-			"use?\n",
-			hostport, strerror(errno ? errno : EADDRINUSE));
+		sbt_log("--metrics-addr %s: cannot listen (%s); is the port in use?", hostport,
+			strerror(errno ? errno : EADDRINUSE));
 		free(h);
 		return NULL;
 	}

@@ -36,6 +36,7 @@
 #include "loader.h"
 #include "egress/policy.h"
 #include "egress/policy_compile.h"
+#include "lib/log.h"
 
 #define DNS_TIMEOUT_MS 1000
 #define TTL_MIN_S      1
@@ -355,9 +356,8 @@ static void warn_floored(const struct sbt_host_state *h, const struct sbt_target
 		char a[64];
 
 		sbt_addr_str(h->floored[k], a, sizeof(a));
-		fprintf(stderr,
-			"sbtrace: egress: host %s for sandbox %s resolves to %s, inside the "
-			"floor (%s): not allowed; name the address in a cidr rule if it must be\n",
+		sbt_log("egress: host %s for sandbox %s resolves to %s, inside the floor (%s): not "
+			"allowed; name the address in a cidr rule if it must be",
 			h->name, sb->name, a, sbt_egress_floor_text(h->floored_idx[k]));
 	}
 }
@@ -440,9 +440,8 @@ static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	if (nsfd < 0 && sbt_target_has_cgroup(sb) && !sb->has_tap) {
-		fprintf(stderr,
-			"sbtrace: egress: sandbox %s: no process in it to find its network "
-			"namespace: no DNS proxy, its DNS is judged like any traffic\n",
+		sbt_log("egress: sandbox %s: no process in it to find its network namespace: no "
+			"DNS proxy, its DNS is judged like any traffic",
 			sb->name);
 		return;
 	}
@@ -456,10 +455,8 @@ static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct
 			err = es->tap.nsfd < 0 ? -errno : 0;
 		}
 		if (err) {
-			fprintf(stderr,
-				"sbtrace: egress: sandbox %s: tap %s has no address on the host "
-				"side (%s): no DNS proxy for the guest, its DNS goes only to the "
-				"resolver\n",
+			sbt_log("egress: sandbox %s: tap %s has no address on the host side (%s): "
+				"no DNS proxy for the guest, its DNS goes only to the resolver",
 				sb->name, sb->tap.ifname, strerror(-err));
 			if (nsfd < 0)
 				return;
@@ -528,9 +525,8 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		for (size_t h = 0; h < es->nr_hosts; h++) {
 			resolve_host(es, &es->hosts[h]);
 			if (es->hosts[h].error[0])
-				fprintf(stderr,
-					"sbtrace: egress: host %s for sandbox %s: %s; "
-					"denied until it resolves\n",
+				sbt_log("egress: host %s for sandbox %s: %s; denied until it "
+					"resolves",
 					es->hosts[h].name, targets[i].name, es->hosts[h].error);
 			warn_floored(&es->hosts[h], &targets[i]);
 		}
@@ -538,14 +534,13 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		rc = write_policy(st, i, err, sizeof(err));
 		pthread_mutex_unlock(&es->lock);
 		if (rc) {
-			fprintf(stderr, "sbtrace: egress: policy for %s: %s\n", targets[i].name,
-				err);
+			sbt_log("egress: policy for %s: %s", targets[i].name, err);
 			return -EINVAL;
 		}
 		if (!sbt_target_has_cgroup(&targets[i]))
 			continue; /* a tap-only sandbox: the tc program enforces its trie */
 		if (sbt_slot_attach(plan->skel, &targets[i], SBT_EGRESS_PROGS, es->links,
-				    &es->nr_links, "sbtrace"))
+				    &es->nr_links))
 			return -EPERM;
 	}
 	return 0;
@@ -580,7 +575,7 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 		if (sbt_dns_learn_expire(&es->learned, now))
 			changed = true;
 		if (changed && write_policy(st, i, err, sizeof(err)))
-			fprintf(stderr, "sbtrace: egress: policy refresh: %s\n", err);
+			sbt_log("egress: policy refresh: %s", err);
 		pthread_mutex_unlock(&es->lock);
 	}
 }
@@ -624,7 +619,7 @@ int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_i
 		added |= r > 0;
 	}
 	if (added && write_policy(st, slot, err, sizeof(err))) {
-		fprintf(stderr, "sbtrace: egress: learning %s: %s\n", name, err);
+		sbt_log("egress: learning %s: %s", name, err);
 		ret = -EIO;
 	}
 	pthread_mutex_unlock(&es->lock);

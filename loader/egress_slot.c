@@ -16,6 +16,7 @@
 #include "egress_slot.h"
 #include "loader.h"
 #include "sandbox/pins.h"
+#include "lib/log.h"
 
 int sbt_slot_set_mode(struct sbtrace_bpf *skel, uint32_t slot, uint32_t mode)
 {
@@ -164,15 +165,14 @@ void sbt_pin_enforcers(const struct sbt_target *sb, const int *link_fds, const c
 			err = -errno; /* the first failure is said; the other links are still tried */
 	}
 	if (err)
-		fprintf(stderr,
-			"sbtrace: sandbox %s: cannot pin its enforcing links under bpffs (%s): "
-			"should this tracer be killed, only the shim's freeze stops the "
-			"workload; mount bpffs at /sys/fs/bpf\n",
+		sbt_log("sandbox %s: cannot pin its enforcing links under bpffs (%s): should this "
+			"tracer be killed, only the shim's freeze stops the workload; mount bpffs "
+			"at /sys/fs/bpf",
 			sb->pin_name, strerror(-err));
 }
 
 int sbt_slot_attach(struct sbtrace_bpf *skel, const struct sbt_target *t, size_t n,
-		    struct bpf_link **links, size_t *nr, const char *who)
+		    struct bpf_link **links, size_t *nr)
 {
 	size_t nprogs;
 	struct bpf_program *const *progs = sbt_egress_progs(skel, &nprogs);
@@ -183,8 +183,7 @@ int sbt_slot_attach(struct sbtrace_bpf *skel, const struct sbt_target *t, size_t
 
 	if (cgfd < 0) {
 		err = -errno;
-		fprintf(stderr, "%s: egress: cannot open cgroup %s: %s\n", who, t->path,
-			strerror(-err));
+		sbt_log("egress: cannot open cgroup %s: %s", t->path, strerror(-err));
 		return err;
 	}
 	for (size_t i = 0; i < n && i < nprogs; i++) {
@@ -192,10 +191,9 @@ int sbt_slot_attach(struct sbtrace_bpf *skel, const struct sbt_target *t, size_t
 
 		if (!l) {
 			err = -errno;
-			fprintf(stderr,
-				"%s: egress: cannot attach %s to %s: %s; the kernel needs cgroup "
-				"BPF (CONFIG_CGROUP_BPF)\n",
-				who, bpf_program__name(progs[i]), t->name, strerror(-err));
+			sbt_log("egress: cannot attach %s to %s: %s; the kernel needs cgroup BPF "
+				"(CONFIG_CGROUP_BPF)",
+				bpf_program__name(progs[i]), t->name, strerror(-err));
 			break;
 		}
 		links[(*nr)++] = l;

@@ -42,10 +42,9 @@ void sbt_slot_policy_clear(struct sbtrace_bpf *skel, uint32_t slot, struct sbt_s
 /*
  * Attach the first n egress programs (sbt_egress_progs()) to t's cgroup as
  * links, appended to links[] (*nr of them so far); pinned when t has a
- * pin_name. 0, or -errno after a one-line message (who: "sbtrace",
- * "sbtrace agent").
+ * pin_name. 0, or -errno after a one-line message.
  */
 int sbt_slot_attach(struct sbtrace_bpf *skel, const struct sbt_target *t, size_t n,
-		    struct bpf_link **links, size_t *nr, const char *who);
+		    struct bpf_link **links, size_t *nr);
 
 #endif

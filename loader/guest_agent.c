@@ -28,6 +28,7 @@
 #include "exec/guest_stream.h"
 #include "lib/io.h"
 #include "loader.h"
+#include "lib/log.h"
 
 struct gagent {
 	const struct sbt_guest_agent_opts *o;
@@ -117,7 +118,7 @@ static void say_ready(int fd)
 	if (fd < 0)
 		return;
 	if (write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1))
-		fprintf(stderr, "sbtrace guest-agent: --ready-fd %d: %s\n", fd, strerror(errno));
+		sbt_log("--ready-fd %d: %s", fd, strerror(errno));
 	close(fd);
 }
 
@@ -132,9 +133,8 @@ static int attach(struct gagent *g)
 	g->sb.slot = 0;
 	err = sbt_plan_attach(&g->o->exec, &g->plan);
 	if (err) {
-		fprintf(stderr,
-			"sbtrace guest-agent: cannot attach the exec hook: %s; does the guest "
-			"kernel have BPF and BTF? run 'sbtrace features' in the guest\n",
+		sbt_log("cannot attach the exec hook: %s; does the guest kernel have BPF and BTF? "
+			"run 'sbtrace features' in the guest",
 			strerror(-err));
 		return SBT_EXIT_KERNEL;
 	}
@@ -142,8 +142,7 @@ static int attach(struct gagent *g)
 		return SBT_EXIT_KERNEL;
 	g->rb = ring_buffer__new(bpf_map__fd(g->plan.skel->maps.events), on_record, g, NULL);
 	if (!g->rb) {
-		fprintf(stderr, "sbtrace guest-agent: cannot set up the ring buffer: %s\n",
-			strerror(errno));
+		sbt_log("cannot set up the ring buffer: %s", strerror(errno));
 		return SBT_EXIT_KERNEL;
 	}
 	return SBT_EXIT_OK;
@@ -159,7 +158,7 @@ static int stream(struct gagent *g)
 		int n = ring_buffer__poll(g->rb, next_beat > now ? (int)(next_beat - now) : 0);
 
 		if (n < 0 && n != -EINTR && !g->err) {
-			fprintf(stderr, "sbtrace guest-agent: ring buffer: %s\n", strerror(-n));
+			sbt_log("ring buffer: %s", strerror(-n));
 			return SBT_EXIT_RUNTIME;
 		}
 		if (sbt_mono_ms() >= next_beat && !g->err) {
@@ -174,8 +173,7 @@ static int stream(struct gagent *g)
 	if (!g->err)
 		send_frame(g, SBT_GS_BYE, &c, sizeof(c));
 	if (g->err) {
-		fprintf(stderr, "sbtrace guest-agent: writing to %s: %s\n", g->o->port,
-			strerror(-g->err));
+		sbt_log("writing to %s: %s", g->o->port, strerror(-g->err));
 		return SBT_EXIT_RUNTIME;
 	}
 	return SBT_EXIT_OK;
@@ -189,14 +187,13 @@ int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 	sbt_signals_install(false);
 	g.port = open(o->port, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (g.port < 0) {
-		fprintf(stderr, "sbtrace guest-agent: --port %s: %s\n", o->port, strerror(errno));
+		sbt_log("--port %s: %s", o->port, strerror(errno));
 		return SBT_EXIT_USAGE;
 	}
 	if (o->bpf_stats) {
 		g.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (g.stats_fd < 0)
-			fprintf(stderr, "sbtrace guest-agent: --bpf-stats: %s (no figures sent)\n",
-				strerror(errno));
+			sbt_log("--bpf-stats: %s (no figures sent)", strerror(errno));
 	}
 	ret = attach(&g);
 	g.start_ms = sbt_mono_ms();
@@ -204,8 +201,7 @@ int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 		say_ready(o->ready_fd);
 		ret = stream(&g);
 	} else if (ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace guest-agent: writing to %s: %s\n", o->port,
-			strerror(-g.err));
+		sbt_log("writing to %s: %s", o->port, strerror(-g.err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 	ring_buffer__free(g.rb);

@@ -38,6 +38,8 @@ static bool verbose;
  * failure itself, in TraceStarted and on stderr.
  */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+	__attribute__((format(printf, 2, 0)));
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	if (!verbose)
 		return 0;

@@ -17,6 +17,7 @@
 #include "egress.h"
 #include "lib/clock.h"
 #include "session_bpf.h"
+#include "lib/log.h"
 
 static int read_stats(void *arg, uint32_t slot, struct sbt_sandbox_stats *out)
 {
@@ -41,8 +42,8 @@ static void flush_folds(void *arg, struct sbt_session *s, uint32_t slot)
 			struct sbt_fold_key *k = realloc(keys, (cap ? cap * 2 : 16) * sizeof(*k));
 
 			if (!k) {
-				fprintf(stderr, "sbtrace: out of memory: some folded egress "
-						"verdicts are not reported\n");
+				sbt_log("out of memory: some folded egress verdicts are not "
+					"reported");
 				break;
 			}
 			keys = k;
@@ -91,7 +92,7 @@ int sbt_session_bpf_open(struct sbt_session_bpf *sb, struct sbtrace_bpf *skel,
 	sb->stats_fd = bpf_map__fd(skel->maps.sandbox_stats);
 	sb->fold_fd = bpf_map__fd(skel->maps.egress_fold);
 	if (sbt_session_init(&sb->core, opts, max, &ops)) {
-		fprintf(stderr, "sbtrace: out of memory\n");
+		sbt_log("out of memory");
 		return -ENOMEM;
 	}
 	sb->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), sbt_session_record, &sb->core,
@@ -99,7 +100,7 @@ int sbt_session_bpf_open(struct sbt_session_bpf *sb, struct sbtrace_bpf *skel,
 	if (!sb->rb) {
 		int err = -errno;
 
-		fprintf(stderr, "sbtrace: cannot set up the ring buffer: %s\n", strerror(-err));
+		sbt_log("cannot set up the ring buffer: %s", strerror(-err));
 		return err;
 	}
 	return 0;

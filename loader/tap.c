@@ -23,6 +23,7 @@
 #include "lib/netns.h"
 #include "egress/policy.h"
 #include "sbtrace.skel.h"
+#include "lib/log.h"
 
 #define SBT_BPF_TCX_INGRESS 46 /* enum bpf_attach_type, Linux 6.6; older headers lack it */
 #define SBT_BPF_TCX_EGRESS  47
@@ -34,8 +35,7 @@ static void netns_back(int saved)
 	int err = sbt_netns_leave(saved);
 
 	if (err)
-		fprintf(stderr, "sbtrace: tap: cannot return to the loader's netns: %s\n",
-			strerror(-err));
+		sbt_log("tap: cannot return to the loader's netns: %s", strerror(-err));
 }
 
 static void fill_entry(struct sbt_tap *e, const struct sbt_target *sb, int ifindex,
@@ -208,20 +208,20 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 		if (!sb->has_tap)
 			continue;
 		if (k >= SBT_MAX_TAPS) {
-			fprintf(stderr, "sbtrace: tap: more than %d taps\n", SBT_MAX_TAPS);
+			sbt_log("tap: more than %d taps", SBT_MAX_TAPS);
 			return -EINVAL;
 		}
 		err = sbt_netns_enter(sb->tap.netns, &saved);
 		if (err) {
-			fprintf(stderr, "sbtrace: tap %s: cannot enter netns '%s': %s\n",
-				sb->tap.ifname, sb->tap.netns, strerror(-err));
+			sbt_log("tap %s: cannot enter netns '%s': %s", sb->tap.ifname,
+				sb->tap.netns, strerror(-err));
 			return err == -ENOENT ? -ENODEV : err;
 		}
 		ifindex = (int)if_nametoindex(sb->tap.ifname);
 		if (!ifindex) {
 			err = -errno;
 			netns_back(saved);
-			fprintf(stderr, "sbtrace: tap %s: no such device%s%s: %s\n", sb->tap.ifname,
+			sbt_log("tap %s: no such device%s%s: %s", sb->tap.ifname,
 				sb->tap.netns[0] ? " in netns " : "", sb->tap.netns,
 				strerror(-err));
 			return -ENODEV;
@@ -230,7 +230,7 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 			if (ts->ifindex[j] == ifindex &&
 			    strcmp(targets[ts->idx[j]].tap.netns, sb->tap.netns) == 0) {
 				netns_back(saved);
-				fprintf(stderr, "sbtrace: tap %s given twice\n", sb->tap.ifname);
+				sbt_log("tap %s given twice", sb->tap.ifname);
 				return -ENODEV;
 			}
 		/* Registered before the attach: no frame goes unjudged. */
@@ -246,19 +246,17 @@ int sbt_tap_attach(struct sbt_tap_state *ts, struct sbt_plan *plan,
 			int e2 = attach_egress(ts, k, eg_fd, ifindex, sb);
 
 			if (e2) {
-				fprintf(stderr,
-					"sbtrace: tap %s: cannot attach tap_egress (%s): no DNS "
-					"proxy for the guest, its DNS goes only to the resolver\n",
+				sbt_log("tap %s: cannot attach tap_egress (%s): no DNS proxy for "
+					"the guest, its DNS goes only to the resolver",
 					sb->tap.ifname, strerror(-e2));
 				skel->bss->taps[k].flags &= ~(SBT_TAP_PROXY4 | SBT_TAP_PROXY6);
 			}
 		}
 		netns_back(saved);
 		if (err) {
-			fprintf(stderr,
-				"sbtrace: tap %s: cannot attach the tc program (tcx: %s, clsact: "
-				"%s); the kernel needs CONFIG_NET_CLS_BPF / CONFIG_NET_SCH_INGRESS "
-				"(or tcx, Linux >= 6.6)\n",
+			sbt_log("tap %s: cannot attach the tc program (tcx: %s, clsact: %s); the "
+				"kernel needs CONFIG_NET_CLS_BPF / CONFIG_NET_SCH_INGRESS (or tcx, "
+				"Linux >= 6.6)",
 				sb->tap.ifname, strerror(-ts->res[k].tries[0].err), strerror(-err));
 			return err;
 		}
@@ -287,13 +285,12 @@ void sbt_tap_detach(struct sbt_tap_state *ts, const struct sbt_target *targets)
 		if (!ts->clsact[k] || targets[ts->idx[k]].pin_name[0])
 			continue;
 		if (sbt_netns_enter(t->netns, &saved)) {
-			fprintf(stderr, "sbtrace: tap %s: netns '%s' is gone\n", t->ifname,
-				t->netns);
+			sbt_log("tap %s: netns '%s' is gone", t->ifname, t->netns);
 			continue;
 		}
 		if (bpf_tc_detach(&hook, &tco) && errno != ENODEV && errno != ENOENT)
-			fprintf(stderr, "sbtrace: tap %s: cannot detach the tc filter: %s\n",
-				t->ifname, strerror(errno));
+			sbt_log("tap %s: cannot detach the tc filter: %s", t->ifname,
+				strerror(errno));
 		if (ts->eg_clsact[k]) {
 			hook.attach_point = BPF_TC_EGRESS;
 			bpf_tc_detach(&hook, &tco);

@@ -22,6 +22,7 @@
 #include "loader.h"
 #include "session_bpf.h"
 #include "trace.h"
+#include "lib/log.h"
 
 /* Bytes of one guest stream taken per tick: the loop stays responsive. */
 #define GUEST_TICK_BYTES (4u << 20)
@@ -49,7 +50,7 @@ static void report_fallback(const struct sbt_hook_result *res)
 	char line[512];
 
 	if (*sbt_hook_fallback_line(res, line, sizeof(line)))
-		fprintf(stderr, "%s\n", line);
+		sbt_log("%s", line);
 }
 
 static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
@@ -131,9 +132,8 @@ int sbt_register_targets(const struct sbt_plan *plan, const struct sbt_target *t
 			;
 		if (j == nr_levels) {
 			if (nr_levels == SBT_MAX_HASH_LEVELS) {
-				fprintf(stderr,
-					"sbtrace: sandboxes sit at too many distinct cgroup "
-					"levels; trace fewer at once\n");
+				sbt_log("sandboxes sit at too many distinct cgroup levels; trace "
+					"fewer at once");
 				return -E2BIG;
 			}
 			skel->bss->hash_levels[nr_levels++] = sb->level;
@@ -141,8 +141,7 @@ int sbt_register_targets(const struct sbt_plan *plan, const struct sbt_target *t
 		if (bpf_map_update_elem(fd, &sb->cgroup_id, &v, BPF_ANY)) {
 			int err = -errno;
 
-			fprintf(stderr, "sbtrace: cannot register sandbox %s: %s\n", sb->name,
-				strerror(errno));
+			sbt_log("cannot register sandbox %s: %s", sb->name, strerror(errno));
 			return err;
 		}
 	}
@@ -207,10 +206,9 @@ static int trace_attach(struct trace_ctx *ctx)
 	if (err) {
 		const struct sbt_hook_result *res = &plan->exec;
 
-		fprintf(stderr,
-			"sbtrace: cannot attach the exec hook (%s, last tried: %s): %s; "
-			"is this a Linux >= 5.8 kernel with BPF ring buffers, and are you "
-			"root (CAP_BPF + CAP_PERFMON)? run 'sbtrace features' for details\n",
+		sbt_log("cannot attach the exec hook (%s, last tried: %s): %s; is this a Linux >= "
+			"5.8 kernel with BPF ring buffers, and are you root (CAP_BPF + "
+			"CAP_PERFMON)? run 'sbtrace features' for details",
 			res->nr_tries ? res->tries[res->nr_tries - 1].stage : "open",
 			res->nr_tries ? res->tries[res->nr_tries - 1].mode : "-", strerror(-err));
 		return SBT_EXIT_KERNEL;
@@ -227,7 +225,7 @@ static int trace_attach(struct trace_ctx *ctx)
 	if (sbt_register_targets(plan, opts->targets, opts->nr_targets, &ctx->membership))
 		return SBT_EXIT_KERNEL;
 	if (session_targets(ctx)) {
-		fprintf(stderr, "sbtrace: out of memory\n");
+		sbt_log("out of memory");
 		return SBT_EXIT_RUNTIME;
 	}
 	report_fallback(&ctx->membership);
@@ -268,8 +266,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 					       opts->exec.poll_ms ? (int)opts->exec.poll_ms : 100);
 
 		if (err) {
-			fprintf(stderr, "sbtrace: reading the ring buffer failed: %s\n",
-				strerror(-err));
+			sbt_log("reading the ring buffer failed: %s", strerror(-err));
 			*reason = "error";
 			return SBT_EXIT_RUNTIME;
 		}
@@ -287,7 +284,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			err = sbt_sinks_reopen(opts);
 		}
 		if (err) {
-			fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(-err));
+			sbt_log("writing output failed: %s", strerror(-err));
 			*reason = "output_error";
 			return SBT_EXIT_RUNTIME;
 		}
@@ -310,7 +307,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	int ret, err;
 
 	if (!ctx) {
-		fprintf(stderr, "sbtrace: out of memory\n");
+		sbt_log("out of memory");
 		return SBT_EXIT_RUNTIME;
 	}
 	sbt_signals_install(true);
@@ -344,7 +341,7 @@ int sbt_trace_run(const struct sbt_trace_opts *opts)
 	sbt_session_stopped(&ctx->sess.core, reason, sbt_mono_ms() - start_ms);
 	err = sbt_sinks_flush(opts);
 	if (err && ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace: writing output failed: %s\n", strerror(-err));
+		sbt_log("writing output failed: %s", strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 out:

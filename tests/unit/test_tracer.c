@@ -87,9 +87,8 @@ static void test_fallback_line(void **state)
 	sbt_hook_record(&r, "tp_btf", "load", -EINVAL);
 	sbt_hook_record(&r, "raw_tp", "attached", 0);
 	r.mode = "raw_tp";
-	assert_string_equal(
-		sbt_hook_fallback_line(&r, line, sizeof(line)),
-		"sbtrace: exec hook: fell back to raw_tp (tp_btf load: Invalid argument)");
+	assert_string_equal(sbt_hook_fallback_line(&r, line, sizeof(line)),
+			    "exec hook: fell back to raw_tp (tp_btf load: Invalid argument)");
 	memset(&r, 0, sizeof(r));
 	r.capability = "connect";
 	sbt_hook_record(&r, "fentry", "disabled", -EPERM);

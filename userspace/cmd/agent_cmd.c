@@ -16,6 +16,7 @@
 #include "event/sink_sub.h"
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-agent.h"
+#include "lib/log.h"
 
 void sbt_agent_usage(FILE *f)
 {
@@ -58,13 +59,8 @@ static const struct option agent_longopts[] = {
 	{ 0 },
 };
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sbtrace agent: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see 'sbtrace agent --help'\n");
-	return SBT_EXIT_USAGE;
-}
+/* "sbtrace agent: ...; see 'sbtrace agent --help'", and its exit code. */
+#define usage_error(...) (sbt_log_usage(__VA_ARGS__), SBT_EXIT_USAGE)
 
 static int parse_seconds(const char *arg, double max, uint64_t *ms)
 {
@@ -197,12 +193,12 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 	case SBT_OPT_RINGBUF_SIZE:
 	case SBT_OPT_EXEC_HOOK:
 	case SBT_OPT_POLL_MS:
-		return sbt_capture_option("agent", &a->trace.exec, c, arg);
+		return sbt_capture_option(&a->trace.exec, c, arg);
 	case 'h':
 		sbt_agent_usage(stdout);
 		return SBT_EXIT_OK;
 	}
-	fprintf(stderr, "see 'sbtrace agent --help'\n");
+	sbt_log("see '%s --help'", sbt_log_name());
 	return SBT_EXIT_USAGE;
 }
 
@@ -232,12 +228,10 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (!a->state_dir && a->nr_parents == 0)
-		return usage_error("%snothing to watch: --no-shim without --cgroup-parent", "");
+		return usage_error("nothing to watch: --no-shim without --cgroup-parent");
 	if (a->policy_dir && a->nr_parents == 0)
-		return usage_error(
-			"%s--policy-dir needs --cgroup-parent (a shim sandbox's policy is "
-			"in its state file)",
-			"");
+		return usage_error("--policy-dir needs --cgroup-parent (a shim sandbox's policy is "
+				   "in its state file)");
 	eo->max_sandboxes = a->max_sandboxes;
 	eo->policy = true; /* the egress hooks, attached per sandbox with a policy */
 	eo->agent_mkdir_mode = a->policy_dir ? SBT_EGRESS_PENDING : SBT_EGRESS_OBSERVE;
@@ -258,8 +252,7 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 	if (a.out_path) {
 		err = sbt_json_sink_open(&sink, a.out_path, a.format);
 		if (err) {
-			fprintf(stderr, "sbtrace agent: --out '%s': %s\n", a.out_path,
-				strerror(-err));
+			sbt_log("--out '%s': %s", a.out_path, strerror(-err));
 			return SBT_EXIT_USAGE;
 		}
 	} else {
@@ -269,7 +262,7 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 	if (a.metrics_addr || a.metrics_file) {
 		ms = sbt_metrics_sink_new();
 		if (!ms) {
-			fprintf(stderr, "sbtrace agent: out of memory\n");
+			sbt_log("out of memory");
 			sbt_json_sink_close(&sink);
 			return SBT_EXIT_RUNTIME;
 		}
@@ -280,8 +273,7 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 	if (a.socket_path) {
 		err = sbt_sub_sink_open(&sub, a.socket_path, SBT_SUB_BUF_BYTES);
 		if (err) {
-			fprintf(stderr, "sbtrace agent: --socket %s: %s\n", a.socket_path,
-				strerror(-err));
+			sbt_log("--socket %s: %s", a.socket_path, strerror(-err));
 			sbt_json_sink_close(&sink);
 			sbt_metrics_sink_free(ms);
 			return SBT_EXIT_USAGE;
@@ -293,7 +285,7 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 		sbt_sub_sink_close(&sub);
 	err = sbt_json_sink_close(&sink);
 	if (err && ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace agent: closing '%s': %s\n", a.out_path, strerror(-err));
+		sbt_log("closing '%s': %s", a.out_path, strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 	sbt_metrics_sink_free(ms);

@@ -13,6 +13,7 @@
 #include "cmd/events_cmd.h"
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-events.h"
+#include "lib/log.h"
 
 void sbt_events_usage(FILE *f)
 {
@@ -42,7 +43,7 @@ bool sbt_event_filter_match(const struct sbt_event_filter *f, json_object *ev)
 	return false;
 }
 
-int sbt_agent_connect(const char *path, const char *cmd)
+int sbt_agent_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
@@ -53,10 +54,9 @@ int sbt_agent_connect(const char *path, const char *cmd)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		return fd;
 	err = -errno;
-	fprintf(stderr,
-		"sbtrace %s: cannot connect to the agent at %s: %s; is 'sbtrace agent' "
-		"running (as root, with that --socket)?\n",
-		cmd, path, strerror(-err));
+	sbt_log("cannot connect to the agent at %s: %s; is 'sbtrace agent' running (as root, "
+		"with that --socket)?",
+		path, strerror(-err));
 	close(fd);
 	return err;
 }
@@ -115,7 +115,7 @@ int sbt_events_main(int argc, char **argv)
 		case 'S':
 		case 'e':
 			if ((c == 'S' ? f.nr_targets : f.nr_events) >= SBT_EVENTS_MAX_FILTERS) {
-				fprintf(stderr, "sbtrace events: at most 32 of each filter\n");
+				sbt_log("at most 32 of each filter");
 				return SBT_EXIT_USAGE;
 			}
 			if (c == 'S')
@@ -127,18 +127,15 @@ int sbt_events_main(int argc, char **argv)
 			sbt_events_usage(stdout);
 			return SBT_EXIT_OK;
 		default:
-			fprintf(stderr, "see 'sbtrace events --help'\n");
+			sbt_log("see '%s --help'", sbt_log_name());
 			return SBT_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr,
-			"sbtrace events: unexpected argument '%s'; see 'sbtrace events "
-			"--help'\n",
-			argv[optind]);
+		sbt_log("unexpected argument '%s'; see 'sbtrace events --help'", argv[optind]);
 		return SBT_EXIT_USAGE;
 	}
-	fd = sbt_agent_connect(path, "events");
+	fd = sbt_agent_connect(path);
 	if (fd < 0)
 		return SBT_EXIT_RUNTIME;
 	return stream(fd, &f);

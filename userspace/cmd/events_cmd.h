@@ -20,7 +20,7 @@ struct sbt_event_filter {
 /* Does the event pass? (no filter of a kind: every value passes; run-wide events pass sandbox filters) */
 bool sbt_event_filter_match(const struct sbt_event_filter *f, json_object *ev);
 /* Connect to the agent's socket: an fd, or -errno after a one-line message. */
-int sbt_agent_connect(const char *path, const char *cmd);
+int sbt_agent_connect(const char *path);
 
 int sbt_events_main(int argc, char **argv);
 void sbt_events_usage(FILE *f);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/guest_agent_cmd.h"
+#include "lib/log.h"
 #include "exec/guest_stream.h"
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-guest-agent.h"
@@ -30,17 +31,8 @@ void sbt_guest_agent_usage(FILE *f)
 	sbt_help_guest_agent(f);
 }
 
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("sbtrace guest-agent: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("; see sbtrace guest-agent --help\n", stderr);
-	return SBT_EXIT_USAGE;
-}
+/* "sbtrace guest-agent: ...; see 'sbtrace guest-agent --help'", and its exit code. */
+#define usage_error(...) (sbt_log_usage(__VA_ARGS__), SBT_EXIT_USAGE)
 
 static int parse_num(const char *arg, unsigned long lo, unsigned long hi, unsigned long *v)
 {
@@ -87,7 +79,7 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 			o->bpf_stats = true;
 			break;
 		case SBT_OPT_EXEC_HOOK:
-			if (sbt_capture_option("guest-agent", &o->exec, c, optarg) >= 0)
+			if (sbt_capture_option(&o->exec, c, optarg) >= 0)
 				return SBT_EXIT_USAGE;
 			break;
 		case 'v':

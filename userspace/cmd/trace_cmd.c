@@ -15,6 +15,7 @@
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-trace.h"
 #include "help/sbtrace-features.h"
+#include "lib/log.h"
 
 void sbt_trace_usage(FILE *f)
 {
@@ -40,13 +41,8 @@ static int parse_u64(const char *s, unsigned long long min, unsigned long long m
 	return 0;
 }
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sbtrace %s: ", cmd);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see 'sbtrace %s --help'\n", cmd);
-	return SBT_EXIT_USAGE;
-}
+/* "sbtrace CMD: ...; see 'sbtrace CMD --help'", and its exit code. */
+#define usage_error(...) (sbt_log_usage(__VA_ARGS__), SBT_EXIT_USAGE)
 
 /* All the shim's sandboxes have ended (their cgroups are gone): nothing more can come. */
 static const char *shim_gone(void *arg)
@@ -75,8 +71,7 @@ static void shim_handshake(void *arg)
 		if (fd < 0)
 			continue;
 		if (write(fd, line, (size_t)n) != n)
-			fprintf(stderr, "sbtrace: handshake with %s: %s\n", h->fifo[i],
-				strerror(errno));
+			sbt_log("handshake with %s: %s", h->fifo[i], strerror(errno));
 		close(fd);
 	}
 }
@@ -129,8 +124,8 @@ static const struct option trace_longopts[] = {
 static int no_room(const char *arg)
 {
 	if (errno == E2BIG)
-		return usage_error("trace", "more than 64 sandboxes (at %s)", arg);
-	fprintf(stderr, "sbtrace trace: out of memory\n");
+		return usage_error("more than 64 sandboxes (at %s)", arg);
+	sbt_log("out of memory");
 	return SBT_EXIT_RUNTIME;
 }
 
@@ -145,7 +140,7 @@ static int add_cgroup_sandbox(struct sbt_trace_opts *opts, int c, const char *ar
 		return SBT_EXIT_USAGE;
 	for (uint32_t i = 0; i < opts->nr_targets; i++)
 		if (opts->targets[i].cgroup_id == sb->cgroup_id)
-			return usage_error("trace", "cgroup %s given twice", sb->name);
+			return usage_error("cgroup %s given twice", sb->name);
 	sbt_trace_target_commit(opts);
 	return -1;
 }
@@ -159,8 +154,7 @@ static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 	if (!sb)
 		return no_room(arg);
 	if (sbt_tap_parse(arg, &sb->tap, err, sizeof(err))) {
-		fprintf(stderr, "sbtrace trace: --tap '%s': %s; see 'sbtrace trace --help'\n", arg,
-			err);
+		sbt_log("--tap '%s': %s; see 'sbtrace trace --help'", arg, err);
 		return SBT_EXIT_USAGE;
 	}
 	memcpy(sb->name, "tap:", 4);
@@ -168,7 +162,7 @@ static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 	for (uint32_t i = 0; i < opts->nr_targets; i++)
 		if (strcmp(opts->targets[i].name, sb->name) == 0 &&
 		    strcmp(opts->targets[i].tap.netns, sb->tap.netns) == 0)
-			return usage_error("trace", "--tap %s given twice", sb->tap.ifname);
+			return usage_error("--tap %s given twice", sb->tap.ifname);
 	sb->origin = "tap";
 	sb->has_tap = true;
 	sb->exec_hidden = true;
@@ -184,15 +178,14 @@ static int parse_duration(struct sbt_trace_opts *opts, const char *arg)
 	errno = 0;
 	d = strtod(arg, &end);
 	if (errno || *end || end == arg || !(d > 0) || d > 31536000)
-		return usage_error("trace", "--duration '%s': give seconds > 0 (e.g. 5 or 0.5)",
-				   arg);
+		return usage_error("--duration '%s': give seconds > 0 (e.g. 5 or 0.5)", arg);
 	opts->duration_ms = (uint64_t)(d * 1000 + 0.5);
 	if (!opts->duration_ms)
 		opts->duration_ms = 1;
 	return -1;
 }
 
-int sbt_capture_option(const char *cmd, struct sbt_exec_opts *eo, int c, const char *arg)
+int sbt_capture_option(struct sbt_exec_opts *eo, int c, const char *arg)
 {
 	unsigned long long v;
 	enum sbt_exec_mode mode;
@@ -200,25 +193,24 @@ int sbt_capture_option(const char *cmd, struct sbt_exec_opts *eo, int c, const c
 	switch (c) {
 	case SBT_OPT_ARGV_MAX:
 		if (parse_u64(arg, 1, SBT_ARGV_CAP, &v))
-			return usage_error(cmd, "--argv-max '%s': give 1..16384 bytes", arg);
+			return usage_error("--argv-max '%s': give 1..16384 bytes", arg);
 		eo->argv_max = (uint32_t)v;
 		return -1;
 	case SBT_OPT_RINGBUF_SIZE:
 		if (parse_u64(arg, 4096, 1u << 30, &v) || (v & (v - 1)))
 			return usage_error(
-				cmd, "--ringbuf-size '%s': give a power of two from 4096 to 2^30",
-				arg);
+				"--ringbuf-size '%s': give a power of two from 4096 to 2^30", arg);
 		eo->ringbuf_bytes = (uint32_t)v;
 		return -1;
 	case SBT_OPT_EXEC_HOOK:
 		if (sbt_exec_mode_parse(arg, &mode))
-			return usage_error(
-				cmd, "--exec-hook '%s': use tp_btf, raw_tp or tracepoint", arg);
+			return usage_error("--exec-hook '%s': use tp_btf, raw_tp or tracepoint",
+					   arg);
 		eo->forced_mode = (int)mode;
 		return -1;
 	case SBT_OPT_POLL_MS:
 		if (parse_u64(arg, 0, 10000, &v))
-			return usage_error(cmd, "--poll-ms '%s': give 0..10000", arg);
+			return usage_error("--poll-ms '%s': give 0..10000", arg);
 		eo->poll_ms = (uint32_t)v;
 		return -1;
 	}
@@ -236,7 +228,7 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		return add_tap_sandbox(&a->opts, arg);
 	case OPT_SANDBOX:
 		if (a->nr_names >= SBT_MAX_SANDBOXES)
-			return usage_error("trace", "more than 64 sandboxes (at %s)", arg);
+			return usage_error("more than 64 sandboxes (at %s)", arg);
 		a->names[a->nr_names++] = arg;
 		return -1;
 	case OPT_STATE_DIR:
@@ -248,7 +240,7 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		else if (strcmp(arg, "text") == 0)
 			a->format = SBT_FORMAT_TEXT;
 		else
-			return usage_error("trace", "--output '%s': use json or text", arg);
+			return usage_error("--output '%s': use json or text", arg);
 		return -1;
 	case 'O':
 		a->out_path = arg;
@@ -262,8 +254,7 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		errno = 0;
 		d = strtod(arg, &end);
 		if (errno || *end || end == arg || !(d >= 0) || d > 86400)
-			return usage_error("trace", "--stats-interval '%s': give seconds, 0..86400",
-					   arg);
+			return usage_error("--stats-interval '%s': give seconds, 0..86400", arg);
 		a->opts.stats_interval_ms = (uint64_t)(d * 1000 + 0.5);
 		return -1;
 	}
@@ -274,7 +265,7 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 	case SBT_OPT_RINGBUF_SIZE:
 	case SBT_OPT_EXEC_HOOK:
 	case SBT_OPT_POLL_MS:
-		return sbt_capture_option("trace", &a->opts.exec, c, arg);
+		return sbt_capture_option(&a->opts.exec, c, arg);
 	case OPT_ALLOW_CIDR:
 	case OPT_ALLOW_HOST:
 	case OPT_ALLOWLIST:
@@ -284,15 +275,15 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 	case OPT_DNS_GRACE:
 	case OPT_DNS_DENY_REPLY:
 	case OPT_DNS_MAX_LEARNED:
-		if (sbt_egress_option(&a->opts.egress, &a->egress_mode, "trace",
-				      trace_longopts[idx].name, arg))
+		if (sbt_egress_option(&a->opts.egress, &a->egress_mode, trace_longopts[idx].name,
+				      arg))
 			return SBT_EXIT_USAGE;
 		return -1;
 	case 'h':
 		sbt_trace_usage(stdout);
 		return SBT_EXIT_OK;
 	}
-	fprintf(stderr, "see 'sbtrace trace --help'\n");
+	sbt_log("see '%s --help'", sbt_log_name());
 	return SBT_EXIT_USAGE;
 }
 
@@ -309,23 +300,17 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		int bad;
 
 		if (sbt_state_read(a->state_dir, a->names[i], &st, err, sizeof(err))) {
-			fprintf(stderr,
-				"sbtrace trace: --sandbox %s: %s; is it running? "
-				"(sbtrace-shim run --name %s ...)\n",
+			sbt_log("--sandbox %s: %s; is it running? (sbtrace-shim run --name %s ...)",
 				a->names[i], err, a->names[i]);
 			return SBT_EXIT_USAGE;
 		}
 		/* Fail closed: a policy the shim recorded for the agent is never dropped unseen. */
 		if (st.egress_mode[0] && !opts->egress.nr_rules &&
 		    a->egress_mode != SBT_EGRESS_ENFORCE && a->egress_mode != SBT_EGRESS_AUDIT) {
-			fprintf(stderr,
-				"sbtrace trace: --sandbox %s: its state file carries an egress "
-				"policy "
+			sbt_log("--sandbox %s: its state file carries an egress policy "
 				"(sbtrace-shim run --allow/--egress) that only sbtrace agent "
-				"reads; "
-				"give this trace its own (--allow-cidr ..., --egress enforce) or "
-				"run "
-				"sbtrace agent\n",
+				"reads; give this trace its own (--allow-cidr ..., --egress "
+				"enforce) or run sbtrace agent",
 				st.name);
 			return SBT_EXIT_USAGE;
 		}
@@ -348,9 +333,8 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		snprintf(sb->accel, sizeof(sb->accel), "%s", st.accel);
 		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,
 						   st.nr_guest_addrs, &bad)) {
-			fprintf(stderr,
-				"sbtrace trace: --sandbox %s: guest address '%s' in its state file "
-				"is not an address; restart the sandbox\n",
+			sbt_log("--sandbox %s: guest address '%s' in its state file is not an "
+				"address; restart the sandbox",
 				st.name, st.guest_addrs[bad]);
 			return SBT_EXIT_USAGE;
 		}
@@ -372,23 +356,20 @@ static int decide(struct sbt_trace_args *a)
 	struct sbt_trace_opts *opts = &a->opts;
 
 	if (opts->nr_targets == 0)
-		return usage_error("trace",
-				   "%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox "
+		return usage_error("%sno sandbox given: use --cgroup PATH, --pid PID, --sandbox "
 				   "NAME or --tap IFNAME",
 				   "");
 	/* Default: enforce when any rule is given, else observe only. */
 	if (a->egress_mode == -2)
 		a->egress_mode = opts->egress.nr_rules ? SBT_EGRESS_ENFORCE : SBT_EGRESS_OBSERVE;
 	if (a->egress_mode == SBT_EGRESS_OFF && opts->egress.nr_rules)
-		return usage_error("trace",
-				   "%s--egress off with allow rules: drop the rules or use audit",
+		return usage_error("%s--egress off with allow rules: drop the rules or use audit",
 				   "");
 	opts->egress.mode = a->egress_mode;
 	opts->egress.resolver_rule_id = (uint32_t)opts->egress.nr_rules + 1;
 	sbt_exec_opts_decide(&opts->exec, a->egress_mode, opts->targets, opts->nr_targets);
 	if (opts->exec.tap && a->egress_mode == SBT_EGRESS_OFF)
-		return usage_error("trace",
-				   "%s--egress off with --tap: a tap is only watched for egress; "
+		return usage_error("%s--egress off with --tap: a tap is only watched for egress; "
 				   "drop one of them",
 				   "");
 	return -1;
@@ -414,7 +395,7 @@ int sbt_trace_args_parse(int argc, char **argv, struct sbt_trace_args *a)
 			return ret;
 	}
 	if (optind < argc)
-		return usage_error("trace", "unexpected argument '%s'", argv[optind]);
+		return usage_error("unexpected argument '%s'", argv[optind]);
 	ret = add_shim_sandboxes(a);
 	return ret >= 0 ? ret : decide(a);
 }
@@ -430,11 +411,10 @@ static int check_taps(const struct sbt_trace_opts *opts)
 		if (!sb->has_tap || (r = sbt_tap_ifindex(&sb->tap, err, sizeof(err))) > 0)
 			continue;
 		if (sbt_target_has_cgroup(sb)) /* a shim's microVM (--sandbox) */
-			fprintf(stderr,
-				"sbtrace trace: sandbox %s: its tap %s: %s; is it still running?\n",
-				sb->name, sb->tap.ifname, err);
+			sbt_log("sandbox %s: its tap %s: %s; is it still running?", sb->name,
+				sb->tap.ifname, err);
 		else
-			fprintf(stderr, "sbtrace trace: --tap %s: %s%s\n", sb->tap.ifname, err,
+			sbt_log("--tap %s: %s%s", sb->tap.ifname, err,
 				r == -ENODEV   ? "; give an existing device ('ip link show'), "
 						 "with netns=NS when it is in another namespace"
 				: r == -ENOENT ? "; see 'ip netns list'"
@@ -464,8 +444,7 @@ int sbt_trace_main(int argc, char **argv, sbt_trace_fn run)
 	if (a.out_path) {
 		err = sbt_json_sink_open(&sink, a.out_path, a.format);
 		if (err) {
-			fprintf(stderr, "sbtrace trace: --out '%s': %s\n", a.out_path,
-				strerror(-err));
+			sbt_log("--out '%s': %s", a.out_path, strerror(-err));
 			ret = SBT_EXIT_USAGE;
 			goto out;
 		}
@@ -476,7 +455,7 @@ int sbt_trace_main(int argc, char **argv, sbt_trace_fn run)
 	ret = run(&a.opts);
 	err = sbt_json_sink_close(&sink);
 	if (err && ret == SBT_EXIT_OK) {
-		fprintf(stderr, "sbtrace trace: closing '%s': %s\n", a.out_path, strerror(-err));
+		sbt_log("closing '%s': %s", a.out_path, strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 out:
@@ -506,7 +485,7 @@ int sbt_features_main(int argc, char **argv, sbt_features_fn features)
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case SBT_OPT_EXEC_HOOK:
-			if (sbt_capture_option("features", &eo, c, optarg) >= 0)
+			if (sbt_capture_option(&eo, c, optarg) >= 0)
 				return SBT_EXIT_USAGE;
 			break;
 		case 'v':
@@ -516,11 +495,11 @@ int sbt_features_main(int argc, char **argv, sbt_features_fn features)
 			sbt_features_usage(stdout);
 			return SBT_EXIT_OK;
 		default:
-			fprintf(stderr, "see 'sbtrace features --help'\n");
+			sbt_log("see '%s --help'", sbt_log_name());
 			return SBT_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
-		return usage_error("features", "unexpected argument '%s'", argv[optind]);
+		return usage_error("unexpected argument '%s'", argv[optind]);
 	return features(&eo, stdout);
 }

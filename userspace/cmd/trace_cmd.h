@@ -54,7 +54,7 @@ enum sbt_capture_opt {
 	SBT_OPT_EXEC_HOOK,	   /* --exec-hook MODE */
 	SBT_OPT_POLL_MS,	   /* --poll-ms MS */
 };
-int sbt_capture_option(const char *cmd, struct sbt_exec_opts *eo, int c, const char *arg);
+int sbt_capture_option(struct sbt_exec_opts *eo, int c, const char *arg);
 void sbt_trace_args_free(struct sbt_trace_args *args);
 
 /* The commands themselves, with the loader's functions passed in. */

@@ -29,6 +29,7 @@
 #include "lib/clock.h"
 #include "lib/netns.h"
 #include "trace/tracer.h"
+#include "lib/log.h"
 
 #define UPSTREAM_TIMEOUT_MS 2000
 #define CLIENT_TIMEOUT_S    2
@@ -536,9 +537,8 @@ struct sbt_dnsproxy *sbt_dnsproxy_start(const struct sbt_dnsproxy_owner *o, cons
 		err = -EAGAIN;
 	*errp = err;
 	if (err) {
-		fprintf(stderr,
-			"sbtrace: egress: sandbox %s: cannot open its DNS proxy %s (%s): its DNS "
-			"is judged like any traffic; %s\n",
+		sbt_log("egress: sandbox %s: cannot open its DNS proxy %s (%s): its DNS is judged "
+			"like any traffic; %s",
 			name, where, strerror(-err),
 			tap ? "does the tap have an address on the host side?"
 			    : "is lo up in its network namespace?");

@@ -12,6 +12,7 @@
 #include "lib/io.h"
 #include "egress/policy.h"
 #include "egress/policy_compile.h"
+#include "lib/log.h"
 
 const char *sbt_egress_mode_name(int mode)
 {
@@ -33,12 +34,12 @@ static int add_rule(struct sbt_egress_cfg *cfg, const struct sbt_rule *r)
 	struct sbt_rule *n;
 
 	if (cfg->nr_rules >= 100000) {
-		fprintf(stderr, "sbtrace trace: more than 100000 allow rules\n");
+		sbt_log("more than 100000 allow rules");
 		return -E2BIG;
 	}
 	n = realloc(cfg->rules, (cfg->nr_rules + 1) * sizeof(*n));
 	if (!n) {
-		fprintf(stderr, "sbtrace trace: out of memory\n");
+		sbt_log("out of memory");
 		return -ENOMEM;
 	}
 	cfg->rules = n;
@@ -56,11 +57,11 @@ static int add_rule_arg(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, con
 	int n = sbt_rule_parse_arg(kind, arg, &r, &err);
 
 	if (n < 0) {
-		fprintf(stderr, "sbtrace trace: %s '%s':%u: %s\n", opt, arg, err.col, err.msg);
+		sbt_log("%s '%s':%u: %s", opt, arg, err.col, err.msg);
 		return -EINVAL;
 	}
 	if (n == 0) {
-		fprintf(stderr, "sbtrace trace: %s needs a value\n", opt);
+		sbt_log("%s needs a value", opt);
 		return -EINVAL;
 	}
 	return add_rule(cfg, &r);
@@ -71,8 +72,7 @@ static int add_rule_arg(struct sbt_egress_cfg *cfg, enum sbt_rule_kind kind, con
  * --allowlist, --egress, --resolver), by long name. 0, or -EINVAL after a
  * one-line message.
  */
-int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
-		      const char *arg)
+int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *opt, const char *arg)
 {
 	bool v4;
 
@@ -81,7 +81,7 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 	if (strcmp(opt, "allow-host") == 0)
 		return add_rule_arg(cfg, SBT_RULE_HOST, "--allow-host", arg);
 	if (strcmp(opt, "allowlist") == 0)
-		return sbt_allowlist_load(cfg, cmd, arg);
+		return sbt_allowlist_load(cfg, arg);
 	if (strcmp(opt, "egress") == 0) {
 		if (strcmp(arg, "enforce") == 0)
 			*mode = SBT_EGRESS_ENFORCE;
@@ -90,10 +90,7 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 		else if (strcmp(arg, "off") == 0)
 			*mode = SBT_EGRESS_OFF;
 		else {
-			fprintf(stderr,
-				"sbtrace %s: --egress '%s': use enforce, audit or off; see "
-				"'sbtrace %s --help'\n",
-				cmd, arg, cmd);
+			sbt_log_usage("--egress '%s': use enforce, audit or off", arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -108,9 +105,7 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 		else if (strcmp(arg, "nxdomain") == 0)
 			cfg->dns_deny_rcode = 3;
 		else {
-			fprintf(stderr,
-				"sbtrace %s: --dns-deny-reply '%s': use refused or nxdomain\n", cmd,
-				arg);
+			sbt_log("--dns-deny-reply '%s': use refused or nxdomain", arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -124,7 +119,7 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 		v = strtoul(arg, &end, 10);
 		if (errno || end == arg || *end || arg[0] == '-' ||
 		    v > (grace ? 3600ul : 1000000ul) || (!grace && v == 0)) {
-			fprintf(stderr, "sbtrace %s: --%s '%s': give %s\n", cmd, opt, arg,
+			sbt_log("--%s '%s': give %s", opt, arg,
 				grace ? "seconds, 0..3600" : "a count, 1..1000000");
 			return -EINVAL;
 		}
@@ -137,10 +132,7 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 	}
 	if (strcmp(opt, "resolver") == 0) {
 		if (sbt_addr_parse(arg, cfg->resolver, &v4)) {
-			fprintf(stderr,
-				"sbtrace %s: --resolver '%s': give an IPv4 or IPv6 address; see "
-				"'sbtrace %s --help'\n",
-				cmd, arg, cmd);
+			sbt_log_usage("--resolver '%s': give an IPv4 or IPv6 address", arg);
 			return -EINVAL;
 		}
 		cfg->has_resolver = true;
@@ -150,20 +142,18 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, co
 }
 
 /* Why an allowlist could not be read, in one line. */
-static int allowlist_unreadable(const char *cmd, const char *path, int e, const char *kind)
+static int allowlist_unreadable(const char *path, int e, const char *kind)
 {
 	if (e == EINVAL && kind)
-		fprintf(stderr,
-			"sbtrace %s: --allowlist '%s': %s, not a regular file; give a text file "
-			"of rules\n",
-			cmd, path, kind);
+		sbt_log("--allowlist '%s': %s, not a regular file; give a text file of rules", path,
+			kind);
 	else if (e == EFBIG)
-		fprintf(stderr,
-			"sbtrace %s: --allowlist '%s': larger than %u MiB; an allowlist is a text "
-			"file of rules, one a line\n",
-			cmd, path, SBT_ALLOWLIST_MAX >> 20);
+		sbt_log("--allowlist '%s': larger than %u MiB; an allowlist is a text file of "
+			"rules, "
+			"one a line",
+			path, SBT_ALLOWLIST_MAX >> 20);
 	else
-		fprintf(stderr, "sbtrace %s: --allowlist '%s': %s\n", cmd, path, strerror(e));
+		sbt_log("--allowlist '%s': %s", path, strerror(e));
 	return -e;
 }
 
@@ -172,7 +162,7 @@ static int allowlist_unreadable(const char *cmd, const char *path, int e, const 
  * The file may be anything (a secret given by mistake): no message shows
  * more of it than the offending token, cut and escaped by the parser.
  */
-int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *path)
+int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *path)
 {
 	unsigned int lineno = 0;
 	const char *kind;
@@ -181,7 +171,7 @@ int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *
 	char *buf = sbt_read_regular(AT_FDCWD, path, SBT_ALLOWLIST_MAX, &len, &e, &kind);
 
 	if (!buf)
-		return allowlist_unreadable(cmd, path, e, kind);
+		return allowlist_unreadable(path, e, kind);
 	for (char *line = buf, *end = buf + len; line < end && !ret;) {
 		char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
@@ -194,14 +184,14 @@ int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *
 		line[n] = '\0'; /* the newline, or the buffer's own terminator */
 		nul = memchr(line, '\0', n);
 		if (nul) {
-			fprintf(stderr, "%s:%u:%zu: NUL byte in the line; allowlists are text\n",
-				path, lineno, (size_t)(nul - line) + 1);
+			sbt_log("%s:%u:%zu: NUL byte in the line; allowlists are text", path,
+				lineno, (size_t)(nul - line) + 1);
 			ret = -EINVAL;
 			break;
 		}
 		got = sbt_rule_parse(line, &r, &err);
 		if (got < 0) {
-			fprintf(stderr, "%s:%u:%u: %s\n", path, lineno, err.col, err.msg);
+			sbt_log("%s:%u:%u: %s", path, lineno, err.col, err.msg);
 			ret = -EINVAL;
 		} else if (got > 0 && add_rule(cfg, &r)) {
 			ret = -ENOMEM;

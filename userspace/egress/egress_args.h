@@ -6,21 +6,20 @@
 #include "trace/tracer.h"
 
 /*
- * One egress option by its long name (without --), for command `cmd` (in
- * messages): rules are appended to cfg (ids 1, 2, ...), --egress sets *mode.
- * 0, or -errno after a one-line message on stderr.
+ * One egress option by its long name (without --): rules are appended to
+ * cfg (ids 1, 2, ...), --egress sets *mode. 0, or -errno after a one-line
+ * message (lib/log.h: the command's prefix).
  */
-int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *cmd, const char *opt,
-		      const char *arg);
+int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *opt, const char *arg);
 
 /* An allowlist is a regular file of at most this many bytes. */
 #define SBT_ALLOWLIST_MAX (1u << 20)
 
 /*
- * --allowlist FILE for command `cmd`: one rule a line; errors as
+ * --allowlist FILE: one rule a line; errors as
  * FILE:LINE:COL: what is wrong (naming at most the offending token, never the
  * line). 0 or -errno.
  */
-int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *cmd, const char *path);
+int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *path);
 
 #endif

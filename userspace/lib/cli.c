@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "lib/cli.h"
+#include "lib/log.h"
 
 static const struct sbt_command *find(const struct sbt_cli *cli, const char *name)
 {
@@ -23,7 +24,8 @@ static int version(const struct sbt_cli *cli, int argc, char **argv)
 		return cli->exit_ok;
 	}
 	if (argc > 1) {
-		fprintf(stderr, "%s version: unexpected argument '%s'\n", cli->prog, argv[1]);
+		sbt_log_prefix(cli->prog, "version");
+		sbt_log("unexpected argument '%s'", argv[1]);
 		return cli->exit_usage;
 	}
 	printf("%s\n", cli->version);
@@ -40,8 +42,8 @@ static int help(const struct sbt_cli *cli, int argc, char **argv)
 	}
 	cmd = find(cli, argv[1]);
 	if (!cmd && strcmp(argv[1], "version") != 0 && strcmp(argv[1], "help") != 0) {
-		fprintf(stderr, "%s help: unknown command '%s'; see '%s --help'\n", cli->prog,
-			argv[1], cli->prog);
+		sbt_log_prefix(cli->prog, "help");
+		sbt_log("unknown command '%s'; see '%s --help'", argv[1], cli->prog);
 		return cli->exit_usage;
 	}
 	if (cmd && cmd->usage)
@@ -55,6 +57,7 @@ int sbt_cli_main(const struct sbt_cli *cli, int argc, char **argv)
 {
 	const struct sbt_command *cmd;
 
+	sbt_log_prefix(cli->prog, NULL);
 	if (argc < 2) {
 		cli->usage(stderr);
 		return cli->exit_usage;
@@ -70,9 +73,9 @@ int sbt_cli_main(const struct sbt_cli *cli, int argc, char **argv)
 		return help(cli, argc - 1, argv + 1);
 	cmd = find(cli, argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "%s: unknown command '%s'; see '%s --help'\n", cli->prog, argv[1],
-			cli->prog);
+		sbt_log("unknown command '%s'; see '%s --help'", argv[1], cli->prog);
 		return cli->exit_usage;
 	}
+	sbt_log_prefix(cli->prog, cmd->name); /* every line it says: "sbtrace trace: ..." */
 	return cmd->fn(argc - 1, argv + 1);
 }

@@ -181,8 +181,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_DNS_GRACE:
 	case OPT_DNS_DENY_REPLY:
 	case OPT_DNS_MAX_LEARNED:
-		if (sbt_egress_option(&o->egress, &o->egress_mode, "probe", longopts[idx].name,
-				      arg))
+		if (sbt_egress_option(&o->egress, &o->egress_mode, longopts[idx].name, arg))
 			return SBT_EXIT_USAGE;
 		return -1;
 	case OPT_BACKEND:

@@ -87,11 +87,11 @@ const char *sbt_hook_fallback_line(const struct sbt_hook_result *res, char *buf,
 	if (i == res->nr_tries || (res->mode && strcmp(res->tries[i].stage, "attached") == 0))
 		return buf;
 	if (res->mode)
-		snprintf(buf, len, "sbtrace: %s hook: fell back to %s (%s %s: %s)", res->capability,
+		snprintf(buf, len, "%s hook: fell back to %s (%s %s: %s)", res->capability,
 			 res->mode, res->tries[i].mode, res->tries[i].stage,
 			 sbt_hook_try_error(res, i));
 	else
-		snprintf(buf, len, "sbtrace: %s hook: not available (%s %s: %s); not observed",
+		snprintf(buf, len, "%s hook: not available (%s %s: %s); not observed",
 			 res->capability, res->tries[i].mode, res->tries[i].stage,
 			 sbt_hook_try_error(res, i));
 	return buf;

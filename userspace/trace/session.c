@@ -18,6 +18,7 @@
 #include "exec/shellagg.h"
 #include "lib/clock.h"
 #include "trace/session.h"
+#include "lib/log.h"
 
 /* Where an exec record came from: the host's ring buffer, or a microVM's guest stream. */
 struct exec_src {
@@ -236,7 +237,7 @@ static void handle_exec(struct sbt_session *s, const void *data, size_t size,
 		out.exec.anc = anc;
 		if (sbt_shellagg_add(sl->agg, &cls, ev.pid, ev.filename, ev.argv, ev.argc, anc,
 				     out.exec.nanc) < 0)
-			fprintf(stderr, "sbtrace: out of memory aggregating shell invocations\n");
+			sbt_log("out of memory aggregating shell invocations");
 	}
 	sbt_proctab_exec(src->proc, ev.pid, ev.ppid, ev.comm);
 	out.exec.rec = &ev;
@@ -479,9 +480,8 @@ int sbt_session_guest_open(struct sbt_session *s, uint32_t slot, const char *pat
 	err = sbt_guest_feed_open(&g->feed, path, handle_guest_record, g);
 	/* not fatal: the slot's trace is then incomplete, and says why */
 	if (err)
-		fprintf(stderr,
-			"sbtrace: sandbox %s: its guest's exec stream %s: %s; its execs "
-			"will not be seen (exec_complete false)\n",
+		sbt_log("sandbox %s: its guest's exec stream %s: %s; its execs will not be seen "
+			"(exec_complete false)",
 			sl->target->name, path, strerror(-err));
 	return 0;
 }
@@ -635,8 +635,7 @@ static const char *final_guest(struct sbt_session *s, struct sbt_session_slot *s
 						 .kind = "exec",
 						 .detail = ga.reason });
 	if (ga.reason)
-		fprintf(stderr,
-			"sbtrace: sandbox %s: the guest's exec stream is not complete (%s)\n",
+		sbt_log("sandbox %s: the guest's exec stream is not complete (%s)",
 			sl->target->name, ga.reason);
 	t->execs += ga.execs;
 	t->received += ga.received;
@@ -725,7 +724,7 @@ void sbt_session_stopped(struct sbt_session *s, const char *reason, uint64_t dur
 		names[n++] = s->slots[i].target->name;
 	}
 	if (!tot || !names)
-		fprintf(stderr, "sbtrace: out of memory: TraceStopped without its sandboxes\n");
+		sbt_log("out of memory: TraceStopped without its sandboxes");
 	if (s->decode_errors)
 		emit_lost(s, NULL,
 			  &(struct sbt_ev_lost){

@@ -18,6 +18,7 @@
 #include "lib/cgroupfs.h"
 #include "lib/netns.h"
 #include "trace/tracer.h"
+#include "lib/log.h"
 
 static int read_text(const char *path, char *buf, size_t len)
 {
@@ -57,36 +58,30 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_target *sb)
 
 	err = sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root));
 	if (err) {
-		fprintf(stderr,
-			"sbtrace: no cgroup v2 hierarchy is mounted (%s); mount one, e.g. "
-			"'mount -t cgroup2 none /sys/fs/cgroup/unified'\n",
+		sbt_log("no cgroup v2 hierarchy is mounted (%s); mount one, e.g. 'mount -t cgroup2 "
+			"none /sys/fs/cgroup/unified'",
 			strerror(-err));
 		return err;
 	}
 	if (!realpath(dir, real)) {
 		err = -errno;
-		fprintf(stderr,
-			"sbtrace: cgroup '%s': %s; give an existing cgroup v2 directory "
-			"(under %s) or a path relative to it\n",
+		sbt_log("cgroup '%s': %s; give an existing cgroup v2 directory (under %s) or a "
+			"path relative to it",
 			arg, strerror(errno), mnt);
 		return err;
 	}
 	if (statfs(real, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		fprintf(stderr, "sbtrace: cgroup '%s': %s is not in the cgroup v2 hierarchy (%s)\n",
-			arg, real, mnt);
+		sbt_log("cgroup '%s': %s is not in the cgroup v2 hierarchy (%s)", arg, real, mnt);
 		return -EINVAL;
 	}
 	/* A file of the hierarchy (cgroup.procs) has an id too, but is no cgroup. */
 	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr,
-			"sbtrace: cgroup '%s': %s is a file, not a cgroup; give its directory\n",
-			arg, real);
+		sbt_log("cgroup '%s': %s is a file, not a cgroup; give its directory", arg, real);
 		return -ENOTDIR;
 	}
 	ml = strlen(mnt);
 	if (strncmp(real, mnt, ml) != 0 || (real[ml] != '/' && real[ml] != '\0')) {
-		fprintf(stderr, "sbtrace: cgroup '%s': %s is not below the cgroup v2 mount %s\n",
-			arg, real, mnt);
+		sbt_log("cgroup '%s': %s is not below the cgroup v2 mount %s", arg, real, mnt);
 		return -EINVAL;
 	}
 	rel = real + ml;
@@ -99,8 +94,7 @@ static int fill_sandbox(const char *arg, const char *dir, struct sbt_target *sb)
 	sb->cgroup_id = sbt_cgroup_id(real);
 	if (!sb->cgroup_id) {
 		err = -errno;
-		fprintf(stderr, "sbtrace: cgroup '%s': cannot read its id: %s\n", arg,
-			strerror(errno));
+		sbt_log("cgroup '%s': cannot read its id: %s", arg, strerror(errno));
 		return err;
 	}
 	return 0;
@@ -115,7 +109,7 @@ int sbt_target_from_cgroup(const char *arg, struct sbt_target *sb)
 	memset(sb, 0, sizeof(*sb));
 	sb->origin = "cgroup";
 	if (!arg || !*arg) {
-		fprintf(stderr, "sbtrace: --cgroup needs a path\n");
+		sbt_log("--cgroup needs a path");
 		return -EINVAL;
 	}
 	/*
@@ -130,7 +124,7 @@ int sbt_target_from_cgroup(const char *arg, struct sbt_target *sb)
 		return fill_sandbox(arg, arg, sb);
 	if (snprintf(dir, sizeof(dir), "%s/%s", mnt, arg[0] == '/' ? arg + 1 : arg) >=
 	    (int)sizeof(dir)) {
-		fprintf(stderr, "sbtrace: cgroup '%s': path too long\n", arg);
+		sbt_log("cgroup '%s': path too long", arg);
 		return -ENAMETOOLONG;
 	}
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
@@ -151,26 +145,23 @@ int sbt_target_from_pid(const char *arg, struct sbt_target *sb)
 	errno = 0;
 	pid = arg ? strtol(arg, &end, 10) : 0;
 	if (!arg || errno || *end || end == arg || pid <= 0 || pid > 0x3fffffff) {
-		fprintf(stderr, "sbtrace: --pid '%s': not a process id (a positive integer)\n",
-			arg ? arg : "");
+		sbt_log("--pid '%s': not a process id (a positive integer)", arg ? arg : "");
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
 	err = read_text(path, text, sizeof(text));
 	if (err < 0) {
-		fprintf(stderr, "sbtrace: --pid %ld: no such process (%s)\n", pid, strerror(-err));
+		sbt_log("--pid %ld: no such process (%s)", pid, strerror(-err));
 		return err;
 	}
 	err = sbt_parse_proc_cgroup_v2(text, cg, sizeof(cg));
 	if (err) {
-		fprintf(stderr, "sbtrace: --pid %ld: the process has no cgroup v2 membership\n",
-			pid);
+		sbt_log("--pid %ld: the process has no cgroup v2 membership", pid);
 		return err;
 	}
 	if (strcmp(cg, "/") == 0) {
-		fprintf(stderr,
-			"sbtrace: --pid %ld: the process is in the root cgroup, which is the whole "
-			"host, not a sandbox; use --cgroup / to mean that\n",
+		sbt_log("--pid %ld: the process is in the root cgroup, which is the whole host, "
+			"not a sandbox; use --cgroup / to mean that",
 			pid);
 		return -EINVAL;
 	}
@@ -183,10 +174,8 @@ int sbt_target_from_pid(const char *arg, struct sbt_target *sb)
 		size_t rl = strlen(root);
 
 		if (strncmp(cg, root, rl) != 0) {
-			fprintf(stderr,
-				"sbtrace: --pid %ld: cgroup %s is outside the mounted v2 "
-				"root %s\n",
-				pid, cg, root);
+			sbt_log("--pid %ld: cgroup %s is outside the mounted v2 root %s", pid, cg,
+				root);
 			return -EINVAL;
 		}
 		rel = cg + rl;
