@@ -14,6 +14,7 @@
 
 #include "event/decode.h"
 #include "event/events.h"
+#include "event/sink_json.h"
 #include "exec/shell.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -24,6 +24,7 @@
 #include "egress/policy.h"
 #include "event/events.h"
 #include "event/sink.h"
+#include "event/sink_json.h"
 #include "exec/shell.h"
 #include "exec/shellagg.h"
 

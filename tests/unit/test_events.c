@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "event/events.h"
+#include "event/sink_json.h"
+#include "lib/clock.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

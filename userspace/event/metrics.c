@@ -154,36 +154,12 @@ struct sbt_metrics_sink {
 	struct sbt_counters sb_lost; /* sandbox */
 };
 
+/* An egress verdict as its label says it. */
 static const char *verdict_name(unsigned int v)
 {
-	const char *n = sbt_egress_event_name(v);
+	static const char *const names[] = { "allowed", "denied", "observed" };
 
-	return strcmp(n, "EgressAllowed") == 0	? "allowed"
-	       : strcmp(n, "EgressDenied") == 0 ? "denied"
-						: "observed";
-}
-
-static const char *event_name(const struct sbt_event *ev)
-{
-	static const char *const names[] = {
-		[SBT_EV_STARTED] = "TraceStarted",
-		[SBT_EV_EXEC] = "ProcessExec",
-		[SBT_EV_EGRESS] = NULL,
-		[SBT_EV_LOST] = "EventsLost",
-		[SBT_EV_SUMMARY] = "ShellInvocationObserved",
-		[SBT_EV_STOPPED] = "TraceStopped",
-		[SBT_EV_SANDBOX_ADDED] = "SandboxAdded",
-		[SBT_EV_SANDBOX_REMOVED] = "SandboxRemoved",
-		[SBT_EV_STATS] = "TraceStats",
-		[SBT_EV_DNS] = NULL,
-	};
-	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_EV__MAX, "a name per event");
-
-	if (ev->kind == SBT_EV_EGRESS)
-		return sbt_egress_event_name(ev->egress.rec->verdict);
-	if (ev->kind == SBT_EV_DNS)
-		return ev->dns.rec->answer ? "DnsAnswer" : "DnsQuery";
-	return ev->kind < SBT_EV__MAX ? names[ev->kind] : "unknown";
+	return names[sbt_egress_variant(v)];
 }
 
 static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
@@ -193,7 +169,7 @@ static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
 	char l[1024];
 	size_t o = 0;
 
-	sbt_metrics_label(l, sizeof(l), &o, "event", event_name(ev));
+	sbt_metrics_label(l, sizeof(l), &o, "event", sbt_event_name(ev));
 	sbt_counters_add(&ms->events, l, 1);
 	o = 0;
 	switch (ev->kind) {

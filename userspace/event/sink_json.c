@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "event/events.h"
-#include "event/sink.h"
+#include "event/line.h"
+#include "event/sink_json.h"
 
 static const char *str_field(json_object *o, const char *key, const char *dflt)
 {

@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "lib/clock.h"
-#include "event/events.h"
+#include "event/envelope.h"
+#include "event/line.h"
 #include "event/sink_sub.h"
+#include "lib/clock.h"
 
 static void drop_client(struct sbt_sub_client *c)
 {
