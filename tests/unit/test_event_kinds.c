@@ -19,12 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "egress/dnsev.h"
 #include "egress/policy.h"
 #include "event/events.h"
+#include "event/line.h"
 #include "event/sink.h"
 #include "event/sink_json.h"
+#include "event/sink_sub.h"
 #include "exec/shell.h"
 #include "exec/shellagg.h"
 
@@ -527,6 +530,75 @@ static void test_text_lines(void **state)
 	check_output(SBT_FORMAT_TEXT, "kinds.txt");
 }
 
+/* A sink that takes the event's line, as the JSON and subscriber sinks do. */
+struct line_sink {
+	struct sbt_sink base;
+	uintptr_t text; /* where the line was (its memory is the event's) */
+	size_t len;
+};
+
+static void line_emit(struct sbt_sink *s, const struct sbt_event *ev)
+{
+	struct line_sink *ls = (struct line_sink *)s;
+
+	ls->text = (uintptr_t)sbt_event_line(ev, &ls->len);
+}
+
+static const struct sbt_sink_ops line_ops = { .name = "line", .emit = line_emit };
+
+/*
+ * Serialized once: every sink of an event gets the same line, and the
+ * subscriber socket's clients the JSON sink's bytes.
+ */
+static void test_line_once(void **state)
+{
+	struct sbt_event evs[MAX_EVENTS];
+	struct line_sink a = { .base.ops = &line_ops }, b = { .base.ops = &line_ops };
+	struct sbt_json_sink js;
+	struct sbt_sub_sink *sub = calloc(1, sizeof(*sub));
+	struct sbt_trace_opts sinks;
+	char dir[] = "/tmp/test_event_kinds.XXXXXX", path[64], *buf = NULL;
+	size_t size = 0, n = build_events(evs);
+	FILE *f = open_memstream(&buf, &size);
+	int sv[2];
+
+	(void)state;
+	assert_non_null(sub);
+	assert_non_null(f);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/sub.sock", dir);
+	assert_int_equal(sbt_sub_sink_open(sub, path, SBT_SUB_BUF_BYTES), 0);
+	/* one client, as if accepted */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	sub->clients[0].fd = sv[0];
+	sub->clients[0].buf = malloc(sub->buf_bytes);
+	assert_non_null(sub->clients[0].buf);
+	memset(&sinks, 0, sizeof(sinks));
+	sbt_json_sink_init(&js, f, SBT_FORMAT_JSON);
+	assert_int_equal(sbt_sinks_add(&sinks, &a.base), 0);
+	assert_int_equal(sbt_sinks_add(&sinks, &js.base), 0);
+	assert_int_equal(sbt_sinks_add(&sinks, &sub->base), 0);
+	assert_int_equal(sbt_sinks_add(&sinks, &b.base), 0);
+	for (size_t i = 0; i < n; i++) {
+		sbt_sinks_emit(&sinks, &evs[i]);
+		assert_true(a.text != 0);
+		assert_true(a.text == b.text);
+		assert_int_equal(a.len, b.len);
+	}
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(sub->clients[0].len, size);
+	assert_memory_equal(sub->clients[0].buf, buf, size);
+	/* a sink handed an event directly (no sbt_sinks_emit) builds a line of its own */
+	line_emit(&a.base, &evs[0]);
+	assert_true(a.text != 0);
+	assert_true(a.len > 0);
+	sbt_sub_sink_close(sub);
+	close(sv[1]);
+	rmdir(dir);
+	free(sub);
+	free(buf);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -551,6 +623,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_lines),
 		cmocka_unit_test(test_text_lines),
+		cmocka_unit_test(test_line_once),
 	};
 
 	if (argc > 1)

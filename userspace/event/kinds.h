@@ -57,6 +57,7 @@ enum sbt_event_kind {
 /* ---- what each kind carries ---------------------------------------------- */
 
 struct sbt_shellagg;
+struct sbt_event_line;
 
 /* Per sandbox at start: its tap and its egress set-up. */
 struct sbt_target_view {
@@ -205,6 +206,8 @@ struct sbt_event {
 		struct sbt_ev_stats stats;
 		struct sbt_ev_dns dns;
 	};
+	/* Its JSON line, built once for every sink that wants it (line.h): sbt_sinks_emit's. */
+	struct sbt_event_line *line;
 };
 
 /* ---- names and JSON ---------------------------------------------------------- */
@@ -231,10 +234,10 @@ static inline unsigned int sbt_event_variant(const struct sbt_event *ev)
 /* Name `variant` of `kind` as "event" has it; "unknown" for neither. */
 static inline const char *sbt_event_kind_name(enum sbt_event_kind kind, unsigned int variant)
 {
-#define SBT_EVENT_KIND_NAMES(kind, json, text, metrics, scope, ...) [SBT_EV_##kind] = { __VA_ARGS__ },
-	static const char *const names[SBT_EV__MAX][SBT_EVENT_MAX_NAMES] = {
-		SBT_EVENT_KINDS(SBT_EVENT_KIND_NAMES)
-	};
+#define SBT_EVENT_KIND_NAMES(kind, json, text, metrics, scope, ...)                                \
+	[SBT_EV_##kind] = { __VA_ARGS__ },
+	static const char *const names[SBT_EV__MAX][SBT_EVENT_MAX_NAMES] = { SBT_EVENT_KINDS(
+		SBT_EVENT_KIND_NAMES) };
 #undef SBT_EVENT_KIND_NAMES
 
 	if ((unsigned int)kind >= SBT_EV__MAX || variant >= SBT_EVENT_MAX_NAMES ||

@@ -97,36 +97,64 @@ static void text_write(struct sbt_json_sink *sink, json_object *ev)
 	}
 }
 
-int sbt_json_sink_write(struct sbt_json_sink *sink, json_object *event)
+/* A write's outcome: its error (the first one kept), else the event counted. */
+static int written(struct sbt_json_sink *sink)
 {
-	int err = 0;
-
-	if (!event)
-		return -ENOMEM;
-	if (sink->format == SBT_FORMAT_TEXT) {
-		text_write(sink, event);
-	} else {
-		const char *line = json_object_to_json_string_ext(
-			event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		size_t n = strlen(line) + 1;
-
-		/* a file's writes end at line ends: a reader of it never sees half a line */
-		if (sink->bufsize && sink->pending + n > sink->bufsize) {
-			fflush(sink->out);
-			sink->pending = 0;
-		}
-		fprintf(sink->out, "%s\n", line);
-		sink->pending = n > sink->bufsize ? sink->bufsize : sink->pending + n;
-	}
-	json_object_put(event);
 	if (ferror(sink->out)) {
-		err = errno ? errno : EIO;
+		int err = errno ? errno : EIO;
+
 		if (!sink->error)
 			sink->error = err;
 		return -err;
 	}
 	sink->written++;
 	return 0;
+}
+
+static void json_line(struct sbt_json_sink *sink, const char *text, size_t len)
+{
+	size_t n = len + 1;
+
+	/* a file's writes end at line ends: a reader of it never sees half a line */
+	if (sink->bufsize && sink->pending + n > sink->bufsize) {
+		fflush(sink->out);
+		sink->pending = 0;
+	}
+	fwrite(text, 1, len, sink->out);
+	fputc('\n', sink->out);
+	sink->pending = n > sink->bufsize ? sink->bufsize : sink->pending + n;
+}
+
+int sbt_json_sink_emit(struct sbt_json_sink *sink, const struct sbt_event *ev)
+{
+	const char *line;
+	size_t len;
+
+	if (sink->format == SBT_FORMAT_TEXT)
+		return sbt_json_sink_write(sink, sbt_event_json(ev));
+	line = sbt_event_line(ev, &len);
+	if (!line)
+		return -ENOMEM;
+	json_line(sink, line, len);
+	return written(sink);
+}
+
+int sbt_json_sink_write(struct sbt_json_sink *sink, json_object *event)
+{
+	const char *line = NULL;
+	size_t len;
+
+	if (!event)
+		return -ENOMEM;
+	if (sink->format == SBT_FORMAT_TEXT) {
+		text_write(sink, event);
+	} else {
+		line = json_object_to_json_string_length(event, SBT_JSON_LINE_FLAGS, &len);
+		if (line)
+			json_line(sink, line, len);
+	}
+	json_object_put(event);
+	return line || sink->format == SBT_FORMAT_TEXT ? written(sink) : -ENOMEM;
 }
 
 int sbt_json_sink_flush(struct sbt_json_sink *sink)
@@ -144,9 +172,7 @@ int sbt_json_sink_flush(struct sbt_json_sink *sink)
 
 static void json_emit(struct sbt_sink *s, const struct sbt_event *ev)
 {
-	struct sbt_json_sink *js = (struct sbt_json_sink *)s;
-
-	sbt_json_sink_write(js, sbt_event_json(ev));
+	sbt_json_sink_emit((struct sbt_json_sink *)s, ev);
 }
 
 static int json_flush(struct sbt_sink *s)

@@ -39,10 +39,14 @@ int sbt_json_sink_open(struct sbt_json_sink *js, const char *path, enum sbt_form
 int sbt_json_sink_close(struct sbt_json_sink *js);
 
 /*
- * Write one event and drop the reference. JSON: one line. Text: ProcessExec
- * as an aligned row (shells marked), other events as a '#' line.
- * Returns 0 or -errno (also remembered in js->error).
+ * Write one event (what the sink's emit does): JSON, its line (line.h).
+ * Text: ProcessExec as an aligned row (shells marked), other events as a
+ * '#' line. Returns 0, -ENOMEM when it has no JSON (nothing written), or
+ * -errno of the write (also remembered in js->error).
  */
+int sbt_json_sink_emit(struct sbt_json_sink *js, const struct sbt_event *ev);
+
+/* Write a JSON object built elsewhere as sbt_json_sink_emit() would, and drop the reference. */
 int sbt_json_sink_write(struct sbt_json_sink *js, json_object *event);
 
 /* Flush buffered output (after each ring-buffer batch). 0 or -errno. */
