@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The JSON Lines / text sink: every event a line of the trace's output (stdout or --out FILE). */
+/*
+ * The JSON Lines / text sink: every event a line of the trace's output
+ * (stdout or --out FILE, reopened on SIGHUP). JSON: the event's line
+ * (line.h). Text: ProcessExec as an aligned row of a table (shells marked),
+ * from the typed event; every other kind a '#' line with its name and JSON.
+ */
 #ifndef SBT_SINK_JSON_H
 #define SBT_SINK_JSON_H
 
@@ -39,14 +44,17 @@ int sbt_json_sink_open(struct sbt_json_sink *js, const char *path, enum sbt_form
 int sbt_json_sink_close(struct sbt_json_sink *js);
 
 /*
- * Write one event (what the sink's emit does): JSON, its line (line.h).
- * Text: ProcessExec as an aligned row (shells marked), other events as a
- * '#' line. Returns 0, -ENOMEM when it has no JSON (nothing written), or
- * -errno of the write (also remembered in js->error).
+ * Write one event (what the sink's emit does). Returns 0, -ENOMEM when it
+ * has no JSON (nothing written), or -errno of the write (also remembered in
+ * js->error).
  */
 int sbt_json_sink_emit(struct sbt_json_sink *js, const struct sbt_event *ev);
 
-/* Write a JSON object built elsewhere as sbt_json_sink_emit() would, and drop the reference. */
+/*
+ * Write a JSON object built elsewhere (not a typed event) and drop the
+ * reference: its line; in text format a '#' line with its "event" member.
+ * Returns as sbt_json_sink_emit().
+ */
 int sbt_json_sink_write(struct sbt_json_sink *js, json_object *event);
 
 /* Flush buffered output (after each ring-buffer batch). 0 or -errno. */
