@@ -4,9 +4,10 @@
  * of tests/fixtures/events/ (run from the top of the tree). They pin the
  * output while the code behind it changes, and scripts/check-schemas.sh
  * validates kinds.jsonl against the events schema (every name once at least).
+ * The metrics sink's /metrics after them is pinned the same way.
  *
  * test_event_kinds DIR   write the lines into DIR instead (kinds.jsonl,
- *                        kinds.txt), to look at a deliberate change
+ *                        kinds.txt, metrics.prom), to look at a deliberate change
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "egress/policy.h"
 #include "event/events.h"
 #include "event/line.h"
+#include "event/metrics.h"
 #include "event/sink.h"
 #include "event/sink_json.h"
 #include "event/sink_sub.h"
@@ -496,9 +498,10 @@ static char *sink_output(enum sbt_format format)
 	return buf;
 }
 
-static void check_output(enum sbt_format format, const char *name)
+/* got (freed) against the fixture `name`, or written into out_dir. */
+static void check_fixture(char *got, const char *name)
 {
-	char path[512], *got = sink_output(format), *want;
+	char path[512], *want;
 
 	if (out_dir) {
 		FILE *f;
@@ -521,13 +524,51 @@ static void check_output(enum sbt_format format, const char *name)
 static void test_json_lines(void **state)
 {
 	(void)state;
-	check_output(SBT_FORMAT_JSON, "kinds.jsonl");
+	check_fixture(sink_output(SBT_FORMAT_JSON), "kinds.jsonl");
 }
 
 static void test_text_lines(void **state)
 {
 	(void)state;
-	check_output(SBT_FORMAT_TEXT, "kinds.txt");
+	check_fixture(sink_output(SBT_FORMAT_TEXT), "kinds.txt");
+}
+
+/* The metrics sink after every kind, rendered with the loader's part: every family. */
+static void test_metrics_lines(void **state)
+{
+	static const struct sbt_prog_stats progs[] = {
+		{ .name = "sbt_exec", .run_time_ns = 1500000, .run_cnt = 1000 },
+		{ .name = "sbt_connect4", .run_time_ns = 2000, .run_cnt = 4 },
+	};
+	const struct sbt_metrics_runtime rt = { .version = "0.1.0",
+						.abi = 3,
+						.exec_mode = "tp_btf",
+						.start_time_seconds = 1700000000.5,
+						.attach_duration_seconds = 0.042,
+						.targets = 1,
+						.sandboxes_unregistered = 2,
+						.ringbuf_pending_bytes = 128,
+						.ringbuf_size_bytes = 1u << 22,
+						.progs = progs,
+						.nr_progs = 2,
+						.stats_enabled = 1 };
+	struct sbt_metrics_sink *ms = sbt_metrics_sink_new();
+	struct sbt_event evs[MAX_EVENTS];
+	struct sbt_trace_opts sinks;
+	size_t n = build_events(evs), len;
+	char *text;
+
+	(void)state;
+	assert_non_null(ms);
+	memset(&sinks, 0, sizeof(sinks));
+	assert_int_equal(sbt_sinks_add(&sinks, sbt_metrics_sink_base(ms)), 0);
+	for (size_t i = 0; i < n; i++)
+		sbt_sinks_emit(&sinks, &evs[i]);
+	text = sbt_metrics_render_str(ms, &rt, &len);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
+	sbt_metrics_sink_free(ms);
+	check_fixture(text, "metrics.prom");
 }
 
 /* A sink that takes the event's line, as the JSON and subscriber sinks do. */
@@ -623,6 +664,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_lines),
 		cmocka_unit_test(test_text_lines),
+		cmocka_unit_test(test_metrics_lines),
 		cmocka_unit_test(test_line_once),
 	};
 
