@@ -9,6 +9,9 @@
  * sbt_event), its sbt_json_<json>() in an events*.c, its definition in
  * userspace/schema/events.schema.json, and the code that emits it. Its text
  * ('#' line) and metrics (sbtrace_events_total{event}) come with the row.
+ * Its sample goes into tests/unit/test_event_kinds.c (the fixtures written
+ * anew: build/tests/test_event_kinds tests/fixtures/events), since
+ * check-schemas wants every name of the list among them.
  */
 #ifndef SBT_KINDS_H
 #define SBT_KINDS_H
