@@ -6,7 +6,7 @@
 #include <sys/utsname.h>
 
 #include "lib/cgroupfs.h"
-#include "event/events.h"
+#include "event/events_run.h"
 #include "loader.h"
 #include "trace.h"
 

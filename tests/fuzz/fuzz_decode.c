@@ -14,6 +14,7 @@
 
 #include "event/decode.h"
 #include "event/events.h"
+#include "event/sink_json.h"
 #include "exec/shell.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,10 +47,16 @@ static void consume(const struct sbt_exec *ev)
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
 	if (devnull) {
+		static struct sbt_target sb = { .name = "fuzz" };
+		struct sbt_event tev = { .kind = SBT_EV_EXEC,
+					 .ts = ev->ts_boot_ns,
+					 .sandbox = ev->slot & 1 ? &sb : NULL,
+					 .exec = { .rec = ev, .shell = is_shell ? &cls : NULL } };
 		struct sbt_json_sink sink;
 
+		/* the text row, from the typed event */
 		sbt_json_sink_init(&sink, devnull, SBT_FORMAT_TEXT);
-		sbt_json_sink_write(&sink, json_object_get(o));
+		sbt_json_sink_emit(&sink, &tev);
 	}
 	json_object_put(o);
 }

@@ -20,6 +20,7 @@
 
 #include "cmd/agent_cmd.h"
 #include "event/events.h"
+#include "event/sink_json.h"
 #include "event/metrics.h"
 #include "event/sink.h"
 #include "event/sink_sub.h"

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "event/events.h"
+#include "event/line.h"
 #include "exec/shellagg.h"
 #include "event/sink.h"
 #include "cmd/trace_cmd.h"

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "event/events.h"
+#include "event/sink_json.h"
 #include "trace/tracer.h"
 
 #define SBT_AGENT_MAX_PARENTS	    16

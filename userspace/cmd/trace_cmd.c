@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "egress/egress_args.h"
-#include "event/events.h"
+#include "event/sink_json.h"
 #include "sandbox/sandbox.h"
 #include "event/sink.h"
 #include "cmd/trace_cmd.h"

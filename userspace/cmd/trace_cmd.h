@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "event/events.h"
+#include "event/sink_json.h"
 #include "trace/tracer.h"
 
 /* Shims waiting for us (sbtrace-shim run without --no-wait): told once we are attached. */

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* DnsQuery and DnsAnswer as JSON (see dnsev.h and the events schema). */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "egress/dnsev.h"
-#include "event/events.h"
 #include "egress/policy.h"
+#include "event/envelope.h"
+#include "event/events_dns.h"
+#include "event/kinds.h"
 #include "trace/tracer.h"
 
 void sbt_dns_event_free(struct sbt_dns_event *ev)
@@ -74,7 +77,8 @@ static json_object *floored_json(const struct sbt_dns_event *ev)
 
 json_object *sbt_event_dns(const struct sbt_dns_event *ev, const char *sandbox, const char *rule)
 {
-	json_object *o = sbt_event_new(ev->answer ? "DnsAnswer" : "DnsQuery", ev->ts, sandbox);
+	json_object *o =
+		sbt_event_new(sbt_event_kind_name(SBT_EV_DNS, ev->answer), ev->ts, sandbox);
 	char tbuf[16];
 
 	json_object_object_add(o, "name", json_object_new_string(ev->name));
@@ -102,4 +106,9 @@ json_object *sbt_event_dns(const struct sbt_dns_event *ev, const char *sandbox, 
 	json_object_object_add(o, "addrs", addrs_json(ev));
 	json_object_object_add(o, "floored", floored_json(ev));
 	return o;
+}
+
+json_object *sbt_json_dns(const struct sbt_event *ev)
+{
+	return sbt_event_dns(ev->dns.rec, ev->sandbox ? ev->sandbox->name : NULL, ev->dns.rule);
 }

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The run's events as JSON (TraceStarted, EventsLost, ShellInvocationObserved,
- * TraceStopped), built from the typed events of sink.h; ProcessExec and
- * Egress* come from events.c. The schema is userspace/schema/events.schema.json.
+ * TraceStopped, SandboxAdded, SandboxRemoved, TraceStats), built from the
+ * typed events of kinds.h; ProcessExec and Egress* come from events.c, DNS
+ * from events_dns.c. The schema is userspace/schema/events.schema.json.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "event/events.h"
 #include "egress/policy.h"
 #include "egress/policy_compile.h"
+#include "event/envelope.h"
+#include "event/events_run.h"
+#include "event/kinds.h"
 #include "exec/shellagg.h"
-#include "event/sink.h"
 #include "trace/tracer.h"
 
 static void hook_json_add(json_object *hooks, const struct sbt_hook_result *res)
@@ -228,11 +231,11 @@ static json_object *egress_json(const struct sbt_ev_started *st)
 	return o;
 }
 
-static json_object *started_json(const struct sbt_event *ev)
+json_object *sbt_json_started(const struct sbt_event *ev)
 {
 	const struct sbt_ev_started *st = &ev->started;
 	const struct sbt_trace_opts *opts = st->opts;
-	json_object *o = sbt_event_new("TraceStarted", ev->ts, NULL);
+	json_object *o = sbt_event_new(sbt_event_name(ev), ev->ts, NULL);
 	json_object *sbs = json_object_new_array(), *vis = json_object_new_object();
 	const char *vexec = "host", *vnet = NULL;
 
@@ -266,11 +269,11 @@ static json_object *started_json(const struct sbt_event *ev)
 	return o;
 }
 
-static json_object *lost_json(const struct sbt_event *ev)
+json_object *sbt_json_lost(const struct sbt_event *ev)
 {
 	const struct sbt_ev_lost *l = &ev->lost;
 	json_object *o =
-		sbt_event_new("EventsLost", ev->ts, ev->sandbox ? ev->sandbox->name : NULL);
+		sbt_event_new(sbt_event_name(ev), ev->ts, ev->sandbox ? ev->sandbox->name : NULL);
 
 	json_object_object_add(o, "lost", json_object_new_uint64(l->lost));
 	if (l->has_total)
@@ -294,9 +297,9 @@ static void completeness_json_add(json_object *o, const struct sbt_completeness 
 				       json_object_new_string(c->exec_reason));
 }
 
-static json_object *summary_json(const struct sbt_event *ev)
+json_object *sbt_json_summary(const struct sbt_event *ev)
 {
-	json_object *o = sbt_event_new("ShellInvocationObserved", ev->ts, ev->sandbox->name);
+	json_object *o = sbt_event_new(sbt_event_name(ev), ev->ts, ev->sandbox->name);
 	json_object *s = sbt_shellagg_to_json(ev->summary.agg);
 
 	if (s) {
@@ -355,10 +358,11 @@ static json_object *totals_json(const char *name, const struct sbt_target_totals
 	return s;
 }
 
-static json_object *stopped_json(const struct sbt_event *ev, const struct sbt_target *targets)
+json_object *sbt_json_stopped(const struct sbt_event *ev)
 {
 	const struct sbt_ev_stopped *st = &ev->stopped;
-	json_object *o = sbt_event_new("TraceStopped", ev->ts, NULL);
+	const struct sbt_target *targets = st->targets;
+	json_object *o = sbt_event_new(sbt_event_name(ev), ev->ts, NULL);
 	json_object *sbs = json_object_new_array();
 
 	for (uint32_t i = 0; i < st->nr; i++)
@@ -387,50 +391,49 @@ static json_object *egress_policy_json(const struct sbt_ev_sandbox *c)
 	return o;
 }
 
+/* What SandboxAdded and SandboxRemoved both say of the sandbox. */
 static json_object *sandbox_change_json(const struct sbt_event *ev)
 {
 	const struct sbt_ev_sandbox *c = &ev->sandbox_change;
-	bool added = ev->kind == SBT_EV_SANDBOX_ADDED;
 	json_object *o;
 
 	if (!ev->sandbox) /* always one: a sandbox's own event */
 		return NULL;
-	o = sbt_event_new(added ? "SandboxAdded" : "SandboxRemoved", ev->ts, ev->sandbox->name);
+	o = sbt_event_new(sbt_event_name(ev), ev->ts, ev->sandbox->name);
 	json_object_object_add(o, "source", json_object_new_string(c->source));
 	json_object_object_add(o, "cgroup", json_object_new_string(ev->sandbox->path));
 	json_object_object_add(o, "cgroup_id", json_object_new_uint64(ev->sandbox->cgroup_id));
 	json_object_object_add(o, "slot", json_object_new_int64(ev->sandbox->slot));
-	if (added) {
-		json_object_object_add(o, "registered_by",
-				       json_object_new_string(c->registered_by));
-		json_object_object_add(o, "released", json_object_new_boolean(c->released));
-		json_object_object_add(o, "egress", egress_policy_json(c));
-	} else {
-		json_object_object_add(o, "totals", totals_json(ev->sandbox->name, c->totals));
-	}
 	return o;
 }
 
-/* Egress*; an allowance for an address the DNS proxy passed on names the answer. */
-static json_object *egress_event_json(const struct sbt_event *ev, const char *name)
+json_object *sbt_json_sandbox_added(const struct sbt_event *ev)
 {
-	json_object *o =
-		sbt_event_egress(ev->egress.rec, ev->ts, name, ev->egress.rule, ev->egress.floor);
+	const struct sbt_ev_sandbox *c = &ev->sandbox_change;
+	json_object *o = sandbox_change_json(ev);
 
-	if (o && ev->egress.dns_name) {
-		json_object *d = json_object_new_object();
-
-		json_object_object_add(d, "name", json_object_new_string(ev->egress.dns_name));
-		json_object_object_add(d, "answer_ts", json_object_new_uint64(ev->egress.dns_ts));
-		json_object_object_add(o, "dns", d);
-	}
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "registered_by", json_object_new_string(c->registered_by));
+	json_object_object_add(o, "released", json_object_new_boolean(c->released));
+	json_object_object_add(o, "egress", egress_policy_json(c));
 	return o;
 }
 
-static json_object *stats_json(const struct sbt_event *ev)
+json_object *sbt_json_sandbox_removed(const struct sbt_event *ev)
+{
+	json_object *o = sandbox_change_json(ev);
+
+	if (o)
+		json_object_object_add(o, "totals",
+				       totals_json(ev->sandbox->name, ev->sandbox_change.totals));
+	return o;
+}
+
+json_object *sbt_json_stats(const struct sbt_event *ev)
 {
 	const struct sbt_ev_stats *st = &ev->stats;
-	json_object *o = sbt_event_new("TraceStats", ev->ts, NULL);
+	json_object *o = sbt_event_new(sbt_event_name(ev), ev->ts, NULL);
 	json_object *sbs = json_object_new_array(), *rb = json_object_new_object();
 
 	json_object_object_add(o, "uptime_ms", json_object_new_uint64(st->uptime_ms));
@@ -457,34 +460,4 @@ static json_object *stats_json(const struct sbt_event *ev)
 	}
 	json_object_object_add(o, "sandboxes", sbs);
 	return o;
-}
-
-json_object *sbt_event_json(const struct sbt_event *ev)
-{
-	const char *name = ev->sandbox ? ev->sandbox->name : NULL;
-
-	switch (ev->kind) {
-	case SBT_EV_STARTED:
-		return started_json(ev);
-	case SBT_EV_EXEC:
-		return sbt_event_exec(ev->exec.rec, ev->ts, name, ev->exec.shell);
-	case SBT_EV_EGRESS:
-		return egress_event_json(ev, name);
-	case SBT_EV_DNS:
-		return sbt_event_dns(ev->dns.rec, name, ev->dns.rule);
-	case SBT_EV_LOST:
-		return lost_json(ev);
-	case SBT_EV_SUMMARY:
-		return summary_json(ev);
-	case SBT_EV_STOPPED:
-		return stopped_json(ev, ev->stopped.targets);
-	case SBT_EV_SANDBOX_ADDED:
-	case SBT_EV_SANDBOX_REMOVED:
-		return sandbox_change_json(ev);
-	case SBT_EV_STATS:
-		return stats_json(ev);
-	case SBT_EV__MAX:
-		break;
-	}
-	return NULL;
 }

@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "egress/dnsev.h"
 #include "event/events.h"
-#include "lib/io.h"
+#include "event/kinds.h"
 #include "event/metrics.h"
 #include "event/sink.h"
+#include "lib/io.h"
 
 static uint64_t hash_str(const char *s)
 {
@@ -141,109 +141,147 @@ void sbt_metrics_label(char *buf, size_t len, size_t *off, const char *name, con
 	*off = o;
 }
 
+/* ---- the families ------------------------------------------------------------ */
+
+static const struct sbt_metric_family families[SBT_METRIC__MAX] = {
+#define SBT_METRIC_ROW(id, name, type, help, from)                                                 \
+	[SBT_METRIC_##id] = { name, #type, help, SBT_METRIC_FROM_##from },
+#define SBT_METRIC_FROM_runtime SBT_METRIC_FROM_RUNTIME
+#define SBT_METRIC_FROM_sandbox SBT_METRIC_FROM_SANDBOX
+#define SBT_METRIC_FROM_run	SBT_METRIC_FROM_RUN
+	SBT_METRIC_FAMILIES(SBT_METRIC_ROW)
+#undef SBT_METRIC_ROW
+#undef SBT_METRIC_FROM_runtime
+#undef SBT_METRIC_FROM_sandbox
+#undef SBT_METRIC_FROM_run
+};
+
+const struct sbt_metric_family *sbt_metric_family(enum sbt_metric m)
+{
+	return &families[m];
+}
+
+enum sbt_metric sbt_metric_by_name(const char *name)
+{
+	unsigned int m = 0;
+
+	while (m < SBT_METRIC__MAX && strcmp(families[m].name, name) != 0)
+		m++;
+	return (enum sbt_metric)m;
+}
+
 /* ---- the sink -------------------------------------------------------------- */
 
 struct sbt_metrics_sink {
 	struct sbt_sink base;
-	struct sbt_counters execs;   /* sandbox */
-	struct sbt_counters shells;  /* sandbox, shell, kind */
-	struct sbt_counters egress;  /* sandbox, verdict, source, reason */
-	struct sbt_counters lost;    /* kind, reason */
-	struct sbt_counters events;  /* event */
-	struct sbt_counters info;    /* sandbox, source: the live sandboxes (1 each) */
-	struct sbt_counters sb_lost; /* sandbox */
+	/* the series of the families counted from events (from sandbox or run) */
+	struct sbt_counters series[SBT_METRIC__MAX];
 };
 
+/* An egress verdict as its label says it. */
 static const char *verdict_name(unsigned int v)
 {
-	const char *n = sbt_egress_event_name(v);
+	static const char *const names[] = { "allowed", "denied", "observed" };
 
-	return strcmp(n, "EgressAllowed") == 0	? "allowed"
-	       : strcmp(n, "EgressDenied") == 0 ? "denied"
-						: "observed";
+	return names[sbt_egress_variant(v)];
 }
 
-static const char *event_name(const struct sbt_event *ev)
+/* Add v to the series of family m whose labels are l. */
+static void add(struct sbt_metrics_sink *ms, enum sbt_metric m, const char *l, uint64_t v)
 {
-	static const char *const names[] = {
-		[SBT_EV_STARTED] = "TraceStarted",
-		[SBT_EV_EXEC] = "ProcessExec",
-		[SBT_EV_EGRESS] = NULL,
-		[SBT_EV_LOST] = "EventsLost",
-		[SBT_EV_SUMMARY] = "ShellInvocationObserved",
-		[SBT_EV_STOPPED] = "TraceStopped",
-		[SBT_EV_SANDBOX_ADDED] = "SandboxAdded",
-		[SBT_EV_SANDBOX_REMOVED] = "SandboxRemoved",
-		[SBT_EV_STATS] = "TraceStats",
-		[SBT_EV_DNS] = NULL,
-	};
-	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_EV__MAX, "a name per event");
+	sbt_counters_add(&ms->series[m], l, v);
+}
 
-	if (ev->kind == SBT_EV_EGRESS)
-		return sbt_egress_event_name(ev->egress.rec->verdict);
-	if (ev->kind == SBT_EV_DNS)
-		return ev->dns.rec->answer ? "DnsAnswer" : "DnsQuery";
-	return ev->kind < SBT_EV__MAX ? names[ev->kind] : "unknown";
+/* What each kind adds beyond sbtrace_events_total (kinds.h's metrics column). */
+static void count_none(struct sbt_metrics_sink *ms, const struct sbt_event *ev, const char *sb)
+{
+	(void)ms;
+	(void)ev;
+	(void)sb;
+}
+
+static void count_exec(struct sbt_metrics_sink *ms, const struct sbt_event *ev, const char *sb)
+{
+	char l[1024];
+	size_t o = 0;
+
+	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+	add(ms, SBT_METRIC_SANDBOX_EXECS, l, 1);
+	if (!ev->exec.shell)
+		return;
+	sbt_metrics_label(l, sizeof(l), &o, "shell", ev->exec.shell->shell);
+	sbt_metrics_label(l, sizeof(l), &o, "kind", sbt_shell_kind_name(ev->exec.shell->kind));
+	add(ms, SBT_METRIC_SHELL_INVOCATIONS, l, 1);
+}
+
+static void count_egress(struct sbt_metrics_sink *ms, const struct sbt_event *ev, const char *sb)
+{
+	const struct sbt_egress *rec = ev->egress.rec;
+	char l[1024];
+	size_t o = 0;
+
+	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+	sbt_metrics_label(l, sizeof(l), &o, "verdict", verdict_name(rec->verdict));
+	sbt_metrics_label(l, sizeof(l), &o, "source", rec->hook == SBT_HOOK_TAP ? "tap" : "cgroup");
+	sbt_metrics_label(l, sizeof(l), &o, "reason", sbt_egress_reason_name(rec->reason));
+	add(ms, SBT_METRIC_EGRESS_VERDICTS, l, rec->count);
+}
+
+static void count_lost(struct sbt_metrics_sink *ms, const struct sbt_event *ev, const char *sb)
+{
+	char l[1024];
+	size_t o = 0;
+
+	sbt_metrics_label(l, sizeof(l), &o, "kind", ev->lost.kind ? ev->lost.kind : "any");
+	sbt_metrics_label(l, sizeof(l), &o, "reason", ev->lost.reason);
+	add(ms, SBT_METRIC_EVENTS_LOST, l, ev->lost.lost);
+	if (!ev->sandbox)
+		return;
+	o = 0;
+	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+	add(ms, SBT_METRIC_SANDBOX_EVENTS_LOST, l, ev->lost.lost);
+}
+
+static void count_sandbox_added(struct sbt_metrics_sink *ms, const struct sbt_event *ev,
+				const char *sb)
+{
+	char l[1024];
+	size_t o = 0;
+
+	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+	sbt_metrics_label(l, sizeof(l), &o, "source", ev->sandbox_change.source);
+	add(ms, SBT_METRIC_SANDBOX_INFO, l, 1);
+}
+
+/* Its series end with it: a long-running agent's memory stays bounded. */
+static void count_sandbox_removed(struct sbt_metrics_sink *ms, const struct sbt_event *ev,
+				  const char *sb)
+{
+	char l[1024];
+	size_t o = 0;
+
+	(void)ev;
+	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb); /* sandbox="NAME" */
+	for (unsigned int m = 0; m < SBT_METRIC__MAX; m++)
+		if (families[m].from == SBT_METRIC_FROM_SANDBOX)
+			sbt_counters_drop_prefix(&ms->series[m], l);
 }
 
 static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
 {
+#define SBT_METRICS_COUNT(kind, json, text, metrics, ...) [SBT_EV_##kind] = count_##metrics,
+	static void (*const count[SBT_EV__MAX])(
+		struct sbt_metrics_sink *, const struct sbt_event *,
+		const char *) = { SBT_EVENT_KINDS(SBT_METRICS_COUNT) };
+#undef SBT_METRICS_COUNT
 	struct sbt_metrics_sink *ms = (struct sbt_metrics_sink *)s;
-	const char *sb = ev->sandbox ? ev->sandbox->name : "";
 	char l[1024];
 	size_t o = 0;
 
-	sbt_metrics_label(l, sizeof(l), &o, "event", event_name(ev));
-	sbt_counters_add(&ms->events, l, 1);
-	o = 0;
-	switch (ev->kind) {
-	case SBT_EV_EXEC:
-		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
-		sbt_counters_add(&ms->execs, l, 1);
-		if (!ev->exec.shell)
-			break;
-		sbt_metrics_label(l, sizeof(l), &o, "shell", ev->exec.shell->shell);
-		sbt_metrics_label(l, sizeof(l), &o, "kind",
-				  sbt_shell_kind_name(ev->exec.shell->kind));
-		sbt_counters_add(&ms->shells, l, 1);
-		break;
-	case SBT_EV_EGRESS:
-		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
-		sbt_metrics_label(l, sizeof(l), &o, "verdict",
-				  verdict_name(ev->egress.rec->verdict));
-		sbt_metrics_label(l, sizeof(l), &o, "source",
-				  ev->egress.rec->hook == SBT_HOOK_TAP ? "tap" : "cgroup");
-		sbt_metrics_label(l, sizeof(l), &o, "reason",
-				  sbt_egress_reason_name(ev->egress.rec->reason));
-		sbt_counters_add(&ms->egress, l, ev->egress.rec->count);
-		break;
-	case SBT_EV_LOST:
-		sbt_metrics_label(l, sizeof(l), &o, "kind", ev->lost.kind ? ev->lost.kind : "any");
-		sbt_metrics_label(l, sizeof(l), &o, "reason", ev->lost.reason);
-		sbt_counters_add(&ms->lost, l, ev->lost.lost);
-		if (!ev->sandbox)
-			break;
-		o = 0;
-		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
-		sbt_counters_add(&ms->sb_lost, l, ev->lost.lost);
-		break;
-	case SBT_EV_SANDBOX_ADDED:
-		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
-		sbt_metrics_label(l, sizeof(l), &o, "source", ev->sandbox_change.source);
-		sbt_counters_add(&ms->info, l, 1);
-		break;
-	case SBT_EV_SANDBOX_REMOVED:
-		/* its series end with it: a long-running agent's memory stays bounded */
-		sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb); /* sandbox="NAME" */
-		sbt_counters_drop_prefix(&ms->execs, l);
-		sbt_counters_drop_prefix(&ms->shells, l);
-		sbt_counters_drop_prefix(&ms->egress, l);
-		sbt_counters_drop_prefix(&ms->info, l);
-		sbt_counters_drop_prefix(&ms->sb_lost, l);
-		break;
-	default:
-		break;
-	}
+	sbt_metrics_label(l, sizeof(l), &o, "event", sbt_event_name(ev));
+	add(ms, SBT_METRIC_EVENTS, l, 1);
+	if ((unsigned int)ev->kind < SBT_EV__MAX)
+		count[ev->kind](ms, ev, ev->sandbox ? ev->sandbox->name : "");
 }
 
 static const struct sbt_sink_ops metrics_ops = {
@@ -264,13 +302,8 @@ void sbt_metrics_sink_free(struct sbt_metrics_sink *ms)
 {
 	if (!ms)
 		return;
-	sbt_counters_free(&ms->execs);
-	sbt_counters_free(&ms->shells);
-	sbt_counters_free(&ms->egress);
-	sbt_counters_free(&ms->lost);
-	sbt_counters_free(&ms->events);
-	sbt_counters_free(&ms->info);
-	sbt_counters_free(&ms->sb_lost);
+	for (unsigned int m = 0; m < SBT_METRIC__MAX; m++)
+		sbt_counters_free(&ms->series[m]);
 	free(ms);
 }
 
@@ -281,34 +314,32 @@ struct sbt_sink *sbt_metrics_sink_base(struct sbt_metrics_sink *ms)
 
 /* ---- rendering --------------------------------------------------------------- */
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
+static const char *family(FILE *f, enum sbt_metric m)
 {
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	const struct sbt_metric_family *fam = &families[m];
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam->name, fam->help, fam->name, fam->type);
+	return fam->name;
 }
 
-static void series(FILE *f, const char *name, const char *type, const char *help,
-		   const struct sbt_counters *cs)
+static void series(FILE *f, enum sbt_metric m, const struct sbt_counters *cs)
 {
-	family(f, name, type, help);
+	const char *name = family(f, m);
+
 	for (size_t i = 0; i < cs->cap; i++)
 		if (cs->c[i].labels)
 			fprintf(f, "%s{%s} %llu\n", name, cs->c[i].labels,
 				(unsigned long long)cs->c[i].value);
 }
 
-static void counters(FILE *f, const char *name, const char *help, const struct sbt_counters *cs)
+static void gauge(FILE *f, enum sbt_metric m, double v)
 {
-	series(f, name, "counter", help, cs);
-}
-
-static void gauge(FILE *f, const char *name, const char *help, double v)
-{
-	family(f, name, "gauge", help);
-	fprintf(f, "%s %.17g\n", name, v);
+	fprintf(f, "%s %.17g\n", family(f, m), v);
 }
 
 static void runtime_metrics(FILE *f, const struct sbt_metrics_runtime *rt)
 {
+	const char *name;
 	char l[256];
 	size_t o = 0;
 
@@ -316,34 +347,23 @@ static void runtime_metrics(FILE *f, const struct sbt_metrics_runtime *rt)
 	snprintf(l + o, sizeof(l) - o, ",abi=\"%u\"", rt->abi);
 	o = strlen(l);
 	sbt_metrics_label(l, sizeof(l), &o, "exec_hook", rt->exec_mode ? rt->exec_mode : "none");
-	family(f, "sbtrace_build_info", "gauge", "sbtrace's version, event ABI and exec hook mode");
-	fprintf(f, "sbtrace_build_info{%s} 1\n", l);
-	gauge(f, "sbtrace_start_time_seconds", "When this agent started, since the epoch",
-	      rt->start_time_seconds);
-	gauge(f, "sbtrace_attach_duration_seconds",
-	      "Time to load and attach the BPF programs at start", rt->attach_duration_seconds);
-	gauge(f, "sbtrace_sandboxes", "Sandboxes traced now", (double)rt->targets);
-	family(f, "sbtrace_sandboxes_unregistered_total", "counter",
-	       "Child cgroups of a --cgroup-parent that got no slot (not traced)");
-	fprintf(f, "sbtrace_sandboxes_unregistered_total %llu\n",
+	fprintf(f, "%s{%s} 1\n", family(f, SBT_METRIC_BUILD_INFO), l);
+	gauge(f, SBT_METRIC_START_TIME, rt->start_time_seconds);
+	gauge(f, SBT_METRIC_ATTACH_DURATION, rt->attach_duration_seconds);
+	gauge(f, SBT_METRIC_SANDBOXES, (double)rt->targets);
+	fprintf(f, "%s %llu\n", family(f, SBT_METRIC_SANDBOXES_UNREGISTERED),
 		(unsigned long long)rt->sandboxes_unregistered);
-	gauge(f, "sbtrace_ringbuf_pending_bytes", "Bytes waiting in the BPF ring buffer",
-	      (double)rt->ringbuf_pending_bytes);
-	gauge(f, "sbtrace_ringbuf_size_bytes", "Size of the BPF ring buffer",
-	      (double)rt->ringbuf_size_bytes);
-	family(f, "sbtrace_bpf_program_run_seconds_total", "counter",
-	       "Time the kernel spent in each BPF program (BPF_ENABLE_STATS)");
+	gauge(f, SBT_METRIC_RINGBUF_PENDING, (double)rt->ringbuf_pending_bytes);
+	gauge(f, SBT_METRIC_RINGBUF_SIZE, (double)rt->ringbuf_size_bytes);
+	name = family(f, SBT_METRIC_BPF_RUN_SECONDS);
 	for (size_t i = 0; i < rt->nr_progs; i++)
-		fprintf(f, "sbtrace_bpf_program_run_seconds_total{program=\"%s\"} %.9f\n",
-			rt->progs[i].name, (double)rt->progs[i].run_time_ns / 1e9);
-	family(f, "sbtrace_bpf_program_runs_total", "counter",
-	       "Runs of each BPF program (BPF_ENABLE_STATS)");
+		fprintf(f, "%s{program=\"%s\"} %.9f\n", name, rt->progs[i].name,
+			(double)rt->progs[i].run_time_ns / 1e9);
+	name = family(f, SBT_METRIC_BPF_RUNS);
 	for (size_t i = 0; i < rt->nr_progs; i++)
-		fprintf(f, "sbtrace_bpf_program_runs_total{program=\"%s\"} %llu\n",
-			rt->progs[i].name, (unsigned long long)rt->progs[i].run_cnt);
-	gauge(f, "sbtrace_bpf_stats_enabled",
-	      "1 when BPF run-time statistics are on for this agent (BPF_ENABLE_STATS)",
-	      rt->stats_enabled ? 1 : 0);
+		fprintf(f, "%s{program=\"%s\"} %llu\n", name, rt->progs[i].name,
+			(unsigned long long)rt->progs[i].run_cnt);
+	gauge(f, SBT_METRIC_BPF_STATS_ENABLED, rt->stats_enabled ? 1 : 0);
 }
 
 int sbt_metrics_render(const struct sbt_metrics_sink *ms, const struct sbt_metrics_runtime *rt,
@@ -351,17 +371,9 @@ int sbt_metrics_render(const struct sbt_metrics_sink *ms, const struct sbt_metri
 {
 	if (rt)
 		runtime_metrics(f, rt);
-	series(f, "sbtrace_sandbox_info", "gauge", "A sandbox traced now (1), with its source",
-	       &ms->info);
-	counters(f, "sbtrace_sandbox_events_lost_total", "Events lost, by sandbox", &ms->sb_lost);
-	counters(f, "sbtrace_sandbox_execs_total", "Execs seen in each sandbox (ProcessExec)",
-		 &ms->execs);
-	counters(f, "sbtrace_shell_invocations_total", "Shell execs by sandbox, shell and kind",
-		 &ms->shells);
-	counters(f, "sbtrace_egress_verdicts_total",
-		 "Egress verdicts by sandbox, verdict, source and reason", &ms->egress);
-	counters(f, "sbtrace_events_lost_total", "Events lost, by kind and reason", &ms->lost);
-	counters(f, "sbtrace_events_total", "Events written, by event", &ms->events);
+	for (unsigned int m = 0; m < SBT_METRIC__MAX; m++)
+		if (families[m].from != SBT_METRIC_FROM_RUNTIME)
+			series(f, (enum sbt_metric)m, &ms->series[m]);
 	return ferror(f) ? -EIO : 0;
 }
 

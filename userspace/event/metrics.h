@@ -15,6 +15,69 @@
 struct sbt_sink;
 struct sbt_metrics_sink;
 
+/*
+ * Every metric family sbtrace exposes, in the order /metrics has them:
+ * M(ID, name, type, help, from). `from`: runtime (what the loader adds,
+ * struct sbt_metrics_runtime), sandbox (counted from events, labelled by
+ * sandbox first: gone with it), run (counted from events). The renderer
+ * and `sbtrace top` go by this list.
+ */
+#define SBT_METRIC_FAMILIES(M)                                                                     \
+	M(BUILD_INFO, "sbtrace_build_info", gauge,                                                 \
+	  "sbtrace's version, event ABI and exec hook mode", runtime)                              \
+	M(START_TIME, "sbtrace_start_time_seconds", gauge,                                         \
+	  "When this agent started, since the epoch", runtime)                                     \
+	M(ATTACH_DURATION, "sbtrace_attach_duration_seconds", gauge,                               \
+	  "Time to load and attach the BPF programs at start", runtime)                            \
+	M(SANDBOXES, "sbtrace_sandboxes", gauge, "Sandboxes traced now", runtime)                  \
+	M(SANDBOXES_UNREGISTERED, "sbtrace_sandboxes_unregistered_total", counter,                 \
+	  "Child cgroups of a --cgroup-parent that got no slot (not traced)", runtime)             \
+	M(RINGBUF_PENDING, "sbtrace_ringbuf_pending_bytes", gauge,                                 \
+	  "Bytes waiting in the BPF ring buffer", runtime)                                         \
+	M(RINGBUF_SIZE, "sbtrace_ringbuf_size_bytes", gauge, "Size of the BPF ring buffer",        \
+	  runtime)                                                                                 \
+	M(BPF_RUN_SECONDS, "sbtrace_bpf_program_run_seconds_total", counter,                       \
+	  "Time the kernel spent in each BPF program (BPF_ENABLE_STATS)", runtime)                 \
+	M(BPF_RUNS, "sbtrace_bpf_program_runs_total", counter,                                     \
+	  "Runs of each BPF program (BPF_ENABLE_STATS)", runtime)                                  \
+	M(BPF_STATS_ENABLED, "sbtrace_bpf_stats_enabled", gauge,                                   \
+	  "1 when BPF run-time statistics are on for this agent (BPF_ENABLE_STATS)", runtime)      \
+	M(SANDBOX_INFO, "sbtrace_sandbox_info", gauge,                                             \
+	  "A sandbox traced now (1), with its source", sandbox)                                    \
+	M(SANDBOX_EVENTS_LOST, "sbtrace_sandbox_events_lost_total", counter,                       \
+	  "Events lost, by sandbox", sandbox)                                                      \
+	M(SANDBOX_EXECS, "sbtrace_sandbox_execs_total", counter,                                   \
+	  "Execs seen in each sandbox (ProcessExec)", sandbox)                                     \
+	M(SHELL_INVOCATIONS, "sbtrace_shell_invocations_total", counter,                           \
+	  "Shell execs by sandbox, shell and kind", sandbox)                                       \
+	M(EGRESS_VERDICTS, "sbtrace_egress_verdicts_total", counter,                               \
+	  "Egress verdicts by sandbox, verdict, source and reason", sandbox)                       \
+	M(EVENTS_LOST, "sbtrace_events_lost_total", counter, "Events lost, by kind and reason",    \
+	  run)                                                                                     \
+	M(EVENTS, "sbtrace_events_total", counter, "Events written, by event", run)
+
+#define SBT_METRIC_ENUM(id, ...) SBT_METRIC_##id,
+enum sbt_metric {
+	SBT_METRIC_FAMILIES(SBT_METRIC_ENUM) SBT_METRIC__MAX,
+};
+#undef SBT_METRIC_ENUM
+
+enum sbt_metric_from {
+	SBT_METRIC_FROM_RUNTIME,
+	SBT_METRIC_FROM_SANDBOX,
+	SBT_METRIC_FROM_RUN,
+};
+
+struct sbt_metric_family {
+	const char *name, *type, *help;
+	enum sbt_metric_from from;
+};
+
+/* The family of `m` (m < SBT_METRIC__MAX). */
+const struct sbt_metric_family *sbt_metric_family(enum sbt_metric m);
+/* The family named `name`, or SBT_METRIC__MAX. */
+enum sbt_metric sbt_metric_by_name(const char *name);
+
 /* One labelled counter: `labels` is the text between the braces. */
 struct sbt_counter {
 	char *labels;

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 
+#include "event/line.h"
 #include "event/sink.h"
 
 void sbt_sinks_emit(const struct sbt_trace_opts *opts, const struct sbt_event *ev)
 {
+	struct sbt_event_line line = { 0 };
+	struct sbt_event e = *ev;
+
+	/* one JSON line for every sink that writes it, built by the first that asks */
+	if (!e.line)
+		e.line = &line;
 	for (uint32_t i = 0; i < opts->nr_sinks; i++)
 		if (opts->sinks[i]->ops->emit)
-			opts->sinks[i]->ops->emit(opts->sinks[i], ev);
+			opts->sinks[i]->ops->emit(opts->sinks[i], &e);
+	sbt_event_line_release(&line);
 }
 
 int sbt_sinks_flush(const struct sbt_trace_opts *opts)

@@ -1,29 +1,97 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The JSON Lines / text sink: every event as a line of the trace's output. */
+/* The JSON Lines / text sink: every event as a line of the trace's output (sink_json.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "event/events.h"
-#include "event/sink.h"
+#include "event/envelope.h"
+#include "event/line.h"
+#include "event/sink_json.h"
 
-static const char *str_field(json_object *o, const char *key, const char *dflt)
+#define REPLACEMENT_CHAR "\xef\xbf\xbd" /* U+FFFD */
+
+/* A write's outcome: its error (the first one kept), else the event counted. */
+static int written(struct sbt_json_sink *sink)
 {
-	json_object *v;
+	if (ferror(sink->out)) {
+		int err = errno ? errno : EIO;
 
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return dflt;
-	return json_object_get_string(v);
+		if (!sink->error)
+			sink->error = err;
+		return -err;
+	}
+	sink->written++;
+	return 0;
 }
 
-static int64_t int_field(json_object *o, const char *key)
+static void json_line(struct sbt_json_sink *sink, const char *text, size_t len)
 {
-	json_object *v;
+	size_t n = len + 1;
 
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return -1;
-	return json_object_get_int64(v);
+	/* a file's writes end at line ends: a reader of it never sees half a line */
+	if (sink->bufsize && sink->pending + n > sink->bufsize) {
+		fflush(sink->out);
+		sink->pending = 0;
+	}
+	fwrite(text, 1, len, sink->out);
+	fputc('\n', sink->out);
+	sink->pending = n > sink->bufsize ? sink->bufsize : sink->pending + n;
+}
+
+/* Text: an event that is no row of the table, as '#', its name and its JSON. */
+static void comment_line(FILE *f, const char *name, const char *text, size_t len)
+{
+	fprintf(f, "# %s ", name);
+	fwrite(text, 1, len, f);
+	fputc('\n', f);
+}
+
+/*
+ * Text shows strings as the JSON has them (sbt_json_string): bytes that are
+ * not valid UTF-8 as U+FFFD. Writes s so; the bytes written.
+ */
+static size_t put_utf8(FILE *f, const char *s)
+{
+	size_t out = 0, k;
+
+	while (*s) {
+		const char *run = s;
+
+		while (*s && (k = sbt_utf8_seq(s)))
+			s += k;
+		fwrite(run, 1, (size_t)(s - run), f);
+		out += (size_t)(s - run);
+		if (*s) {
+			fputs(REPLACEMENT_CHAR, f);
+			out += 3;
+			s++;
+		}
+	}
+	return out;
+}
+
+/* s as put_utf8() writes it, then blanks up to `width` bytes (printf's %-Ns). */
+static void text_cell(FILE *f, const char *s, size_t width)
+{
+	for (size_t n = put_utf8(f, s); n < width; n++)
+		fputc(' ', f);
+}
+
+/* s as put_utf8() writes it, into buf (cut to len - 1 bytes). */
+static void utf8_copy(char *buf, size_t len, const char *s)
+{
+	size_t o = 0, k;
+
+	for (; *s; s += k ? k : 1) {
+		k = sbt_utf8_seq(s);
+		if (o + (k ? k : 3) >= len)
+			break;
+		memcpy(buf + o, k ? s : REPLACEMENT_CHAR, k ? k : 3);
+		o += k ? k : 3;
+	}
+	buf[o] = '\0';
 }
 
 static bool has_control(const char *s)
@@ -36,97 +104,131 @@ static bool has_control(const char *s)
 }
 
 /* Printable argv for the text format: arguments with blanks are quoted. */
-static void text_argv(FILE *f, json_object *argv)
+static void text_argv(FILE *f, const char *const *argv, size_t argc)
 {
-	size_t n = argv ? json_object_array_length(argv) : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *a = json_object_get_string(json_object_array_get_idx(argv, i));
+	for (size_t i = 0; i < argc; i++) {
+		const char *a = argv[i];
 
 		if (i)
 			fputc(' ', f);
+		/* U+FFFD for invalid bytes changes none of the ASCII this decides on */
 		if (*a != '\0' && !strpbrk(a, " \t\n'\"\\$`;&|<>()*?[]#~") && !has_control(a)) {
-			fputs(a, f);
+			put_utf8(f, a);
 			continue;
 		}
 		/* Shell quoting '...' (each ' as '\''); control bytes as \xNN, one row per exec */
 		fputc('\'', f);
-		for (; *a; a++) {
+		while (*a) {
 			unsigned char c = (unsigned char)*a;
+			size_t k = sbt_utf8_seq(a);
 
+			if (k != 1) {
+				fwrite(k ? a : REPLACEMENT_CHAR, 1, k ? k : 3, f);
+				a += k ? k : 1;
+				continue;
+			}
 			if (c == '\'')
 				fputs("'\\''", f);
 			else if (c < 0x20 || c == 0x7f)
 				fprintf(f, "\\x%02x", c);
 			else
 				fputc(c, f);
+			a++;
 		}
 		fputc('\'', f);
 	}
 }
 
-static void text_write(struct sbt_json_sink *sink, json_object *ev)
+/* Text: ProcessExec as a row of the table, from the typed event. */
+static int text_row(struct sbt_json_sink *sink, const struct sbt_event *ev)
 {
-	const char *name = str_field(ev, "event", "?");
+	const struct sbt_exec *rec = ev->exec.rec;
+	const struct sbt_shell_class *sh = ev->exec.shell;
+	char mark[40] = "-";
 	FILE *f = sink->out;
 
-	if (strcmp(name, "ProcessExec") != 0) {
-		fprintf(f, "# %s %s\n", name,
-			json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN |
-								   JSON_C_TO_STRING_NOSLASHESCAPE));
-		return;
-	}
 	if (!sink->text_header_done) {
 		fprintf(f, "%-16s %-16s %-7s %-7s %-6s %-18s %s\n", "SANDBOX", "COMM", "PID",
 			"PPID", "UID", "SHELL", "ARGS");
 		sink->text_header_done = true;
 	}
-	{
-		json_object *shell, *argv = NULL;
-		char mark[40] = "-";
+	if (sh && sh->kind != SBT_SHELL_NONE) {
+		char name[3 * SBT_SHELL_NAME_MAX + 1];
 
-		if (json_object_object_get_ex(ev, "shell", &shell) && shell)
-			snprintf(mark, sizeof(mark), "*%s/%s", str_field(shell, "name", "?"),
-				 str_field(shell, "kind", "?"));
-		json_object_object_get_ex(ev, "argv", &argv);
-		fprintf(f, "%-16s %-16s %-7lld %-7lld %-6lld %-18s ", str_field(ev, "sandbox", "-"),
-			str_field(ev, "comm", "?"), (long long)int_field(ev, "pid"),
-			(long long)int_field(ev, "ppid"), (long long)int_field(ev, "uid"), mark);
-		text_argv(f, argv);
-		fputc('\n', f);
+		utf8_copy(name, sizeof(name), sh->shell);
+		/* a long one is cut to the mark's size, as it always was */
+		if (snprintf(mark, sizeof(mark), "*%s/%s", name, sbt_shell_kind_name(sh->kind)) < 0)
+			mark[0] = '\0';
 	}
+	text_cell(f, ev->sandbox ? ev->sandbox->name : "-", 16);
+	fputc(' ', f);
+	text_cell(f, rec->comm, 16);
+	fprintf(f, " %-7lld %-7lld %-6lld %-18s ", (long long)rec->pid, (long long)rec->ppid,
+		(long long)rec->uid, mark);
+	text_argv(f, rec->argv, rec->argc);
+	fputc('\n', f);
+	return 0;
+}
+
+/* Text: any other kind as its '#' line. */
+static int text_comment(struct sbt_json_sink *sink, const struct sbt_event *ev)
+{
+	size_t len;
+	const char *line = sbt_event_line(ev, &len);
+
+	if (!line)
+		return -ENOMEM;
+	comment_line(sink->out, sbt_event_name(ev), line, len);
+	return 0;
+}
+
+int sbt_json_sink_emit(struct sbt_json_sink *sink, const struct sbt_event *ev)
+{
+#define SBT_TEXT_FN(kind, json, text, ...) [SBT_EV_##kind] = text_##text,
+	static int (*const text[SBT_EV__MAX])(struct sbt_json_sink *, const struct sbt_event *) = {
+		SBT_EVENT_KINDS(SBT_TEXT_FN)
+	};
+#undef SBT_TEXT_FN
+	int err = 0;
+
+	if ((unsigned int)ev->kind >= SBT_EV__MAX)
+		return -ENOMEM; /* no JSON: nothing written */
+	if (sink->format == SBT_FORMAT_TEXT) {
+		err = text[ev->kind](sink, ev);
+	} else {
+		size_t len;
+		const char *line = sbt_event_line(ev, &len);
+
+		if (line)
+			json_line(sink, line, len);
+		else
+			err = -ENOMEM;
+	}
+	return err ? err : written(sink);
 }
 
 int sbt_json_sink_write(struct sbt_json_sink *sink, json_object *event)
 {
-	int err = 0;
+	const char *line;
+	size_t len;
 
 	if (!event)
 		return -ENOMEM;
+	line = json_object_to_json_string_length(event, SBT_JSON_LINE_FLAGS, &len);
+	if (!line) {
+		json_object_put(event);
+		return -ENOMEM;
+	}
 	if (sink->format == SBT_FORMAT_TEXT) {
-		text_write(sink, event);
-	} else {
-		const char *line = json_object_to_json_string_ext(
-			event, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		size_t n = strlen(line) + 1;
+		json_object *name = NULL;
 
-		/* a file's writes end at line ends: a reader of it never sees half a line */
-		if (sink->bufsize && sink->pending + n > sink->bufsize) {
-			fflush(sink->out);
-			sink->pending = 0;
-		}
-		fprintf(sink->out, "%s\n", line);
-		sink->pending = n > sink->bufsize ? sink->bufsize : sink->pending + n;
+		json_object_object_get_ex(event, "event", &name);
+		comment_line(sink->out, name ? json_object_get_string(name) : "?", line, len);
+	} else {
+		json_line(sink, line, len);
 	}
 	json_object_put(event);
-	if (ferror(sink->out)) {
-		err = errno ? errno : EIO;
-		if (!sink->error)
-			sink->error = err;
-		return -err;
-	}
-	sink->written++;
-	return 0;
+	return written(sink);
 }
 
 int sbt_json_sink_flush(struct sbt_json_sink *sink)
@@ -144,9 +246,7 @@ int sbt_json_sink_flush(struct sbt_json_sink *sink)
 
 static void json_emit(struct sbt_sink *s, const struct sbt_event *ev)
 {
-	struct sbt_json_sink *js = (struct sbt_json_sink *)s;
-
-	sbt_json_sink_write(js, sbt_event_json(ev));
+	sbt_json_sink_emit((struct sbt_json_sink *)s, ev);
 }
 
 static int json_flush(struct sbt_sink *s)

@@ -2,6 +2,7 @@
 /* The agent's subscriber socket (sink_sub.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "lib/clock.h"
-#include "event/events.h"
+#include "event/line.h"
 #include "event/sink_sub.h"
+#include "lib/clock.h"
 
 static void drop_client(struct sbt_sub_client *c)
 {
@@ -25,30 +26,33 @@ static void drop_client(struct sbt_sub_client *c)
 /* The client's own EventsLost line, once its buffer has room for it. */
 static void tell_lost(struct sbt_sub_sink *s, struct sbt_sub_client *c)
 {
-	json_object *o = sbt_event_new("EventsLost", sbt_now_epoch_ns(), NULL);
+	struct sbt_event ev = { .kind = SBT_EV_LOST,
+				.ts = sbt_now_epoch_ns(),
+				.lost = { .lost = c->lost,
+					  .lost_total = c->lost_total,
+					  .has_total = true,
+					  .reason = "subscriber_slow",
+					  .kind = "subscriber" } };
+	struct sbt_event_line line = { 0 };
 	const char *txt;
 	size_t n;
 
-	if (!o)
-		return;
-	json_object_object_add(o, "lost", json_object_new_uint64(c->lost));
-	json_object_object_add(o, "lost_total", json_object_new_uint64(c->lost_total));
-	json_object_object_add(o, "reason", json_object_new_string("subscriber_slow"));
-	json_object_object_add(o, "kind", json_object_new_string("subscriber"));
-	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							JSON_C_TO_STRING_NOSLASHESCAPE);
-	n = strlen(txt);
-	if (c->len + n + 1 <= s->buf_bytes) {
+	ev.line = &line;
+	txt = sbt_event_line(&ev, &n);
+	if (txt && c->len + n + 1 <= s->buf_bytes) {
 		memcpy(c->buf + c->len, txt, n);
 		c->buf[c->len + n] = '\n';
 		c->len += n + 1;
 		c->lost = 0;
 	}
-	json_object_put(o);
+	sbt_event_line_release(&line);
 }
 
-void sbt_sub_sink_line(struct sbt_sub_sink *s, const char *line, size_t len)
+/* Queue `len` bytes of a line, and its '\n' when `nl`, for every client. */
+static void queue(struct sbt_sub_sink *s, const char *line, size_t len, bool nl)
 {
+	size_t n = len + nl;
+
 	for (int i = 0; i < SBT_SUB_MAX_CLIENTS; i++) {
 		struct sbt_sub_client *c = &s->clients[i];
 
@@ -56,14 +60,21 @@ void sbt_sub_sink_line(struct sbt_sub_sink *s, const char *line, size_t len)
 			continue;
 		if (c->lost)
 			tell_lost(s, c);
-		if (c->lost || c->len + len > s->buf_bytes) {
+		if (c->lost || c->len + n > s->buf_bytes) {
 			c->lost++;
 			c->lost_total++;
 			continue;
 		}
 		memcpy(c->buf + c->len, line, len);
-		c->len += len;
+		if (nl)
+			c->buf[c->len + len] = '\n';
+		c->len += n;
 	}
+}
+
+void sbt_sub_sink_line(struct sbt_sub_sink *s, const char *line, size_t len)
+{
+	queue(s, line, len, false);
 }
 
 static void accept_clients(struct sbt_sub_sink *s)
@@ -135,9 +146,7 @@ void sbt_sub_sink_pump(struct sbt_sub_sink *s)
 static void sub_emit(struct sbt_sink *base, const struct sbt_event *ev)
 {
 	struct sbt_sub_sink *s = (struct sbt_sub_sink *)base;
-	json_object *o;
-	const char *txt;
-	char *line;
+	const char *line;
 	size_t n;
 	int any = 0;
 
@@ -145,20 +154,9 @@ static void sub_emit(struct sbt_sink *base, const struct sbt_event *ev)
 		any |= s->clients[i].fd >= 0;
 	if (!any)
 		return; /* nobody listens: no JSON to build */
-	o = sbt_event_json(ev);
-	if (!o)
-		return;
-	txt = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							JSON_C_TO_STRING_NOSLASHESCAPE);
-	n = strlen(txt);
-	line = malloc(n + 1);
-	if (line) {
-		memcpy(line, txt, n);
-		line[n] = '\n';
-		sbt_sub_sink_line(s, line, n + 1);
-		free(line);
-	}
-	json_object_put(o);
+	line = sbt_event_line(ev, &n);
+	if (line)
+		queue(s, line, n, true);
 }
 
 static int sub_flush(struct sbt_sink *base)

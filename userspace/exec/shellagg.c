@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "event/events.h"
+#include "event/envelope.h"
 #include "exec/shellagg.h"
 
 #define SHELLAGG_INIT_BUCKETS 64

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "lib/clock.h"
-#include "event/events.h"
+#include "event/sink_json.h"
 #include "lib/extbin.h"
 #include "probe_int.h"
 

@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "cmd/agent_cmd.h"
+#include "event/metrics.h"
 #include "lib/clock.h"
 #include "lib/dl.h"
 #include "top.h"
@@ -168,13 +169,48 @@ static struct prog_row *prog_get(struct sample *s, const char *name)
 	return &s->prog[s->nr_prog++];
 }
 
-/* One sample line "name{labels} value" into s. */
+/* A sandbox family's sample into its row. */
+static void parse_sandbox(struct sample *s, enum sbt_metric m, const char *labels, double x)
+{
+	char name[256], v[64];
+	struct sb_row *r;
+
+	label(labels, "sandbox", name, sizeof(name));
+	r = name[0] ? sb_get(s, name) : NULL;
+	if (!r)
+		return;
+	switch (m) {
+	case SBT_METRIC_SANDBOX_INFO:
+		label(labels, "source", r->source, sizeof(r->source));
+		break;
+	case SBT_METRIC_SANDBOX_EXECS:
+		r->execs = x;
+		break;
+	case SBT_METRIC_SANDBOX_EVENTS_LOST:
+		r->lost += x;
+		break;
+	case SBT_METRIC_SHELL_INVOCATIONS:
+		r->shells += x;
+		break;
+	case SBT_METRIC_EGRESS_VERDICTS:
+		label(labels, "verdict", v, sizeof(v));
+		if (strcmp(v, "denied") == 0)
+			r->denied += x;
+		else if (strcmp(v, "allowed") == 0)
+			r->allowed += x;
+		break;
+	default:
+		break;
+	}
+}
+
+/* One sample line "name{labels} value" into s; the families are metrics.h's. */
 static void parse_line(struct sample *s, char *line)
 {
-	char *brace = strchr(line, '{'), *val = strrchr(line, ' '), name[256], v[64];
+	char *brace = strchr(line, '{'), *val = strrchr(line, ' '), name[256];
 	const char *labels = "";
-	struct sb_row *r;
 	struct prog_row *pr;
+	enum sbt_metric m;
 	double x;
 
 	if (line[0] == '#' || !val)
@@ -185,40 +221,18 @@ static void parse_line(struct sample *s, char *line)
 		*brace = '\0';
 		labels = brace + 1;
 	}
-	if (strcmp(line, "sbtrace_sandboxes") == 0) {
+	m = sbt_metric_by_name(line);
+	if (m == SBT_METRIC_SANDBOXES) {
 		s->targets = x;
-		return;
-	}
-	if (strncmp(line, "sbtrace_bpf_program_run", 23) == 0) {
+	} else if (m == SBT_METRIC_BPF_RUNS || m == SBT_METRIC_BPF_RUN_SECONDS) {
 		label(labels, "program", name, sizeof(name));
 		pr = prog_get(s, name);
-		if (pr && strcmp(line, "sbtrace_bpf_program_runs_total") == 0)
+		if (pr && m == SBT_METRIC_BPF_RUNS)
 			pr->runs = x;
 		else if (pr)
 			pr->seconds = x;
-		return;
-	}
-	if (strncmp(line, "sbtrace_sandbox_", 16) != 0 &&
-	    strncmp(line, "sbtrace_shell_", 14) != 0 && strncmp(line, "sbtrace_egress_", 15) != 0)
-		return;
-	label(labels, "sandbox", name, sizeof(name));
-	r = name[0] ? sb_get(s, name) : NULL;
-	if (!r)
-		return;
-	if (strcmp(line, "sbtrace_sandbox_info") == 0)
-		label(labels, "source", r->source, sizeof(r->source));
-	else if (strcmp(line, "sbtrace_sandbox_execs_total") == 0)
-		r->execs = x;
-	else if (strcmp(line, "sbtrace_sandbox_events_lost_total") == 0)
-		r->lost += x;
-	else if (strcmp(line, "sbtrace_shell_invocations_total") == 0)
-		r->shells += x;
-	else if (strcmp(line, "sbtrace_egress_verdicts_total") == 0) {
-		label(labels, "verdict", v, sizeof(v));
-		if (strcmp(v, "denied") == 0)
-			r->denied += x;
-		else if (strcmp(v, "allowed") == 0)
-			r->allowed += x;
+	} else if (m < SBT_METRIC__MAX && sbt_metric_family(m)->from == SBT_METRIC_FROM_SANDBOX) {
+		parse_sandbox(s, m, labels, x);
 	}
 }
 
