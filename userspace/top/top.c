@@ -21,6 +21,7 @@
 #include "event/metrics.h"
 #include "lib/clock.h"
 #include "lib/dl.h"
+#include "lib/log.h"
 #include "top.h"
 #include "help/sbtrace-top.h"
 
@@ -60,11 +61,10 @@ static int nc_load(void)
 			sizeof(syms) / sizeof(syms[0]), &err, &lacks))
 		return 0;
 	if (lacks)
-		fprintf(stderr, "sbtrace top: ncurses lacks a function: %s\n", err);
+		sbt_log("ncurses lacks a function: %s", err);
 	else
-		fprintf(stderr,
-			"sbtrace top: the live view needs ncurses (Debian's libncursesw6: "
-			"make deps), or use --once: %s\n",
+		sbt_log("the live view needs ncurses (Debian's libncursesw6: make deps), or use "
+			"--once: %s",
 			err);
 	return -1;
 }
@@ -452,8 +452,8 @@ static int parse_top_args(int argc, char **argv, const char **addr, bool *once, 
 	if (optind == argc)
 		return -1;
 bad:
-	fprintf(stderr, "sbtrace top: bad usage%s%s; see 'sbtrace top --help'\n",
-		optarg ? " at " : "", optarg ? optarg : "");
+	sbt_log("bad usage%s%s; see 'sbtrace top --help'", optarg ? " at " : "",
+		optarg ? optarg : "");
 	return SBT_EXIT_USAGE;
 }
 
@@ -462,9 +462,8 @@ static int take(const char *addr, struct sample *s)
 	int err = scrape(addr, s);
 
 	if (err)
-		fprintf(stderr,
-			"sbtrace top: cannot read http://%s/metrics: %s; is 'sbtrace agent "
-			"--metrics-addr %s' running?\n",
+		sbt_log("cannot read http://%s/metrics: %s; is 'sbtrace agent --metrics-addr %s' "
+			"running?",
 			addr, strerror(-err), addr);
 	return err;
 }
