@@ -34,6 +34,7 @@
 #include "agent_int.h"
 #include "event/sink.h"
 #include "lib/clock.h"
+#include "lib/io.h"
 #include "loader.h"
 #include "sandbox/sandbox.h"
 #include "lib/log.h"
@@ -361,7 +362,8 @@ static void write_metrics_file(struct agent *a)
 	if (!a->o->metrics_file)
 		return;
 	text = render_metrics(a, &len);
-	err = text ? sbt_metrics_write_file(a->o->metrics_file, text, len) : -ENOMEM;
+	/* node_exporter's textfile collector never reads half a file */
+	err = text ? sbt_write_atomic(a->o->metrics_file, text, len, 0644, 0) : -ENOMEM;
 	if (err)
 		sbt_log("--metrics-file %s: %s", a->o->metrics_file, strerror(-err));
 	free(text);

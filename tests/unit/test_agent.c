@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include "event/events.h"
 #include "event/sink_json.h"
 #include "event/metrics.h"
+#include "lib/io.h"
 #include "event/sink.h"
 #include "event/sink_sub.h"
 
@@ -193,19 +196,31 @@ static void test_metrics_sink(void **state)
 static void test_metrics_file(void **state)
 {
 	char dir[] = "/tmp/sbt-test-metrics.XXXXXX", path[128], buf[160];
+	struct dirent *e;
+	struct stat st;
+	int n = 0;
+	DIR *d;
 	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/m.prom", dir);
-	assert_int_equal(sbt_metrics_write_file(path, "a 1\n", 4), 0);
+	/* what the agent does with --metrics-file */
+	assert_int_equal(sbt_write_atomic(path, "a 1\n", 4, 0644, 0), 0);
 	f = fopen(path, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(buf, sizeof(buf), f));
 	assert_string_equal(buf, "a 1\n");
 	fclose(f);
-	snprintf(buf, sizeof(buf), "%s.tmp", path);
-	assert_int_equal(access(buf, F_OK), -1); /* renamed, not left */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777,
+			 0644); /* readable by the collector, whatever the umask */
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+	closedir(d);
+	assert_int_equal(n, 1); /* renamed, no temporary file left */
 	unlink(path);
 	rmdir(dir);
 }

@@ -393,23 +393,3 @@ char *sbt_metrics_render_str(const struct sbt_metrics_sink *ms,
 	}
 	return buf;
 }
-
-int sbt_metrics_write_file(const char *path, const char *text, size_t len)
-{
-	char tmp[4096];
-	int fd, ret;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	ret = sbt_write_all(fd, text, len);
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
-}

@@ -134,7 +134,5 @@ int sbt_metrics_render(const struct sbt_metrics_sink *ms, const struct sbt_metri
 /* The same into a malloc'd string (*len bytes). NULL on failure. */
 char *sbt_metrics_render_str(const struct sbt_metrics_sink *ms,
 			     const struct sbt_metrics_runtime *rt, size_t *len);
-/* Write the text to path atomically (path.tmp, then rename). 0 or -errno. */
-int sbt_metrics_write_file(const char *path, const char *text, size_t len);
 
 #endif
