@@ -253,9 +253,10 @@ int probe_key_inputs(struct probe_ctx *p, struct sbt_build_plan *plan);
 /* Add one input (name, hex digest). 0 or -E2BIG. */
 int probe_add_input(struct sbt_build_plan *plan, const char *name, const char *sha256);
 
+/* progress.c: "sbtrace probe: [ 1.2 s] fmt" (arg its one %s) on stderr, unless --quiet. */
 void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg);
 /*
- * Start the sandbox for the plan and trace it until the build ends. -1 when
+ * run.c: start the sandbox for the plan and trace it until the build ends. -1 when
  * there is something to report (p says what happened), else an exit code
  * (the kernel cannot trace: no report).
  */

@@ -21,15 +21,6 @@
 #include "lib/extbin.h"
 #include "probe_int.h"
 
-void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg)
-{
-	if (p->o->quiet)
-		return;
-	fprintf(stderr, "sbtrace probe: [%5.1f s] ", (double)(sbt_mono_ms() - p->t0_ms) / 1000.0);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-}
-
 /* Attached: let the workload exec, once its sandbox is set up. */
 static void on_attached(void *arg)
 {
