@@ -88,16 +88,14 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	return -1;
 }
 
-/* --fail-on: the exit code the verdict makes. */
-static int verdict_exit(const struct probe_opts *o, json_object *report)
+/* --fail-on: the exit code the verdict (safe, unsafe, inconclusive; NULL: none) makes. */
+static int verdict_exit(const struct probe_opts *o, const char *verdict)
 {
-	json_object *v;
-	const char *verdict =
-		json_object_object_get_ex(report, "verdict", &v) ? json_object_get_string(v) : "";
-
-	if (o->fail_on != FAIL_ON_NOTHING && strcmp(verdict ? verdict : "", "unsafe") == 0)
+	if (!verdict)
+		verdict = "";
+	if (o->fail_on != FAIL_ON_NOTHING && strcmp(verdict, "unsafe") == 0)
 		return PROBE_EXIT_UNSAFE;
-	if (o->fail_on == FAIL_ON_INCONCLUSIVE && strcmp(verdict ? verdict : "", "safe") != 0)
+	if (o->fail_on == FAIL_ON_INCONCLUSIVE && strcmp(verdict, "safe") != 0)
 		return PROBE_EXIT_INCONCLUSIVE;
 	return SBT_EXIT_OK;
 }
@@ -106,7 +104,7 @@ static int verdict_exit(const struct probe_opts *o, json_object *report)
 static bool cache_answer(const struct probe_ctx *p, int *code)
 {
 	const struct probe_opts *o = p->o;
-	json_object *cached, *cache, *timings;
+	json_object *cached, *cache, *timings, *verdict;
 	int r;
 
 	if (o->no_cache || !o->cache_dir)
@@ -126,7 +124,10 @@ static bool cache_answer(const struct probe_ctx *p, int *code)
 	json_object_object_add(timings, "total", json_object_new_uint64(sbt_mono_ms() - p->t0_ms));
 	json_object_object_add(cached, "timings_ms", timings);
 	print_report(o, cached);
-	*code = verdict_exit(o, cached);
+	/* a cached answer is all there is of that run: its verdict is the entry's */
+	*code = verdict_exit(o, json_object_object_get_ex(cached, "verdict", &verdict)
+					? json_object_get_string(verdict)
+					: NULL);
 	json_object_put(cached);
 	probe_progress(p, "answered from the cache (%s)", o->cache_dir);
 	return true;
@@ -160,7 +161,7 @@ static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 	if (!o->no_cache && o->cache_dir && !v.reason && p->tree.cacheable && !p->timed_out &&
 	    !p->uncacheable && sbt_cache_write(o->cache_dir, p->key, r) < 0)
 		probe_progress(p, "could not write the cache entry in %s", o->cache_dir);
-	ret = verdict_exit(o, r);
+	ret = verdict_exit(o, v.verdict);
 	json_object_put(r);
 	return ret;
 }
