@@ -2,7 +2,7 @@
 /*
  * `sbtrace probe REPO`: run the repo's build in a fresh sandbox under trace
  * and print one JSON report: does this build invoke a shell — can the image
- * go distroless? (ADR-0002: typed failures, warning ids, content cache.)
+ * go distroless? (Typed failures, warning ids, a content cache.)
  *
  *   options → plan (what to build, its inputs, the cache key) → the cache
  *   answers, or: run (sandbox + trace, run.c) → verdict and report → cache.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The probe's verdict and its report (ADR-0002: typed failures, warning ids). */
+/* The probe's verdict and its report (typed failures, warning ids). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
