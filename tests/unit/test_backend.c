@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for the sandbox backends' names (sbt_backend_name/parse,
- * userspace/sandbox/lifecycle.c) and for the state file's backend fields
- * (userspace/sandbox/state.c): one backend's fields are refused in another's.
+ * Unit tests for the sandbox backends' names and capabilities
+ * (sbt_backend_name/parse/caps, userspace/sandbox/backend.c), the
+ * combinations the capabilities rule out (sbt_sandbox_check) and the state
+ * file's backend fields (userspace/sandbox/state.c): one backend's fields
+ * are refused in another's.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,11 +160,91 @@ static void test_state_exec_stream(void **state)
 	rmdir(dir);
 }
 
+/* Each backend's row: what its sandboxes show the host, and how one waits for them. */
+static void test_caps(void **state)
+{
+	const struct sbt_backend_caps *ns = sbt_backend_caps(SBT_BACKEND_NS),
+				      *pod = sbt_backend_caps(SBT_BACKEND_PODMAN),
+				      *vm = sbt_backend_caps(SBT_BACKEND_QEMU);
+
+	(void)state;
+	assert_non_null(ns);
+	assert_non_null(pod);
+	assert_non_null(vm);
+	assert_null(sbt_backend_caps(SBT_BACKEND__MAX));
+	assert_ptr_equal(sbt_backend_caps_by_name("qemu"), vm);
+	assert_ptr_equal(sbt_backend_caps_by_name("podman"), pod);
+	assert_null(sbt_backend_caps_by_name("firecracker"));
+	assert_null(sbt_backend_caps_by_name(NULL));
+	/* the two an agent asks: execs seen by host BPF, egress on a tap */
+	assert_true(ns->execs_on_host && pod->execs_on_host);
+	assert_false(vm->execs_on_host);
+	assert_false(ns->egress_on_tap || pod->egress_on_tap);
+	assert_true(vm->egress_on_tap);
+	assert_string_equal(sbt_backend_vis_exec(ns, false), "host");
+	assert_string_equal(sbt_backend_vis_exec(ns, true), "host");
+	assert_string_equal(sbt_backend_vis_exec(vm, false), "none");
+	assert_string_equal(sbt_backend_vis_exec(vm, true), "guest_kernel");
+	assert_string_equal(sbt_backend_vis_network(ns), "cgroup");
+	assert_string_equal(sbt_backend_vis_network(vm), "tap");
+	assert_true(ns->net_modes & SBT_NET_MODE(SBT_NET_VETH));
+	assert_false(pod->net_modes & SBT_NET_MODE(SBT_NET_VETH));
+	assert_false(vm->net_modes & SBT_NET_MODE(SBT_NET_VETH));
+	assert_int_equal(ns->workspace, SBT_WORKSPACE_BIND);
+	assert_int_equal(pod->workspace, SBT_WORKSPACE_NONE);
+	assert_int_equal(vm->workspace, SBT_WORKSPACE_EXPORT);
+	assert_non_null(pod->host_tools);
+	assert_null(ns->host_tools);
+	assert_null(vm->host_tools);
+	assert_true(vm->guest && vm->console && vm->wait == SBT_WAIT_CONSOLE);
+	assert_false(ns->guest || ns->console || ns->wait != SBT_WAIT_STATUS);
+	assert_true(ns->then);
+	assert_false(pod->then || vm->then);
+}
+
+/* sbt_sandbox_check: what a backend's capabilities rule out, before anything is made. */
+static void test_check_by_caps(void **state)
+{
+	char *sh[] = { "/bin/true", NULL }, *pod[] = { "/usr/bin/podman", "--version", NULL };
+	struct sbt_sandbox_spec spec = { .name = "x", .argv = sh, .backend = SBT_BACKEND_PODMAN };
+	char err[512];
+
+	(void)state;
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "a podman sandbox runs podman or docker, not '/bin/true'"));
+	spec.argv = pod;
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), 0);
+	spec.workspace = "/tmp";
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a podman sandbox has no workspace"));
+	spec.workspace = NULL;
+	spec.net = SBT_NET_VETH;
+	spec.veth_host_cidr = "192.0.2.1/24";
+	spec.veth_sandbox_cidr = "192.0.2.100/24";
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "takes no network mode 1 (podman has its own)"));
+	spec.backend = SBT_BACKEND_QEMU;
+	spec.argv = sh;
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a qemu sandbox takes no network mode 1"));
+	spec.backend = SBT_BACKEND_NS;
+	spec.then_argv = sh;
+	spec.then_ms = 1000;
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), 0);
+	spec.net = SBT_NET_NONE;
+	spec.backend = SBT_BACKEND_PODMAN;
+	spec.argv = pod;
+	assert_int_equal(sbt_sandbox_check(&spec, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a second workload needs"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_round_trip),
 		cmocka_unit_test(test_parse_refuses),
+		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_check_by_caps),
 		cmocka_unit_test(test_state_foreign_fields),
 		cmocka_unit_test(test_state_qemu_needs_its_fields),
 		cmocka_unit_test(test_state_egress_refused),

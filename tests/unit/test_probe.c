@@ -18,6 +18,7 @@
 
 #include "probe/probe.h"
 #include "lib/sha256.h"
+#include "../../userspace/probe/kind.h"
 
 #define SHA_ABC	  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -1046,9 +1047,41 @@ static void test_cache_default_dir(void **state)
 
 #define REPO_TEST(f) cmocka_unit_test_setup_teardown(f, repo_setup, repo_teardown)
 
+/* The kinds' table: a row for every SBT_BUILD_* value, each with what its callers ask. */
+static void test_kind_table(void **state)
+{
+	static const char *const names[] = { NULL, "cmd", "dockerfile", "npm", "make" };
+
+	(void)state;
+	assert_int_equal(SBT_BUILD__MAX, 5); /* a new kind: a row here too */
+	assert_null(probe_kind_of(SBT_BUILD_NONE));
+	assert_null(probe_kind_of(SBT_BUILD__MAX));
+	for (int i = SBT_BUILD_NONE + 1; i < SBT_BUILD__MAX; i++) {
+		const struct probe_kind *k = probe_kind_of((enum sbt_build_kind)i);
+
+		assert_non_null(k);
+		assert_string_equal(k->name, names[i]);
+		assert_non_null(k->label);
+		assert_non_null(k->looked_for);
+		assert_non_null(k->detect);
+		assert_non_null(k->sites);
+		/* a kind with its own backend builds with an engine: a host tool's backend */
+		if (k->own_backend)
+			assert_non_null(sbt_backend_caps(k->backend)->host_tools);
+		/* the build's catch-all site is the kind's own unless it makes its own sites */
+		if (k->sites == probe_kind_sites)
+			assert_non_null(k->instruction);
+	}
+	assert_true(probe_kind_of(SBT_BUILD_DOCKERFILE)->boots_image);
+	assert_false(probe_kind_of(SBT_BUILD_MAKE)->boots_image);
+	assert_non_null(probe_kind_of(SBT_BUILD_CMD)->doubt); /* the "did nothing" rule */
+	assert_null(probe_kind_of(SBT_BUILD_NPM)->doubt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kind_table),
 		cmocka_unit_test(test_split_words),
 		cmocka_unit_test(test_split_words_edges),
 		REPO_TEST(test_plan_cmd_wins),

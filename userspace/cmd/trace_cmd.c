@@ -294,6 +294,7 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 	struct sbt_shim_handshake *h = &a->handshake;
 
 	for (int i = 0; i < a->nr_names; i++) {
+		const struct sbt_backend_caps *caps;
 		struct sbt_sandbox_state st;
 		struct sbt_target *sb;
 		char err[256];
@@ -325,10 +326,14 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		/*
 		 * A microVM: its execs are in the guest kernel, seen through its
 		 * guest agent's stream when it has one; its network is the tap.
+		 * The backend says so; a backend this build does not know, its
+		 * state file's visibility.
 		 */
-		sb->exec_hidden = strcmp(st.visibility_exec, "none") == 0 ||
-				  strcmp(st.visibility_exec, "guest_kernel") == 0;
-		if (strcmp(st.visibility_exec, "guest_kernel") == 0)
+		caps = sbt_backend_caps_by_name(st.backend);
+		sb->exec_hidden = caps ? !caps->execs_on_host
+				       : strcmp(st.visibility_exec, "none") == 0 ||
+						  strcmp(st.visibility_exec, "guest_kernel") == 0;
+		if (sb->exec_hidden && st.exec_stream[0])
 			snprintf(sb->exec_stream, sizeof(sb->exec_stream), "%s", st.exec_stream);
 		snprintf(sb->accel, sizeof(sb->accel), "%s", st.accel);
 		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,

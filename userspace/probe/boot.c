@@ -28,65 +28,10 @@
 #include <sys/wait.h>
 
 #include "lib/clock.h"
-#include "dockerfile/dockerfile.h"
 #include "event/events.h"
-#include "probe_int.h"
+#include "kind.h"
 
-static int df_sites(struct probe_ctx *p, const struct sbt_build_plan *plan, char *err,
-		    size_t errlen)
-{
-	struct sbt_dockerfile df;
-	struct sbt_df_error derr;
-	char *buf;
-	size_t len;
-	int target, ret = -1;
-
-	if (probe_read_repo_text(p->o->repo, "Dockerfile", &buf, &len, err, errlen) <= 0)
-		return -1;
-	if (sbt_dockerfile_parse(buf, len, NULL, &df, &derr) == 0) {
-		target = plan->target[0] ? sbt_dockerfile_stage_index(&df, plan->target)
-					 : df.nr_stages - 1;
-		ret = probe_sites_dockerfile(&p->sites, &df, target);
-		if (!ret && p->sites.boot_other >= 0)
-			p->boot.line = p->sites.v[p->sites.boot_other].line;
-		p->boot.has_healthcheck = !ret && sbt_dockerfile_healthcheck(&df, target);
-	} else {
-		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
-	}
-	sbt_dockerfile_free(&df);
-	free(buf);
-	return ret ? -1 : 0;
-}
-
-static int make_sites(struct probe_ctx *p)
-{
-	static const char *const names[] = { "Makefile", "makefile", "GNUmakefile" };
-	char *buf, err[256];
-	size_t len;
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		int rc = probe_read_repo_text(p->o->repo, names[i], &buf, &len, err, sizeof(err));
-
-		if (rc > 0) {
-			rc = probe_sites_make(&p->sites, names[i], buf, len);
-			free(buf);
-			return rc;
-		}
-	}
-	return 0;
-}
-
-static const char *build_instr(enum sbt_build_kind k)
-{
-	return k == SBT_BUILD_NPM ? "script" : k == SBT_BUILD_MAKE ? "recipe" : "cmd";
-}
-
-static const char *build_file(enum sbt_build_kind k)
-{
-	return k == SBT_BUILD_NPM ? "package.json" : NULL;
-}
-
-/* The start site of a non-Docker boot: --boot-cmd's argv, or the start script. */
+/* The start site of a boot in the sandbox: --boot-cmd's argv, or the start script. */
 static int boot_site(struct probe_ctx *p)
 {
 	struct probe_site t = { .phase = PROBE_BOOT,
@@ -118,8 +63,10 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 		    size_t errlen)
 {
 	const struct probe_opts *o = p->o;
-	bool docker = plan->kind == SBT_BUILD_DOCKERFILE, has_start = false;
-	bool want = !o->no_boot && !probe_vm(o);
+	const struct probe_kind *k = probe_kind_of(plan->kind);
+	/* the image the build made, else a second workload of the sandbox (its backend's) */
+	bool image = k->boots_image, can_boot = image || sbt_backend_caps(p->backend)->then;
+	bool boot_start = !o->no_boot && can_boot && !o->boot_cmd, has_start = false;
 	int rc = 0;
 
 	probe_sites_init(&p->sites);
@@ -134,30 +81,21 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 			return -1;
 		}
 	}
-	if (docker) {
-		if (df_sites(p, plan, err, errlen) < 0)
-			return -1;
-	} else {
-		rc = probe_npm_sites(o->repo, &p->sites, want && !o->boot_cmd, &has_start);
-		if (!rc && plan->kind == SBT_BUILD_MAKE)
-			rc = make_sites(p);
-		if (!rc)
-			rc = probe_sites_other(&p->sites, build_instr(plan->kind),
-					       build_file(plan->kind));
-	}
+	if (k->sites(k, p, plan, boot_start, &has_start, err, errlen) < 0)
+		return -1;
 	if (o->no_boot)
 		p->boot.skipped = "no_boot";
-	else if (probe_vm(o))
+	else if (!can_boot)
 		p->boot.skipped = "backend";
 	else if (o->boot_cmd)
-		p->boot.source = docker ? BOOT_DOCKERFILE : BOOT_CMD;
-	else if (docker)
+		p->boot.source = image ? BOOT_DOCKERFILE : BOOT_CMD;
+	else if (image)
 		p->boot.source = BOOT_DOCKERFILE;
 	else if (has_start)
 		p->boot.source = BOOT_NPM_START;
 	else
 		p->boot.skipped = "no_start_command";
-	if (!rc && p->boot.source == BOOT_NPM_START) {
+	if (p->boot.source == BOOT_NPM_START) {
 		static const char *const npm_start[] = { "npm", "start", NULL };
 
 		for (int i = 0; npm_start[i]; i++)
@@ -191,7 +129,7 @@ int probe_boot_podman(struct probe_ctx *p)
 		.env = p->o->env_args,
 		.stdout_fd = STDERR_FILENO,
 		.stderr_fd = STDERR_FILENO,
-		.backend = SBT_BACKEND_PODMAN,
+		.backend = p->backend, /* the next host tool of the build's sandbox */
 	};
 	char *argv[SBT_PROBE_MAX_ARGS * 2 + 32], cg_parent[SBT_SANDBOX_NAME_MAX + 32];
 	char id[65];

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "lib/clock.h"
-#include "probe_int.h"
+#include "kind.h"
 #include "sarif.h"
 #include "lib/sha256.h"
 
@@ -55,22 +55,23 @@ static void boot_input(const struct probe_ctx *p, struct sbt_build_plan *plan)
  */
 static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_build_plan *plan)
 {
-	char err[512];
+	const struct probe_kind *k;
+	char err[512], version[64];
 
 	if (sbt_probe_plan(o->repo, o->cmd, o->target, plan, err, sizeof(err))) {
 		fprintf(stderr, "sbtrace probe: %s\n", err);
 		return SBT_EXIT_USAGE;
 	}
-	if (probe_vm(o) && probe_vm_options(o, plan) < 0)
+	k = probe_kind_of(plan->kind);
+	if (probe_backend_options(o, k, &p->backend) < 0)
 		return SBT_EXIT_USAGE;
 	if (probe_boot_plan(p, plan, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sbtrace probe: %s\n", err);
 		return SBT_EXIT_USAGE;
 	}
 	p->sink.sites = &p->sites;
-	/* Dockerfile: the engine and the base images (their ids are inputs) first. */
-	if (plan->kind == SBT_BUILD_DOCKERFILE &&
-	    probe_engine_prepare(o, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
+	/* What the kind needs first (a Dockerfile: the engine, its base images as inputs). */
+	if (k->prepare && k->prepare(p, plan) < 0)
 		p->boot_failed = true;
 	for (int i = 0; i < plan->nr_inputs; i++)
 		if (strncmp(plan->inputs[i].name, "image:", 6) == 0 && !plan->inputs[i].sha256[0])
@@ -79,21 +80,22 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	boot_input(p, plan);
 	if (!p->boot_failed)
 		probe_key_inputs(p, plan);
-	/* A VM's report is another answer than a namespace sandbox's: its own key. */
-	sbt_probe_cache_key(plan, probe_vm(o) ? SBTRACE_VERSION "+qemu" : SBTRACE_VERSION, p->key);
+	/* Another backend's report (a VM's) is another answer: its own key. */
+	snprintf(version, sizeof(version), "%s%s%s", SBTRACE_VERSION,
+		 o->backend != PROBE_BACKEND_DEFAULT ? "+" : "",
+		 o->backend != PROBE_BACKEND_DEFAULT ? sbt_backend_name(o->backend) : "");
+	sbt_probe_cache_key(plan, version, p->key);
 	return -1;
 }
 
-/* --fail-on: the exit code the verdict makes. */
-static int verdict_exit(const struct probe_opts *o, json_object *report)
+/* --fail-on: the exit code the verdict (safe, unsafe, inconclusive; NULL: none) makes. */
+static int verdict_exit(const struct probe_opts *o, const char *verdict)
 {
-	json_object *v;
-	const char *verdict =
-		json_object_object_get_ex(report, "verdict", &v) ? json_object_get_string(v) : "";
-
-	if (o->fail_on != FAIL_ON_NOTHING && strcmp(verdict ? verdict : "", "unsafe") == 0)
+	if (!verdict)
+		verdict = "";
+	if (o->fail_on != FAIL_ON_NOTHING && strcmp(verdict, "unsafe") == 0)
 		return PROBE_EXIT_UNSAFE;
-	if (o->fail_on == FAIL_ON_INCONCLUSIVE && strcmp(verdict ? verdict : "", "safe") != 0)
+	if (o->fail_on == FAIL_ON_INCONCLUSIVE && strcmp(verdict, "safe") != 0)
 		return PROBE_EXIT_INCONCLUSIVE;
 	return SBT_EXIT_OK;
 }
@@ -102,7 +104,7 @@ static int verdict_exit(const struct probe_opts *o, json_object *report)
 static bool cache_answer(const struct probe_ctx *p, int *code)
 {
 	const struct probe_opts *o = p->o;
-	json_object *cached, *cache, *timings;
+	json_object *cached, *cache, *timings, *verdict;
 	int r;
 
 	if (o->no_cache || !o->cache_dir)
@@ -122,7 +124,10 @@ static bool cache_answer(const struct probe_ctx *p, int *code)
 	json_object_object_add(timings, "total", json_object_new_uint64(sbt_mono_ms() - p->t0_ms));
 	json_object_object_add(cached, "timings_ms", timings);
 	print_report(o, cached);
-	*code = verdict_exit(o, cached);
+	/* a cached answer is all there is of that run: its verdict is the entry's */
+	*code = verdict_exit(o, json_object_object_get_ex(cached, "verdict", &verdict)
+					? json_object_get_string(verdict)
+					: NULL);
 	json_object_put(cached);
 	probe_progress(p, "answered from the cache (%s)", o->cache_dir);
 	return true;
@@ -156,7 +161,7 @@ static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 	if (!o->no_cache && o->cache_dir && !v.reason && p->tree.cacheable && !p->timed_out &&
 	    !p->uncacheable && sbt_cache_write(o->cache_dir, p->key, r) < 0)
 		probe_progress(p, "could not write the cache entry in %s", o->cache_dir);
-	ret = verdict_exit(o, r);
+	ret = verdict_exit(o, v.verdict);
 	json_object_put(r);
 	return ret;
 }

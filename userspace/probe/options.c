@@ -14,6 +14,7 @@
 #include "lib/io.h"
 #include "probe_int.h"
 #include "help/sbtrace-probe.h"
+#include "kind.h"
 
 void sbt_probe_usage(FILE *f)
 {
@@ -142,6 +143,53 @@ static int map_file(struct probe_opts *o, const char *path)
 	return 0;
 }
 
+/* "A, B or C" from the n words of v[] that keep says (printed into buf). */
+static const char *word_list(const char *const *v, const bool *keep, int n, char *buf, size_t len)
+{
+	int last = -1, used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		last = keep[i] ? i : last;
+	for (int i = 0; i < n && (size_t)used < len; i++)
+		if (keep[i])
+			used += snprintf(buf + used, len - (size_t)used, "%s%s",
+					 !used	     ? ""
+					 : i == last ? " or "
+						     : ", ",
+					 v[i]);
+	return buf;
+}
+
+/*
+ * --backend: a backend the build runs on; not one that runs a host tool
+ * (a kind that builds with an engine runs on it by itself).
+ */
+static int backend_option(struct probe_opts *o, const char *arg)
+{
+	const char *names[SBT_BACKEND__MAX];
+	bool keep[SBT_BACKEND__MAX];
+	char list[128], own[256] = "";
+
+	if (sbt_backend_parse(arg, &o->backend) == 0 && !sbt_backend_caps(o->backend)->host_tools)
+		return -1;
+	for (int b = 0; b < SBT_BACKEND__MAX; b++) {
+		names[b] = sbt_backend_name((enum sbt_sandbox_backend)b);
+		keep[b] = !sbt_backend_caps((enum sbt_sandbox_backend)b)->host_tools;
+	}
+	for (int k = SBT_BUILD_NONE + 1; k < SBT_BUILD__MAX; k++) {
+		const struct probe_kind *kind = probe_kind_of((enum sbt_build_kind)k);
+		size_t used = strlen(own);
+
+		if (kind->own_backend)
+			snprintf(own + used, sizeof(own) - used, " (a %s build always runs on %s)",
+				 kind->label, sbt_backend_name(kind->backend));
+	}
+	fprintf(stderr, "sbtrace probe: --backend '%s': use %s%s\n", arg,
+		word_list(names, keep, SBT_BACKEND__MAX, list, sizeof(list)), own);
+	return SBT_EXIT_USAGE;
+}
+
 /* One option. -1 to go on, else an exit code. */
 static int option(struct probe_opts *o, int c, int idx, const char *arg)
 {
@@ -185,14 +233,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 			return SBT_EXIT_USAGE;
 		return -1;
 	case OPT_BACKEND:
-		if (sbt_backend_parse(arg, &o->backend) || o->backend == SBT_BACKEND_PODMAN) {
-			fprintf(stderr,
-				"sbtrace probe: --backend '%s': use ns or qemu (a Dockerfile build "
-				"always runs on podman)\n",
-				arg);
-			return SBT_EXIT_USAGE;
-		}
-		return -1;
+		return backend_option(o, arg);
 	case OPT_GUEST:
 		o->guest = arg;
 		return -1;
@@ -340,25 +381,26 @@ static int newest_guest(char *out, size_t len)
 	return best ? 0 : -ENOENT;
 }
 
-/* --backend qemu: the build kind, the guest, the tap's addresses. 0, or -EINVAL after a message. */
-int probe_vm_options(struct probe_opts *o, const struct sbt_build_plan *plan)
+/* "--cmd, npm or make": the kinds that run on the backend --backend picks. */
+static const char *picked_kinds(char *buf, size_t len)
+{
+	const char *labels[SBT_BUILD__MAX] = { NULL };
+	bool keep[SBT_BUILD__MAX] = { false };
+
+	for (int k = SBT_BUILD_NONE + 1; k < SBT_BUILD__MAX; k++) {
+		const struct probe_kind *kind = probe_kind_of((enum sbt_build_kind)k);
+
+		labels[k] = kind->label;
+		keep[k] = !kind->own_backend;
+	}
+	return word_list(labels, keep, SBT_BUILD__MAX, buf, len);
+}
+
+/* The tap's addresses (--tap-addrs HOST,GUEST). 0, or -EINVAL after a message. */
+static int tap_options(struct probe_opts *o)
 {
 	const char *tap_addrs = o->tap_addrs, *comma = strchr(tap_addrs, ',');
 
-	if (plan->kind == SBT_BUILD_DOCKERFILE) {
-		fprintf(stderr,
-			"sbtrace probe: --backend qemu runs --cmd, npm or make builds in a "
-			"busybox guest; a Dockerfile build runs on podman (drop --backend)\n");
-		return -EINVAL;
-	}
-	if (!o->guest) {
-		if (newest_guest(o->guest_buf, sizeof(o->guest_buf)) < 0) {
-			fprintf(stderr, "sbtrace probe: --backend qemu: no guest built; run "
-					"scripts/guest-build.sh (or give --guest DIR)\n");
-			return -EINVAL;
-		}
-		o->guest = o->guest_buf;
-	}
 	if (!comma || comma == tap_addrs || !comma[1] || comma - tap_addrs >= 64 ||
 	    strlen(comma + 1) >= 64 || !strchr(tap_addrs, '/') || !strchr(comma + 1, '/')) {
 		fprintf(stderr,
@@ -370,4 +412,34 @@ int probe_vm_options(struct probe_opts *o, const struct sbt_build_plan *plan)
 	snprintf(o->tap_host, sizeof(o->tap_host), "%.*s", (int)(comma - tap_addrs), tap_addrs);
 	snprintf(o->tap_guest, sizeof(o->tap_guest), "%s", comma + 1);
 	return 0;
+}
+
+int probe_backend_options(struct probe_opts *o, const struct probe_kind *k,
+			  enum sbt_sandbox_backend *backend)
+{
+	const struct sbt_backend_caps *caps;
+	char kinds[128];
+
+	if (k->own_backend && o->backend != PROBE_BACKEND_DEFAULT && o->backend != k->backend) {
+		fprintf(stderr,
+			"sbtrace probe: --backend %s runs %s builds%s; a %s build runs on %s "
+			"(drop --backend)\n",
+			sbt_backend_name(o->backend), picked_kinds(kinds, sizeof(kinds)),
+			sbt_backend_caps(o->backend)->guest ? " in a busybox guest" : "", k->label,
+			sbt_backend_name(k->backend));
+		return -EINVAL;
+	}
+	*backend = k->own_backend ? k->backend : o->backend;
+	caps = sbt_backend_caps(*backend);
+	if (caps->guest && !o->guest) {
+		if (newest_guest(o->guest_buf, sizeof(o->guest_buf)) < 0) {
+			fprintf(stderr,
+				"sbtrace probe: --backend %s: no guest built; run "
+				"scripts/guest-build.sh (or give --guest DIR)\n",
+				sbt_backend_name(*backend));
+			return -EINVAL;
+		}
+		o->guest = o->guest_buf;
+	}
+	return caps->egress_on_tap ? tap_options(o) : 0;
 }

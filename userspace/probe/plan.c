@@ -1,368 +1,68 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Which build to run for a repo, its argv and its declared inputs (see probe.h). */
+/*
+ * Which build to run for a repo, its argv and its declared inputs (see
+ * probe.h): the table of build kinds (kind.h), asked in SBT_BUILD_KINDS'
+ * order.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "dockerfile/dockerfile.h"
-#include "probe_int.h"
-#include "lib/sha256.h"
+#include "kind.h"
 
-#define STAGE_LIST_MAX 256 /* stage names listed in an error message */
+/* Each row's kind_<name>.c defines probe_kind_<name>. */
+#define KIND_EXTERN(id, name) extern const struct probe_kind probe_kind_##name;
+SBT_BUILD_KINDS(KIND_EXTERN)
+#undef KIND_EXTERN
 
-/* The declared inputs, in report order. */
-static const char *const input_names[] = {
-	"Dockerfile",	  "package.json", "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",
-	"pnpm-lock.yaml", "Makefile",	  "makefile",	       "GNUmakefile",
-};
+#define KIND_ROW(id, name) [SBT_BUILD_##id] = &probe_kind_##name,
+static const struct probe_kind *const kinds[SBT_BUILD__MAX] = { SBT_BUILD_KINDS(KIND_ROW) };
+#undef KIND_ROW
 
-static const char *const makefile_names[] = { "Makefile", "makefile", "GNUmakefile" };
-
-static bool is_blank(char c)
+const struct probe_kind *probe_kind_of(enum sbt_build_kind k)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+	return k > SBT_BUILD_NONE && k < SBT_BUILD__MAX ? kinds[k] : NULL;
 }
 
-/* --- word splitting ----------------------------------------------------- */
-
-static void free_words(char **argv, int n)
+/* The first kind whose detect says yes; else what was looked for. 0 or -1. */
+static int plan_kind(const struct probe_plan_in *in, struct sbt_build_plan *plan, char *err,
+		     size_t errlen)
 {
-	for (int i = 0; i < n; i++) {
-		free(argv[i]);
-		argv[i] = NULL;
-	}
-}
+	char looked[256] = "";
 
-int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errlen)
-{
-	const char *p = s;
-	char *word;
-	size_t len;
-	int argc = 0;
+	for (int k = SBT_BUILD_NONE + 1; k < SBT_BUILD__MAX; k++) {
+		int rc = kinds[k]->detect(in, plan, err, errlen);
+		size_t used = strlen(looked);
 
-	if (!argv || max < 0) {
-		probe_err(err, errlen, "invalid arguments");
-		return -1;
+		if (rc > 0)
+			plan->kind = (enum sbt_build_kind)k;
+		if (rc)
+			return rc > 0 ? 0 : -1;
+		snprintf(looked + used, sizeof(looked) - used, "%s%s", used ? ", " : "",
+			 kinds[k]->looked_for);
 	}
-	argv[0] = NULL;
-	if (!s) {
-		probe_err(err, errlen, "empty command");
-		return -1;
-	}
-	word = malloc(strlen(s) + 1);
-	if (!word) {
-		probe_err(err, errlen, "out of memory");
-		return -1;
-	}
-	for (;;) {
-		while (is_blank(*p))
-			p++;
-		if (!*p)
-			break;
-		len = 0;
-		while (*p && !is_blank(*p)) {
-			if (*p == '\'') {
-				const char *q = strchr(p + 1, '\'');
-
-				if (!q) {
-					probe_err(err, errlen, "unterminated single quote");
-					goto fail;
-				}
-				memcpy(word + len, p + 1, (size_t)(q - p - 1));
-				len += (size_t)(q - p - 1);
-				p = q + 1;
-			} else if (*p == '"') {
-				for (p++; *p != '"'; p++) {
-					if (!*p) {
-						probe_err(err, errlen, "unterminated double quote");
-						goto fail;
-					}
-					if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
-						p++;
-					word[len++] = *p;
-				}
-				p++;
-			} else if (*p == '\\') {
-				if (!p[1]) {
-					probe_err(err, errlen,
-						  "backslash at the end of the command");
-					goto fail;
-				}
-				word[len++] = p[1];
-				p += 2;
-			} else {
-				word[len++] = *p++;
-			}
-		}
-		if (argc >= max) {
-			probe_err(err, errlen, "too many words (at most %d)", max);
-			goto fail;
-		}
-		argv[argc] = strndup(word, len);
-		if (!argv[argc]) {
-			probe_err(err, errlen, "out of memory");
-			goto fail;
-		}
-		argv[++argc] = NULL;
-	}
-	free(word);
-	if (argc == 0) {
-		probe_err(err, errlen, "empty command");
-		return -1;
-	}
-	return argc;
-fail:
-	free(word);
-	free_words(argv, argc);
+	probe_err(err, errlen, "no build found in %s: looked for %s", in->repo, looked);
 	return -1;
 }
 
-/* --- Dockerfile --------------------------------------------------------- */
-
-/* Docker's stage-name rule: a letter, then letters, digits, '.', '_', '-'. */
-static bool valid_stage_name(const char *t)
-{
-	size_t n = strlen(t);
-
-	if (n == 0 || n >= sizeof(((struct sbt_build_plan *)0)->target))
-		return false;
-	if (!((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= 'A' && t[0] <= 'Z')))
-		return false;
-	for (size_t i = 1; i < n; i++) {
-		char c = t[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
-/* The named stages of a Dockerfile, for an error message. */
-static void stage_list(const struct sbt_dockerfile *df, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < df->nr_stages; i++) {
-		const char *n = df->stages[i].name;
-		int w;
-
-		if (!n[0])
-			continue;
-		if (used + strlen(n) + 8 > len) {
-			snprintf(buf + used, len - used, "%s...", used ? ", " : "");
-			return;
-		}
-		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", n);
-		used += (size_t)w;
-	}
-}
-
-/*
- * 1: plan set (DOCKERFILE: the --target stage, else the final stage: the
- * image a container runs), 0: no Dockerfile or one without FROM (why says
- * so), -1: error (unreadable, unparsable, no such --target).
- */
-static int plan_dockerfile(const char *root, const char *repo, const char *target,
-			   struct sbt_build_plan *plan, char *err, size_t errlen)
-{
-	struct sbt_dockerfile df;
-	struct sbt_df_error derr;
-	char list[STAGE_LIST_MAX];
-	const struct sbt_df_stage *st;
-	size_t len;
-	char *buf;
-	int rc, idx;
-
-	rc = probe_read_repo_text(root, "Dockerfile", &buf, &len, err, errlen);
-	if (rc < 0)
-		return -1;
-	if (rc == 0) {
-		if (target)
-			probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')",
-				  repo, target);
-		return target ? -1 : 0;
-	}
-	rc = sbt_dockerfile_parse(buf, len, NULL, &df, &derr);
-	free(buf);
-	if (rc < 0) {
-		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
-		sbt_dockerfile_free(&df);
-		return -1;
-	}
-	idx = target ? sbt_dockerfile_stage_index(&df, target) : df.nr_stages - 1;
-	if (idx < 0 && target) {
-		stage_list(&df, list, sizeof(list));
-		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
-			  list[0] ? list : "none named");
-		sbt_dockerfile_free(&df);
-		return -1;
-	}
-	if (df.nr_stages == 0) {
-		snprintf(plan->why, sizeof(plan->why), "a Dockerfile without FROM, so ");
-		sbt_dockerfile_free(&df);
-		return 0;
-	}
-	st = &df.stages[idx];
-	plan->kind = SBT_BUILD_DOCKERFILE;
-	snprintf(plan->target, sizeof(plan->target), "%s", st->name);
-	if (target)
-		snprintf(plan->why, sizeof(plan->why), "Dockerfile: stage '%s' (--target, line %u)",
-			 st->name, st->line);
-	else
-		snprintf(plan->why, sizeof(plan->why),
-			 "Dockerfile: the final stage%s%s%s (line %u), the image a container runs",
-			 st->name[0] ? " '" : "", st->name, st->name[0] ? "'" : "", st->line);
-	sbt_dockerfile_free(&df);
-	return 1;
-}
-
-int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n, char *err,
-		   size_t errlen)
-{
-	for (int i = 0; i < n; i++) {
-		plan->argv[i] = strdup(words[i]);
-		if (!plan->argv[i]) {
-			probe_err(err, errlen, "out of memory");
-			return -1;
-		}
-		plan->argc = i + 1;
-	}
-	plan->argv[n] = NULL;
-	return 0;
-}
-
-/* --- inputs ------------------------------------------------------------- */
-
-static bool has_input(const struct sbt_build_plan *plan, const char *name)
-{
-	for (int i = 0; i < plan->nr_inputs; i++) {
-		if (strcmp(plan->inputs[i].name, name) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Record `name` when it is a regular file in the repo. 0 or -1. */
-static int add_input(const char *root, const char *name, struct sbt_build_plan *plan, char *err,
-		     size_t errlen)
-{
-	struct sbt_probe_input *in;
-	int fd, rc;
-
-	if (has_input(plan, name))
-		return 0;
-	rc = probe_open_repo_file(root, name, &fd, err, errlen);
-	if (rc <= 0)
-		return rc;
-	if (strlen(name) >= sizeof(in->name) || plan->nr_inputs >= SBT_PROBE_MAX_INPUTS) {
-		probe_err(err, errlen,
-			  "%s: cannot record it as an input (path too long or too many)", name);
-		close(fd);
-		return -1;
-	}
-	in = &plan->inputs[plan->nr_inputs];
-	rc = sbt_sha256_fd(fd, in->sha256);
-	close(fd);
-	if (rc < 0) {
-		probe_err(err, errlen, "%s: %s", name, strerror(-rc));
-		return -1;
-	}
-	memcpy(in->name, name, strlen(name) + 1);
-	plan->nr_inputs++;
-	return 0;
-}
-
+/* Every kind's declared inputs that exist, in table order, then the chosen kind's own. */
 static int add_inputs(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen)
 {
-	char rel[PATH_MAX];
+	const struct probe_kind *chosen = kinds[plan->kind];
 
-	for (size_t i = 0; i < sizeof(input_names) / sizeof(input_names[0]); i++) {
-		if (add_input(root, input_names[i], plan, err, errlen) < 0)
-			return -1;
-	}
-	/* --cmd ./build.sh: the script is an input too (a program on PATH is not). */
-	if (plan->kind == SBT_BUILD_CMD && probe_normalize_rel(plan->argv[0], rel, sizeof(rel)))
-		return add_input(root, rel, plan, err, errlen);
-	return 0;
-}
-
-/* --- the plan ----------------------------------------------------------- */
-
-/* 1: plan set (MAKE: make -B, so outputs already in the tree are rebuilt), 0: none, -1. */
-static int plan_make(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen)
-{
-	static const char *const make[] = { "make", "-B" };
-
-	for (size_t i = 0; i < sizeof(makefile_names) / sizeof(makefile_names[0]); i++) {
-		int fd, rc = probe_open_repo_file(root, makefile_names[i], &fd, err, errlen);
-
-		if (rc <= 0) {
-			if (rc < 0)
+	for (int k = SBT_BUILD_NONE + 1; k < SBT_BUILD__MAX; k++)
+		for (const char *const *n = kinds[k]->inputs; n && *n; n++)
+			if (probe_input_file(root, *n, plan, err, errlen) < 0)
 				return -1;
-			continue;
-		}
-		close(fd);
-		plan->kind = SBT_BUILD_MAKE;
-		snprintf(plan->why + strlen(plan->why), sizeof(plan->why) - strlen(plan->why),
-			 "%s (make -B: every target remade)", makefile_names[i]);
-		return probe_set_argv(plan, make, 2, err, errlen) < 0 ? -1 : 1;
-	}
-	return 0;
-}
-
-/* The kind of build, in order: --cmd, a Dockerfile, package.json's build script, a Makefile. */
-static int plan_kind(const char *root, const char *repo, const char *cmd, const char *target,
-		     struct sbt_build_plan *plan, char *err, size_t errlen)
-{
-	char why[128];
-	int rc;
-
-	if (cmd) {
-		rc = sbt_split_words(cmd, plan->argv, SBT_PROBE_MAX_ARGS, why, sizeof(why));
-		if (rc < 0) {
-			probe_err(err, errlen, "bad --cmd: %s", why);
-			return -1;
-		}
-		plan->kind = SBT_BUILD_CMD;
-		plan->argc = rc;
-		snprintf(plan->why, sizeof(plan->why), "--cmd");
-		return 0;
-	}
-	if (target && !valid_stage_name(target)) {
-		probe_err(err, errlen,
-			  "bad --target '%.64s': a stage name is a letter, then letters, digits, "
-			  "'.', '_' or '-' (at most %zu characters)",
-			  target, sizeof(plan->target) - 1);
-		return -1;
-	}
-	rc = plan_dockerfile(root, repo, target, plan, err, errlen);
-	if (rc == 0) {
-		if (!plan->why[0])
-			snprintf(plan->why, sizeof(plan->why), "no Dockerfile, so ");
-		rc = probe_plan_npm(root, plan, err, errlen);
-	}
-	if (rc == 0) {
-		snprintf(plan->why + strlen(plan->why), sizeof(plan->why) - strlen(plan->why), "%s",
-			 plan->kind ? "" : "no package.json scripts.build, so ");
-		rc = plan_make(root, plan, err, errlen);
-	}
-	if (rc == 0)
-		probe_err(err, errlen,
-			  "no build found in %s: looked for --cmd, a Dockerfile, package.json "
-			  "scripts.build, a Makefile",
-			  repo);
-	return rc > 0 ? 0 : -1;
+	return chosen->more_inputs ? chosen->more_inputs(root, plan, err, errlen) : 0;
 }
 
 int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		   struct sbt_build_plan *plan, char *err, size_t errlen)
 {
+	struct probe_plan_in in = { .repo = repo, .cmd = cmd, .target = target };
 	struct stat st;
 	char *root;
 
@@ -390,8 +90,8 @@ int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		probe_err(err, errlen, "%s: %s", repo, strerror(errno));
 		return -1;
 	}
-	if (plan_kind(root, repo, cmd, target, plan, err, errlen) < 0 ||
-	    add_inputs(root, plan, err, errlen) < 0) {
+	in.root = root;
+	if (plan_kind(&in, plan, err, errlen) < 0 || add_inputs(root, plan, err, errlen) < 0) {
 		free(root);
 		sbt_build_plan_free(plan);
 		return -1;

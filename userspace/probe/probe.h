@@ -21,11 +21,25 @@
 #define SBT_PROBE_MAX_ARGS   64
 #define SBT_PROBE_MAX_INPUTS 96
 
+/*
+ * The build kinds, one row each, in the order a repo is looked at: a row
+ * X(ID, name) makes the value SBT_BUILD_<ID>, and userspace/probe/kind_<name>.c
+ * defines what the probe knows of it (probe_kind_<name>, kind.h). A new kind
+ * is its file and its row (and its name in probe-report.schema.json's
+ * command.kind).
+ */
+#define SBT_BUILD_KINDS(X)                                                                         \
+	X(CMD, cmd)		  /* --cmd "PROG ARGS" */                                          \
+	X(DOCKERFILE, dockerfile) /* a Dockerfile's final stage (or --target): podman/docker */    \
+	X(NPM, npm)		  /* package.json scripts.build: npm run build */                  \
+	X(MAKE, make)		  /* a Makefile: make -B */
+
 enum sbt_build_kind {
-	SBT_BUILD_CMD = 1,    /* --cmd "PROG ARGS" */
-	SBT_BUILD_DOCKERFILE, /* a Dockerfile's final stage (or --target): podman/docker build */
-	SBT_BUILD_NPM,	      /* package.json scripts.build: npm run build */
-	SBT_BUILD_MAKE,	      /* a Makefile: make */
+	SBT_BUILD_NONE = 0,
+#define SBT_BUILD_ID(id, name) SBT_BUILD_##id,
+	SBT_BUILD_KINDS(SBT_BUILD_ID)
+#undef SBT_BUILD_ID
+		SBT_BUILD__MAX,
 };
 
 struct sbt_probe_input {

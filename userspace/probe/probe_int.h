@@ -25,18 +25,17 @@ int probe_read_repo_text(const char *root, const char *name, char **bufp, size_t
 /* "./a//b/../c" -> "a/c"; false when absolute, empty or climbing out of the repo. */
 bool probe_normalize_rel(const char *in, char *out, size_t outlen);
 
-/* plan.c */
-int probe_set_argv(struct sbt_build_plan *plan, const char *const *words, int n, char *err,
-		   size_t errlen);
+/* plan.c: the build kinds' table (kind.h); NULL for SBT_BUILD_NONE or out of range. */
+struct probe_kind;
+const struct probe_kind *probe_kind_of(enum sbt_build_kind k);
 
-/* package_json.c: 1 plan set (npm run build), 0 no package.json or no scripts.build, -1 error. */
-int probe_plan_npm(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen);
-struct probe_sites;
 /*
- * package.json's scripts as sites (site.h), the start script the boot's
- * when boot_start; *has_start when there is one. 0, or -ENOMEM.
+ * package_json.c: the repo's package.json. 1: *doc (a new reference), its
+ * *scripts object (NULL when it has none) and *text (the file, for line
+ * numbers; free it); 0: none; -1: unreadable, not JSON or not an object (err).
  */
-int probe_npm_sites(const char *root, struct probe_sites *ss, bool boot_start, bool *has_start);
+int probe_package_json(const char *root, json_object **doc, json_object **scripts, char **text,
+		       char *err, size_t errlen);
 
 /* tree.c: the repo as one digest (the cache key's view of it). */
 struct probe_tree {
@@ -110,16 +109,17 @@ struct probe_opts {
 	bool sarif;
 };
 
-/* The build runs in a microVM (--backend qemu). */
-static inline bool probe_vm(const struct probe_opts *o)
-{
-	return o->backend == SBT_BACKEND_QEMU;
-}
+#define PROBE_BACKEND_DEFAULT SBT_BACKEND_NS /* --backend's */
 
 /* -1 to go on, else an exit code (after --help, or a one-line usage error). */
 int probe_options(int argc, char **argv, struct probe_opts *o);
-/* After the plan: --backend qemu's guest and tap addresses. 0, or -EINVAL after a message. */
-int probe_vm_options(struct probe_opts *o, const struct sbt_build_plan *plan);
+/*
+ * After the plan: the backend the build runs on (the kind's own, else
+ * --backend's) into *backend, and what it needs: a guest, the tap's
+ * addresses. 0, or -EINVAL after a message.
+ */
+int probe_backend_options(struct probe_opts *o, const struct probe_kind *k,
+			  enum sbt_sandbox_backend *backend);
 
 /* engine.c: Dockerfile builds with podman (or docker). */
 enum probe_engine { ENGINE_NONE = 0, ENGINE_PODMAN, ENGINE_DOCKER };
@@ -227,7 +227,8 @@ json_object *probe_boot_json(const struct probe_ctx *p);
 /* run.c: one run of the build in a sandbox, under the trace. */
 struct probe_ctx {
 	const struct probe_opts *o;
-	char key[65]; /* the cache key */
+	enum sbt_sandbox_backend backend; /* what the build runs on (its capabilities: sandbox.h) */
+	char key[65];			  /* the cache key */
 	struct sbt_sandbox_run run;
 	char name[SBT_SANDBOX_NAME_MAX + 1];
 	bool started, released, exited, boot_failed, timed_out;
@@ -253,9 +254,10 @@ int probe_key_inputs(struct probe_ctx *p, struct sbt_build_plan *plan);
 /* Add one input (name, hex digest). 0 or -E2BIG. */
 int probe_add_input(struct sbt_build_plan *plan, const char *name, const char *sha256);
 
+/* progress.c: "sbtrace probe: [ 1.2 s] fmt" (arg its one %s) on stderr, unless --quiet. */
 void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg);
 /*
- * Start the sandbox for the plan and trace it until the build ends. -1 when
+ * run.c: start the sandbox for the plan and trace it until the build ends. -1 when
  * there is something to report (p says what happened), else an exit code
  * (the kernel cannot trace: no report).
  */
@@ -278,6 +280,5 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 /* The report (a new reference); takes v->warnings. */
 json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			  struct probe_verdict *v);
-const char *probe_kind_name(enum sbt_build_kind k);
 
 #endif

@@ -6,8 +6,8 @@
 
 #include "lib/clock.h"
 #include "event/events.h"
-#include "probe_int.h"
 #include "exec/shellagg.h"
+#include "kind.h"
 
 static void add_warning(json_object *warnings, const char *id, const char *message)
 {
@@ -27,21 +27,6 @@ static json_object *argv_json(char *const *argv)
 	for (; argv && *argv; argv++)
 		json_object_array_add(a, sbt_json_string(*argv));
 	return a;
-}
-
-const char *probe_kind_name(enum sbt_build_kind k)
-{
-	switch (k) {
-	case SBT_BUILD_CMD:
-		return "cmd";
-	case SBT_BUILD_DOCKERFILE:
-		return "dockerfile";
-	case SBT_BUILD_NPM:
-		return "npm";
-	case SBT_BUILD_MAKE:
-		return "make";
-	}
-	return "?";
 }
 
 /* Why the build did not succeed, as the build_failed warning says it. */
@@ -115,11 +100,15 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		add_warning(warnings, "base_image_substituted", msg);
 	}
 	if (skipped && strcmp(skipped, "build_failed") != 0 && strcmp(skipped, "failed") != 0) {
+		char backend[64];
+
+		snprintf(backend, sizeof(backend), "not with --backend %s",
+			 sbt_backend_name(p->backend));
 		snprintf(msg, sizeof(msg),
 			 "the boot phase did not run (%s): the verdict covers the build only, not "
 			 "what the container runs when it starts",
 			 strcmp(skipped, "no_boot") == 0   ? "--no-boot"
-			 : strcmp(skipped, "backend") == 0 ? "not with --backend qemu"
+			 : strcmp(skipped, "backend") == 0 ? backend
 			 : strcmp(skipped, "no_start_command") == 0
 				 ? "no start command: give --boot-cmd, or a package.json start "
 				   "script"
@@ -135,18 +124,17 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  struct probe_verdict *v)
 {
+	const struct probe_kind *k = probe_kind_of(plan->kind);
 	bool build_ok = p->exited && WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0;
 	bool complete = p->sink.complete.all, lost = p->sink.summary_seen && !complete;
-	/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
-	bool runs_unseen = plan->kind == SBT_BUILD_DOCKERFILE && p->exited &&
-			   p->build.df.nr_runs > 0 && !p->sink.exec_below;
+	const char *doubt = NULL, *doubt_msg = NULL;
 	char msg[256];
 
 	memset(v, 0, sizeof(*v));
 	v->warnings = json_object_new_array();
 	if (p->boot_failed) {
 		because(v, "sandbox_boot_failed", p->boot_err);
-	} else if (probe_vm(p->o) && !p->run.exec_stream[0]) {
+	} else if (!sbt_backend_caps(p->backend)->execs_on_host && !p->run.exec_stream[0]) {
 		/* No guest agent: the host saw only qemu, no exec, no shell. */
 		because(v, "exec_not_visible",
 			"the build ran in a microVM without the guest agent: host BPF cannot "
@@ -174,20 +162,8 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		because(v, "boot_failed", why);
 	} else if (lost) {
 		because(v, "events_lost", lost_message(&p->sink.complete, msg, sizeof(msg)));
-	} else if (runs_unseen) {
-		because(v, "exec_not_visible",
-			"the Dockerfile's RUN steps ran outside the sandbox cgroup (the engine "
-			"ignored --cgroup-parent): their execs were not traced");
-	} else if (plan->kind == SBT_BUILD_CMD && p->sink.execs <= 1) {
-		/*
-		 * make runs with -B, npm's script always runs, a Dockerfile's RUN
-		 * steps with --no-cache; a --cmd may skip work because its outputs
-		 * are already there, and then a clean build may run more.
-		 */
-		because(v, "build_did_nothing",
-			"the build ran no program besides its own command: if it skipped work "
-			"because its outputs already exist, a clean build may run shells this "
-			"one did not");
+	} else if (k->doubt && (doubt = k->doubt(p, plan, &doubt_msg))) {
+		because(v, doubt, doubt_msg); /* the kind's own: steps not seen, nothing done */
 	}
 	notes(p, plan, v->warnings);
 	/*
@@ -207,12 +183,11 @@ static json_object *command_json(const struct sbt_build_plan *plan)
 {
 	json_object *c = json_object_new_object();
 
-	json_object_object_add(c, "kind", json_object_new_string(probe_kind_name(plan->kind)));
+	json_object_object_add(c, "kind", json_object_new_string(probe_kind_of(plan->kind)->name));
 	json_object_object_add(c, "argv", argv_json(plan->argv));
+	/* a Dockerfile's stage, when it is named: only that kind sets one */
 	json_object_object_add(c, "target",
-			       plan->kind == SBT_BUILD_DOCKERFILE && plan->target[0]
-				       ? json_object_new_string(plan->target)
-				       : NULL);
+			       plan->target[0] ? json_object_new_string(plan->target) : NULL);
 	json_object_object_add(c, "why", sbt_json_string(plan->why));
 	return c;
 }
@@ -275,22 +250,22 @@ static json_object *egress_json(const struct probe_sink *ps, int mode)
 	return o;
 }
 
+/* What the host could see, as the backend's capabilities say (and the run: a guest's stream). */
 static json_object *visibility_json(const struct probe_ctx *p)
 {
-	const struct probe_opts *o = p->o;
+	const struct sbt_backend_caps *caps = sbt_backend_caps(p->backend);
 	json_object *vis = json_object_new_object();
 
-	json_object_object_add(vis, "exec",
-			       json_object_new_string(!probe_vm(o)	      ? "host"
-						      : p->run.exec_stream[0] ? "guest_kernel"
-									      : "none"));
-	json_object_object_add(vis, "network",
-			       json_object_new_string(probe_vm(o) ? "tap"
-						      : o->egress_mode == SBT_EGRESS_OFF
-							      ? "none"
-							      : "cgroup"));
+	json_object_object_add(
+		vis, "exec",
+		json_object_new_string(sbt_backend_vis_exec(caps, p->run.exec_stream[0] != '\0')));
+	json_object_object_add(
+		vis, "network",
+		json_object_new_string(!caps->egress_on_tap && p->o->egress_mode == SBT_EGRESS_OFF
+					       ? "none"
+					       : sbt_backend_vis_network(caps)));
 	/* the VM's accelerator, once it was started */
-	if (probe_vm(o) && p->run.accel[0])
+	if (caps->guest && p->run.accel[0])
 		json_object_object_add(vis, "accel", json_object_new_string(p->run.accel));
 	return vis;
 }
@@ -349,7 +324,8 @@ static json_object *timings_json(const struct probe_ctx *p)
 	json_object_object_add(t, "build", json_object_new_uint64(p->build_ms));
 	json_object_object_add(t, "boot", json_object_new_uint64(p->boot.ms));
 	/* the VM: go to the guest's SBT-GUEST-READY (kernel boot and init) */
-	if (probe_vm(p->o) && run->con.ready_ns && run->go_ns && run->con.ready_ns > run->go_ns)
+	if (sbt_backend_caps(p->backend)->console && run->con.ready_ns && run->go_ns &&
+	    run->con.ready_ns > run->go_ns)
 		json_object_object_add(
 			t, "vm_boot",
 			json_object_new_uint64((run->con.ready_ns - run->go_ns) / 1000000));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * One probe run: the sandbox for the plan's build (podman for a Dockerfile,
- * a microVM with --backend qemu, else the ns backend), traced from before
- * its first exec to its end.
+ * One probe run: the sandbox for the plan's build (on the kind's own backend,
+ * podman for a Dockerfile, else on --backend's: ns, or a microVM with qemu),
+ * traced from before its first exec to its end.
  *
  * Start-up overlaps the two slow parts: the sandbox child sets itself up
  * (namespaces, mounts) while the trace loads the BPF object; the workload's
@@ -19,16 +19,7 @@
 #include "lib/clock.h"
 #include "event/sink_json.h"
 #include "lib/extbin.h"
-#include "probe_int.h"
-
-void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg)
-{
-	if (p->o->quiet)
-		return;
-	fprintf(stderr, "sbtrace probe: [%5.1f s] ", (double)(sbt_mono_ms() - p->t0_ms) / 1000.0);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-}
+#include "kind.h"
 
 /* Attached: let the workload exec, once its sandbox is set up. */
 static void on_attached(void *arg)
@@ -110,7 +101,7 @@ static const char *exited(struct probe_ctx *p, int status)
 	p->exited = true;
 	p->status = status;
 	p->build_ms = sbt_mono_ms() - p->go_ms;
-	if (probe_vm(p->o)) {
+	if (sbt_backend_caps(p->backend)->wait == SBT_WAIT_CONSOLE) {
 		vm_exited(p);
 		return p->boot_failed ? "sandbox_boot_failed" : "workload_exited";
 	}
@@ -148,7 +139,7 @@ static const char *on_tick(void *arg)
 
 	if (p->boot_failed)
 		return "sandbox_boot_failed";
-	if (probe_vm(p->o))
+	if (sbt_backend_caps(p->backend)->console)
 		while (sbt_sandbox_console(&p->run, p->console_out) > 0)
 			;
 	probe_boot_tick(p);
@@ -172,72 +163,9 @@ static const char *on_tick(void *arg)
 	return NULL;
 }
 
-/*
- * The podman backend: the engine runs on the host, in the sandbox's cgroup
- * (no namespaces of ours: it makes its own), and puts every RUN step's
- * container in <sandbox cgroup>/build (--cgroup-parent; runc's cgroupfs
- * manager mirrors it into the cgroup v2 hierarchy), so the trace sees them.
- * It reads the repo as its build context.
- */
-static int start_podman(struct probe_ctx *p, struct sbt_build_plan *plan)
+/* The tap's network namespace, of our own: no route anywhere. 0, or -1 with boot_err. */
+static int make_tap_netns(struct probe_ctx *p)
 {
-	struct sbt_sandbox_spec spec = {
-		.name = p->name,
-		.net = SBT_NET_NONE,
-		.argv = plan->argv,
-		.env = p->o->env_args,
-		.stdout_fd = STDERR_FILENO,
-		.stderr_fd = STDERR_FILENO,
-		.backend = SBT_BACKEND_PODMAN,
-	};
-	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
-	const char *cg;
-
-	snprintf(cg_parent, sizeof(cg_parent), "/sbtrace/%s/build", p->name);
-	if (probe_engine_argv(plan, &p->build, p->o->repo, cg_parent) < 0) {
-		snprintf(p->boot_err, sizeof(p->boot_err), "cannot prepare the %s command",
-			 p->build.eng == ENGINE_PODMAN ? "podman" : "docker");
-		return -1;
-	}
-	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
-		return -1;
-	p->started = true;
-	/* --cgroup-parent must name a descendant of the sandbox cgroup. */
-	cg = p->run.cgroup_name;
-	if (strncmp(cg_parent, cg, strlen(cg)) != 0 || cg_parent[strlen(cg)] != '/') {
-		snprintf(p->boot_err, sizeof(p->boot_err),
-			 "sandbox cgroup %.200s is not where --cgroup-parent=%s points", cg,
-			 cg_parent);
-		return -1;
-	}
-	/* A state file: sbtrace-shim gc cleans up after a killed probe. */
-	if (sbt_state_write(NULL, &p->run) < 0)
-		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
-	return 0;
-}
-
-/*
- * The qemu backend: the repo is exported to the guest (read-only 9p under a
- * tmpfs overlay: read there, nothing comes back), the build runs on the
- * host's tools (its /usr); the tap lives in a network namespace of our own,
- * with no route anywhere: the tap program reports and refuses whatever the
- * build tries to reach.
- */
-static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
-{
-	const struct probe_opts *o = p->o;
-	struct sbt_sandbox_spec spec = {
-		.name = p->name,
-		.workspace = o->repo,
-		.net = SBT_NET_NONE,
-		.argv = plan->argv,
-		.stdout_fd = -1,
-		.stderr_fd = -1,
-		.backend = SBT_BACKEND_QEMU,
-		.guest_dir = o->guest,
-		.tap_host_cidr = o->tap_host,
-		.tap_guest_cidr = o->tap_guest,
-	};
 	char netns[sizeof(p->netns)];
 	char *add[] = { "ip", "netns", "add", netns, NULL };
 	int status;
@@ -249,32 +177,52 @@ static int start_vm(struct probe_ctx *p, struct sbt_build_plan *plan)
 		return -1;
 	}
 	memcpy(p->netns, netns, sizeof(netns));
-	spec.tap_netns = p->netns;
-	p->console_out = STDERR_FILENO; /* the build's output, as the other backends' */
-	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
-		return -1;
-	p->started = true;
-	if (sbt_state_write(NULL, &p->run) < 0)
-		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
 	return 0;
 }
 
-/* The ns backend: the repo behind an overlay (or read-only), the build's output on stderr. */
-static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
+/*
+ * The sandbox for the build, as its backend's capabilities have it: the
+ * repo behind an overlay inside it (ns: never written, nothing comes back),
+ * exported read-only to a guest (qemu: the build runs on the host's tools
+ * over 9p), or none (a host tool such as the engine reads it as its build
+ * context); a tap in a network namespace of our own, with no route
+ * anywhere, where the tap program reports and refuses whatever the build
+ * tries to reach; the build's output on stderr, never mixed with the
+ * report; the boot as the sandbox's second workload.
+ */
+static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
+	const struct probe_kind *k = probe_kind_of(plan->kind);
+	const struct sbt_backend_caps *caps = sbt_backend_caps(p->backend);
 	struct sbt_sandbox_spec spec = {
 		.name = p->name,
 		.net = SBT_NET_NONE,
-		.argv = plan->argv,
 		.env = o->env_args,
-		.stdout_fd = STDERR_FILENO, /* the build's output never mixes with the report */
+		.stdout_fd = STDERR_FILENO,
 		.stderr_fd = STDERR_FILENO,
+		.backend = p->backend,
 	};
 
-	/* the repo under an overlay inside the sandbox: it is never written, nothing comes back */
-	spec.workspace = o->repo;
-	spec.workspace_overlay = true;
+	if (k->argv && k->argv(p, plan) < 0)
+		return -1;
+	spec.argv = plan->argv;
+	if (caps->workspace != SBT_WORKSPACE_NONE)
+		spec.workspace = o->repo;
+	spec.workspace_overlay = caps->workspace == SBT_WORKSPACE_BIND;
+	if (caps->console) { /* the output comes through the console: the build's, as elsewhere */
+		spec.stdout_fd = spec.stderr_fd = -1;
+		p->console_out = STDERR_FILENO;
+	}
+	if (caps->guest)
+		spec.guest_dir = o->guest;
+	if (caps->egress_on_tap) {
+		if (make_tap_netns(p) < 0)
+			return -1;
+		spec.tap_netns = p->netns;
+		spec.tap_host_cidr = o->tap_host;
+		spec.tap_guest_cidr = o->tap_guest;
+	}
 	if ((p->boot.source == BOOT_CMD || p->boot.source == BOOT_NPM_START) && !p->boot.skipped) {
 		spec.then_argv = p->boot.argv;
 		spec.then_ms = (unsigned int)o->boot_ms;
@@ -284,6 +232,11 @@ static int start_ns(struct probe_ctx *p, struct sbt_build_plan *plan)
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
+	if (k->started && k->started(p) < 0)
+		return -1;
+	/* A state file: sbtrace-shim gc cleans up after a killed probe. */
+	if (caps->gc_state && sbt_state_write(NULL, &p->run) < 0)
+		probe_progress(p, "could not write the sandbox state file (%s)", p->run.state_file);
 	return 0;
 }
 
@@ -292,6 +245,7 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 			 FILE **out)
 {
 	const struct probe_opts *o = p->o;
+	const struct sbt_backend_caps *caps = sbt_backend_caps(p->backend);
 	struct sbt_target *sb;
 	int bad;
 
@@ -308,10 +262,12 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 	sb->origin = "sandbox";
 	snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", p->run.name);
 	sbt_trace_target_commit(opts);
-	if (probe_vm(o)) {
+	if (!caps->execs_on_host) {
 		sb->exec_hidden = true;
 		/* the guest agent's stream, when the VM runs one: visibility guest_kernel */
 		snprintf(sb->exec_stream, sizeof(sb->exec_stream), "%s", p->run.exec_stream);
+	}
+	if (caps->egress_on_tap) {
 		if (sbt_tap_from_shim(sb, p->run.tap, p->run.tap_netns, p->run.guest_addrs,
 				      p->run.nr_guest_addrs, &bad)) {
 			snprintf(p->boot_err, sizeof(p->boot_err),
@@ -362,12 +318,7 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 
 	p->ts_run = sbt_clock_ns(CLOCK_MONOTONIC);
 	snprintf(p->name, sizeof(p->name), "probe-%.12s-%d", p->key, (int)getpid());
-	if (plan->kind == SBT_BUILD_DOCKERFILE)
-		rc = start_podman(p, plan);
-	else if (probe_vm(p->o))
-		rc = start_vm(p, plan);
-	else
-		rc = start_ns(p, plan);
+	rc = start_sandbox(p, plan);
 	if (rc < 0) {
 		p->boot_failed = true;
 		return -1;

@@ -66,10 +66,9 @@ struct sbx_state_ctx {
  * gone.
  */
 struct sbt_backend_ops {
-	const char *name;	 /* --backend and the state file's "backend" */
-	const char *vis_exec;	 /* the state file's visibility: "host" or "none" (see state.c) */
-	const char *vis_network; /* "cgroup" or "tap" */
-	uint64_t clone_flags;	 /* besides CLONE_INTO_CGROUP: the new namespaces */
+	const char *name;	      /* --backend and the state file's "backend" */
+	struct sbt_backend_caps caps; /* what it can do (sandbox.h): the common checks ask it */
+	uint64_t clone_flags;	      /* besides CLONE_INTO_CGROUP: the new namespaces */
 	/* The spec's backend-specific part, after the common checks. 0 or -errno, err filled. */
 	int (*check)(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
 	/* Before the clone: c->envp and the rest; c->cwd is spec->cwd or "/" on entry. */
@@ -95,15 +94,11 @@ struct sbt_backend_ops {
 	void (*gc_orphans)(const char *state_dir, bool verbose);
 };
 
-extern const struct sbt_backend_ops sbx_ns_ops, sbx_podman_ops, sbx_qemu_ops;
-
-/* ---- lifecycle.c ---- */
+/* ---- backend.c: the table, one row per enum sbt_sandbox_backend ---- */
 /* The backend's operations; NULL for a value out of range. */
 const struct sbt_backend_ops *sbx_backend(enum sbt_sandbox_backend b);
 /* By the state file's name; NULL for a backend this build does not know. */
 const struct sbt_backend_ops *sbx_backend_by_name(const char *name);
-/* The message for a network mode the backend cannot give (-EINVAL). */
-int sbx_net_error(const struct sbt_sandbox_spec *spec, char *err, size_t errlen);
 
 /* ---- util.c ---- */
 int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -132,11 +127,9 @@ int sbx_cgroup_rmdir_tree(const char *cg);
 /* Kill, wait for it to empty, remove. 0 or -errno. */
 int sbx_cgroup_destroy(const char *cg);
 
-/* ---- state.c ---- */
+/* ---- state_field.c: what the state file's parts share (state.c, a backend's fields) ---- */
 /* A directory owned by us or root, writable by nobody else (`create`: mkdir first). */
 int sbx_check_state_dir(const char *dir, bool create);
-/* STATE_DIR/NAME.attach for STATE_DIR/NAME.json ("" when it does not end so). */
-void sbx_attach_path(const char *state_file, char *out, size_t len);
 /* "state file PATH: field 'KEY<what>" (or the file's what without key) into v->err; ret. */
 int sbx_state_bad(const struct sbx_state_ctx *v, int ret, const char *what, const char *key);
 /* Required string / optional string (1: absent) / integer min..max, as sbx_state_bad says. */
@@ -146,6 +139,10 @@ int sbx_state_opt_str(struct json_object *root, const char *key, char *out, size
 		      const struct sbx_state_ctx *v);
 int sbx_state_int(struct json_object *root, const char *key, int64_t min, int64_t max, int64_t *out,
 		  const struct sbx_state_ctx *v);
+
+/* ---- state.c ---- */
+/* STATE_DIR/NAME.attach for STATE_DIR/NAME.json ("" when it does not end so). */
+void sbx_attach_path(const char *state_file, char *out, size_t len);
 /* Parse and validate; with `live`, the cgroup must still exist with the recorded id. */
 int sbx_state_parse(const char *dir, const char *name, struct sbt_sandbox_state *st, bool live,
 		    char *err, size_t errlen);

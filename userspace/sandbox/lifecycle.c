@@ -39,49 +39,61 @@
 #include "internal.h"
 #include "sandbox/pins.h"
 
-static const struct sbt_backend_ops *const backends[SBT_BACKEND__MAX] = {
-	[SBT_BACKEND_NS] = &sbx_ns_ops,
-	[SBT_BACKEND_PODMAN] = &sbx_podman_ops,
-	[SBT_BACKEND_QEMU] = &sbx_qemu_ops,
-};
-
-const struct sbt_backend_ops *sbx_backend(enum sbt_sandbox_backend b)
-{
-	return (unsigned int)b < SBT_BACKEND__MAX ? backends[b] : NULL;
-}
-
-const struct sbt_backend_ops *sbx_backend_by_name(const char *name)
-{
-	enum sbt_sandbox_backend b;
-
-	return sbt_backend_parse(name, &b) ? NULL : backends[b];
-}
-
-const char *sbt_backend_name(enum sbt_sandbox_backend b)
-{
-	const struct sbt_backend_ops *ops = sbx_backend(b);
-
-	return ops ? ops->name : NULL;
-}
-
-int sbt_backend_parse(const char *s, enum sbt_sandbox_backend *out)
-{
-	for (int b = 0; s && b < SBT_BACKEND__MAX; b++)
-		if (strcmp(s, backends[b]->name) == 0) {
-			*out = (enum sbt_sandbox_backend)b;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 /* ---- checks ------------------------------------------------------------- */
 
-int sbx_net_error(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
+/* "podman or docker": the host tools a backend runs, for a message. */
+static void tool_list(const char *const *tools, char *buf, size_t len)
 {
-	return sbx_seterr(err, errlen, -EINVAL,
-			  "sandbox %s: network mode %d needs the ns backend and both veth "
-			  "addresses",
-			  spec->name, (int)spec->net);
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; tools[i] && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 i == 0		? ""
+					 : tools[i + 1] ? ", "
+							: " or ",
+					 tools[i]);
+}
+
+static bool is_host_tool(const char *const *tools, const char *prog)
+{
+	const char *slash = strrchr(prog, '/'), *base = slash ? slash + 1 : prog;
+
+	for (; *tools; tools++)
+		if (strcmp(base, *tools) == 0)
+			return true;
+	return false;
+}
+
+/* What the backend's capabilities rule out (sandbox.h, struct sbt_backend_caps). */
+static int check_caps(const struct sbt_backend_ops *ops, const struct sbt_sandbox_spec *spec,
+		      char *err, size_t errlen)
+{
+	const struct sbt_backend_caps *caps = &ops->caps;
+	char tools[64];
+
+	if (!(caps->net_modes & SBT_NET_MODE(spec->net)))
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: a %s sandbox takes no network mode %d (%s)",
+				  spec->name, ops->name, (int)spec->net,
+				  caps->no_net_why ? caps->no_net_why : "none it gives");
+	if (spec->workspace && caps->workspace == SBT_WORKSPACE_NONE)
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: a %s sandbox has no workspace%s", spec->name,
+				  ops->name,
+				  caps->host_tools ? " (the tool reads host paths)" : "");
+	if (caps->host_tools && !is_host_tool(caps->host_tools, spec->argv[0])) {
+		tool_list(caps->host_tools, tools, sizeof(tools));
+		return sbx_seterr(err, errlen, -EPERM, "sandbox %s: a %s sandbox runs %s, not '%s'",
+				  spec->name, ops->name, tools, spec->argv[0]);
+	}
+	if (spec->then_argv &&
+	    (!caps->then || !spec->then_argv[0] || !spec->then_argv[0][0] || !spec->then_ms))
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: a second workload needs a backend that runs one "
+				  "(ns), a command and a time limit",
+				  spec->name);
+	return 0;
 }
 
 int sbt_sandbox_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
@@ -101,19 +113,17 @@ int sbt_sandbox_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 	if (!ops)
 		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: no backend %d", spec->name,
 				  (int)spec->backend);
-	/* The mode and its addresses here; which backends take it, in their checks. */
+	/* The mode and its addresses here; which backends give it, their capabilities say. */
 	if (spec->net != SBT_NET_NONE &&
 	    (spec->net != SBT_NET_VETH || !spec->veth_host_cidr || !spec->veth_sandbox_cidr))
-		return sbx_net_error(spec, err, errlen);
-	ret = ops->check ? ops->check(spec, err, errlen) : 0;
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: network mode %d needs both veth addresses",
+				  spec->name, (int)spec->net);
+	ret = check_caps(ops, spec, err, errlen);
+	if (!ret && ops->check)
+		ret = ops->check(spec, err, errlen);
 	if (ret)
 		return ret;
-	if (spec->then_argv && (spec->backend != SBT_BACKEND_NS || !spec->then_argv[0] ||
-				!spec->then_argv[0][0] || !spec->then_ms))
-		return sbx_seterr(err, errlen, -EINVAL,
-				  "sandbox %s: a second workload needs the ns backend, a command "
-				  "and a time limit",
-				  spec->name);
 	if (spec->cwd && spec->cwd[0] != '/')
 		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: cwd '%s' must be absolute",
 				  spec->name, spec->cwd);
@@ -414,13 +424,12 @@ int sbt_sandbox_then_poll(struct sbt_sandbox_run *run)
 int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec *spec, char *err,
 		     size_t errlen)
 {
-	const struct sbt_backend_ops *ops = sbx_backend(SBT_BACKEND_PODMAN);
+	const struct sbt_backend_ops *ops = sbx_backend(run->backend);
 	uint64_t start_ns = run->start_ns;
 	int cgfd, ret;
 
-	if (spec->backend != SBT_BACKEND_PODMAN || run->backend != SBT_BACKEND_PODMAN ||
-	    run->pid > 0 || !run->cgroup_path[0] || !spec->name ||
-	    strcmp(spec->name, run->name) != 0)
+	if (!ops || !ops->caps.host_tools || spec->backend != run->backend || run->pid > 0 ||
+	    !run->cgroup_path[0] || !spec->name || strcmp(spec->name, run->name) != 0)
 		return sbx_seterr(err, errlen, -EINVAL,
 				  "sandbox %s: a next tool needs a host-tool sandbox whose tool "
 				  "was reaped",

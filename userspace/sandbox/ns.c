@@ -631,8 +631,12 @@ static int ns_after_clone(struct sbx_child *c, struct sbt_sandbox_run *run, char
 
 const struct sbt_backend_ops sbx_ns_ops = {
 	.name = "ns",
-	.vis_exec = "host",
-	.vis_network = "cgroup",
+	.caps = {
+		.execs_on_host = true,
+		.net_modes = SBT_NET_MODE(SBT_NET_NONE) | SBT_NET_MODE(SBT_NET_VETH),
+		.workspace = SBT_WORKSPACE_BIND,
+		.then = true,
+	},
 	.clone_flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC |
 		       CLONE_NEWNET,
 	.prepare = ns_prepare,

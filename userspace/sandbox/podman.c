@@ -22,23 +22,6 @@
 
 #include "internal.h"
 
-static int podman_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
-{
-	if (spec->net != SBT_NET_NONE)
-		return sbx_net_error(spec, err, errlen);
-	if (spec->workspace)
-		return sbx_seterr(
-			err, errlen, -EINVAL,
-			"sandbox %s: a host-tool sandbox has no workspace (the tool reads "
-			"host paths)",
-			spec->name);
-	if (!sbt_extbin_allowed(spec->argv[0]))
-		return sbx_seterr(err, errlen, -EPERM,
-				  "sandbox %s: '%s' is not on the host tool allowlist", spec->name,
-				  spec->argv[0]);
-	return 0;
-}
-
 /* The host tool gets a declared environment too: the default set and its configuration. */
 static int podman_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const char *sdir,
 			  char *err, size_t errlen)
@@ -121,11 +104,18 @@ static void podman_gc(const char *state_dir, const struct sbt_sandbox_state *st)
 	cgroup_v1_remove(cg_name);
 }
 
+static const char *const podman_tools[] = { "podman", "docker", NULL };
+
 const struct sbt_backend_ops sbx_podman_ops = {
 	.name = "podman",
-	.vis_exec = "host",
-	.vis_network = "cgroup",
-	.check = podman_check,
+	.caps = {
+		.execs_on_host = true,
+		.net_modes = SBT_NET_MODE(SBT_NET_NONE),
+		.no_net_why = "podman has its own",
+		.workspace = SBT_WORKSPACE_NONE,
+		.host_tools = podman_tools, /* each an allowlisted one (extbin.h) */
+		.gc_state = true, /* the v1 hierarchies' cgroups runc made */
+	},
 	.prepare = podman_prepare,
 	.release = podman_release,
 	.child_main = podman_main,

@@ -128,10 +128,8 @@ static int qemu_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (spec->net != SBT_NET_NONE || spec->cwd)
-		return sbx_seterr(err, errlen, -EINVAL,
-				  "sandbox %s: a qemu sandbox takes no network mode or cwd (its "
-				  "network is the tap)",
+	if (spec->cwd)
+		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: a qemu sandbox takes no cwd",
 				  spec->name);
 	if (!spec->guest_dir || !spec->guest_dir[0])
 		return sbx_seterr(err, errlen, -EINVAL,
@@ -804,8 +802,17 @@ static const char *const qemu_state_keys[] = { "tap",	"tap_netns",   "tap_ifinde
 
 const struct sbt_backend_ops sbx_qemu_ops = {
 	.name = "qemu",
-	.vis_exec = "none", /* "guest_kernel" with the agent: state.c */
-	.vis_network = "tap",
+	.caps = {
+		.execs_on_host = false, /* the guest kernel's: its agent's stream, when it runs one */
+		.egress_on_tap = true,
+		.net_modes = SBT_NET_MODE(SBT_NET_NONE),
+		.no_net_why = "the VM's network is the tap",
+		.workspace = SBT_WORKSPACE_EXPORT,
+		.guest = true,
+		.console = true,
+		.wait = SBT_WAIT_CONSOLE,
+		.gc_state = true, /* the tap and STATE_DIR/NAME.vm */
+	},
 	.clone_flags = CLONE_NEWUSER, /* qemu is no host root either: userns.c */
 	.check = qemu_check,
 	.prepare = qemu_prepare,

@@ -36,15 +36,21 @@
  * network is eth0 (virtio-net), whose host side is a tap the caller creates
  * in spec.tap_netns and hands to qemu as an open fd. The serial console
  * comes back through run->console_fd (see sbt_vm_console_feed()). The host
- * sees the VM's execs only as qemu's: visibility exec "none", network "tap".
+ * sees the VM's execs only as qemu's, and the guest's through its agent's stream:
+ * visibility exec "guest_kernel" (without an agent "none"), network "tap".
  * qemu runs under the ns workload's seccomp filter and its own.
  *
+ * What each backend can do is its row's capabilities (struct
+ * sbt_backend_caps, below): callers ask them, never which backend it is.
+ *
  * The code, in userspace/sandbox/: lifecycle.c (checks, start, ready, go,
- * wait, destroy, the backend table), ns.c, podman.c, qemu.c and qemu_tap.c
- * (one backend each), console.c (the VM's console), state.c (state files),
- * gc.c, cgroup.c (kill and remove a cgroup), child.c (what the children
- * share), seccomp.c (the workloads' filter), util.c; internal.h holds struct sbt_backend_ops, the table of
- * operations where the backends differ, indexed by enum sbt_sandbox_backend.
+ * wait, destroy), backend.c (the table: one row per backend), ns.c,
+ * podman.c, qemu.c and qemu_tap.c (one backend each: its operations and
+ * capabilities), console.c (the VM's console), state.c and state_field.c
+ * (state files), gc.c, cgroup.c (kill and remove a cgroup), child.c (what
+ * the children share), seccomp.c (the workloads' filter), util.c;
+ * internal.h holds struct sbt_backend_ops, the operations where the
+ * backends differ. A new backend is its file, its enum value and its row.
  */
 #ifndef SBT_SANDBOX_H
 #define SBT_SANDBOX_H
@@ -76,6 +82,62 @@ enum sbt_sandbox_net {
 	SBT_NET_NONE = 0, /* a new network namespace with only lo (up) */
 	SBT_NET_VETH,	  /* plus eth0, one end of a veth pair whose other end is on the host */
 };
+
+#define SBT_NET_MODE(net) (1u << (net)) /* a mode in sbt_backend_caps.net_modes */
+
+/* What a backend makes of spec.workspace. */
+enum sbt_workspace_kind {
+	SBT_WORKSPACE_NONE = 0, /* none: the host tool reads host paths */
+	SBT_WORKSPACE_BIND,   /* bind-mounted at /workspace: read-write, read-only or an overlay */
+	SBT_WORKSPACE_EXPORT, /* exported read-only to a guest, under a tmpfs overlay there */
+};
+
+/* Where the workload's exit status comes from (sbt_sandbox_wait, run->con). */
+enum sbt_backend_wait {
+	SBT_WAIT_STATUS = 0, /* the sandbox's child exits with the workload's status */
+	SBT_WAIT_CONSOLE, /* the child is the VM: the workload's code is the console's exit line */
+};
+
+/*
+ * What a backend can do: the callers outside userspace/sandbox/ (the probe,
+ * the shim, trace and agent) ask these instead of testing the backend. One
+ * row per backend, next to its operations (ns.c, podman.c, qemu.c).
+ */
+struct sbt_backend_caps {
+	/*
+	 * The workload's execs run on the host's kernel, so host BPF sees them
+	 * (visibility.exec "host"). False: a guest kernel's, which the host sees
+	 * only through the guest agent's exec stream ("guest_kernel"), when the
+	 * guest runs one (run->exec_stream), else not at all ("none").
+	 */
+	bool execs_on_host;
+	/*
+	 * The workload's network is a tap whose host side the tap program judges
+	 * (tc; visibility.network "tap"), not the sandbox's sockets judged by
+	 * the cgroup's socket hooks ("cgroup").
+	 */
+	bool egress_on_tap;
+	unsigned int net_modes;		   /* the spec.net modes it gives: SBT_NET_MODE() bits */
+	const char *no_net_why;		   /* why it gives no other (for messages), or NULL */
+	enum sbt_workspace_kind workspace; /* what becomes of spec.workspace */
+	/* argv is one of these host tools (by base name), run in the cgroup outside any
+	 * namespace (sbt_sandbox_next runs the next); NULL: a workload of the sandbox's own */
+	const char *const *host_tools;
+	bool guest;   /* boots a guest: spec.guest_dir and the tap (tap_netns, tap_*_cidr*) */
+	bool console; /* the workload's output comes through run->console_fd (sbt_sandbox_console) */
+	enum sbt_backend_wait wait;
+	bool then; /* runs a second workload after argv (spec.then_argv) */
+	bool gc_state; /* leaves what only gc removes when its controller is killed: keep a state file */
+};
+
+/* The backend's capabilities; NULL for a value out of range. */
+const struct sbt_backend_caps *sbt_backend_caps(enum sbt_sandbox_backend b);
+/* By name (a state file's "backend"); NULL for a backend this build does not know. */
+const struct sbt_backend_caps *sbt_backend_caps_by_name(const char *name);
+/* visibility.exec of its sandboxes: "host", or "guest_kernel" with a guest's exec stream, "none". */
+const char *sbt_backend_vis_exec(const struct sbt_backend_caps *caps, bool exec_stream);
+/* visibility.network: "tap" or "cgroup". */
+const char *sbt_backend_vis_network(const struct sbt_backend_caps *caps);
 
 /* The qemu backend's accelerator (spec.vm_accel; accel.c). */
 enum sbt_vm_accel {

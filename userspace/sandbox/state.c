@@ -22,22 +22,6 @@
 #define STATE_MAX_BYTES 65536u
 #define PID_LIMIT	4194304 /* PID_MAX_LIMIT on 64-bit */
 
-/* The state dir must be a directory owned by us (or root) that nobody else can write. */
-int sbx_check_state_dir(const char *dir, bool create)
-{
-	struct stat st;
-
-	if (create && mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	if (stat(dir, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return -EPERM;
-	return 0;
-}
-
 void sbx_attach_path(const char *state_file, char *out, size_t len)
 {
 	size_t n = strlen(state_file);
@@ -82,8 +66,9 @@ static struct json_object *state_json(const struct sbt_sandbox_run *run,
 	/* a guest agent's stream makes the guest's execs visible (qemu) */
 	json_object_object_add(
 		vis, "exec",
-		json_object_new_string(run->exec_stream[0] ? "guest_kernel" : ops->vis_exec));
-	json_object_object_add(vis, "network", json_object_new_string(ops->vis_network));
+		json_object_new_string(sbt_backend_vis_exec(&ops->caps, run->exec_stream[0])));
+	json_object_object_add(vis, "network",
+			       json_object_new_string(sbt_backend_vis_network(&ops->caps)));
 	json_object_object_add(o, "visibility", vis);
 	if (ops->state_write)
 		ops->state_write(o, run);
@@ -149,77 +134,6 @@ int sbt_state_update(const struct sbt_sandbox_run *run)
 }
 
 /* ---- reading ------------------------------------------------------------ */
-
-int sbx_state_bad(const struct sbx_state_ctx *v, int ret, const char *what, const char *key)
-{
-	return sbx_seterr(v->err, v->errlen, ret, "state file %s: %s%s%s", v->path,
-			  key ? "field '" : "", key ? key : "", what);
-}
-
-static int get_field(struct json_object *root, const char *key, json_type type,
-		     struct json_object **out, const struct sbx_state_ctx *v)
-{
-	if (!json_object_object_get_ex(root, key, out))
-		return sbx_state_bad(v, -EINVAL, "' is missing", key);
-	if (!json_object_is_type(*out, type))
-		return sbx_state_bad(
-			v, -EINVAL,
-			type == json_type_int ? "' must be an integer" : "' must be a string", key);
-	return 0;
-}
-
-int sbx_state_str(struct json_object *root, const char *key, char *out, size_t len,
-		  const struct sbx_state_ctx *v)
-{
-	struct json_object *f;
-	int ret = get_field(root, key, json_type_string, &f, v);
-	const char *s;
-	int n;
-
-	if (ret)
-		return ret;
-	s = json_object_get_string(f);
-	n = json_object_get_string_len(f);
-	if (n <= 0 || (size_t)n >= len || strlen(s) != (size_t)n)
-		return sbx_state_bad(v, -EINVAL, "' is empty, too long or contains NUL", key);
-	memcpy(out, s, (size_t)n + 1);
-	return 0;
-}
-
-int sbx_state_int(struct json_object *root, const char *key, int64_t min, int64_t max, int64_t *out,
-		  const struct sbx_state_ctx *v)
-{
-	struct json_object *f;
-	int ret = get_field(root, key, json_type_int, &f, v);
-
-	if (ret)
-		return ret;
-	errno = 0;
-	*out = json_object_get_int64(f);
-	if (errno || *out < min || *out > max || *out == INT64_MAX)
-		return sbx_state_bad(v, -ERANGE, "' is out of range", key);
-	return 0;
-}
-
-/* Optional string field: 1 when absent, 0 when copied (empty allowed), or -errno. */
-int sbx_state_opt_str(struct json_object *root, const char *key, char *out, size_t len,
-		      const struct sbx_state_ctx *v)
-{
-	struct json_object *f;
-	const char *s;
-	int n;
-
-	if (!json_object_object_get_ex(root, key, &f))
-		return 1;
-	if (!json_object_is_type(f, json_type_string))
-		return sbx_state_bad(v, -EINVAL, "' must be a string", key);
-	s = json_object_get_string(f);
-	n = json_object_get_string_len(f);
-	if (n < 0 || (size_t)n >= len || strlen(s) != (size_t)n)
-		return sbx_state_bad(v, -EINVAL, "' is too long or contains NUL", key);
-	memcpy(out, s, (size_t)n + 1);
-	return 0;
-}
 
 /* One of `allowed` (NULL-terminated) as visibility.KEY, into out. */
 static int get_vis(struct json_object *vis, const char *key, const char *const *allowed, char *out,
@@ -475,13 +389,13 @@ static int check_cgroup(const struct sbt_sandbox_state *st, const char *name, bo
 		return sbx_state_bad(v, -EINVAL,
 				     "' is not a canonical path below the cgroup v2 mount",
 				     "cgroup");
-	/* The ns, podman and qemu backends' cgroup is always <v2>/sbtrace/NAME. */
+	/* Every backend's cgroup is <v2>/sbtrace/NAME (lifecycle.c makes it). */
 	if (sbx_backend_by_name(st->backend) &&
 	    (!sbx_str_fits(want_cg, sizeof(want_cg), "%s/sbtrace/%s", mnt_point, name) ||
 	     strcmp(st->cgroup_path, want_cg) != 0))
 		return sbx_state_bad(v, -EINVAL,
-				     "' must be <cgroup v2 mount>/sbtrace/NAME for backends ns, "
-				     "podman and qemu",
+				     "' must be <cgroup v2 mount>/sbtrace/NAME, as every backend's "
+				     "is",
 				     "cgroup");
 	if (!live)
 		return 0;

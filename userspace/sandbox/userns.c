@@ -75,7 +75,7 @@ static int idmap_workspace(const struct sbx_child *c, pid_t pid, char *err, size
 	 * mounted inside. qemu's 9p export of it is read-only in every mode.
 	 */
 	if ((c->spec->workspace_ro && !c->spec->workspace_overlay) ||
-	    c->spec->backend == SBT_BACKEND_QEMU)
+	    sbt_backend_caps(c->spec->backend)->workspace == SBT_WORKSPACE_EXPORT)
 		a.attr_set |= MOUNT_ATTR_RDONLY;
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

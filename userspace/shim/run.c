@@ -322,7 +322,8 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 static int run_check(const struct run_opts *o, int argc, char **argv)
 {
 	const struct sbt_sandbox_spec *spec = &o->spec;
-	bool podman = spec->backend == SBT_BACKEND_PODMAN, qemu = spec->backend == SBT_BACKEND_QEMU;
+	const struct sbt_backend_caps *caps = sbt_backend_caps(spec->backend);
+	const char *name = sbt_backend_name(spec->backend);
 	char err[PATH_MAX + 512];
 	struct stat st;
 
@@ -348,19 +349,18 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 	if (optind >= argc)
 		return shim_usage_error("run", "%sno command: give it after --, e.g. -- make test",
 					"");
-	if (podman && (spec->workspace || spec->net != SBT_NET_NONE))
-		return shim_usage_error("run",
-					"%s--backend podman takes no --workspace or --net: podman "
-					"has its own",
-					"");
-	if (podman) {
-		const char *base = strrchr(argv[optind], '/');
-
-		base = base ? base + 1 : argv[optind];
-		if (strcmp(base, "podman") != 0 && strcmp(base, "docker") != 0)
-			return shim_usage_error("run",
-						"--backend podman runs podman or docker, not '%s'",
-						argv[optind]);
+	/*
+	 * What the backend cannot give (its capabilities, sandbox.h), in the
+	 * options' words; the rest of what they rule out (a host tool that is
+	 * none of the backend's) sbt_sandbox_check() says below.
+	 */
+	if ((spec->workspace && caps->workspace == SBT_WORKSPACE_NONE) ||
+	    !(caps->net_modes & SBT_NET_MODE(spec->net))) {
+		snprintf(err, sizeof(err), "--backend %s takes no %s: %s%s", name,
+			 caps->workspace == SBT_WORKSPACE_NONE ? "--workspace or --net" : "--net",
+			 caps->no_net_why ? caps->no_net_why : "it gives none",
+			 caps->guest ? " (--tap-addrs)" : "");
+		return shim_usage_error("run", "%s", err);
 	}
 	if (spec->net == SBT_NET_VETH && !spec->veth_host_cidr)
 		return shim_usage_error("run",
@@ -368,23 +368,18 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 	if (spec->net != SBT_NET_VETH && (spec->veth_host_cidr || spec->veth_host_netns))
 		return shim_usage_error("run",
 					"--veth-addrs and --veth-host-netns need --net veth%s", "");
-	if (!qemu &&
+	if (!caps->guest &&
 	    (spec->guest_dir || o->tap_opts || spec->vm_mem_mb || o->vm_timeout || o->vm_accel))
 		return shim_usage_error(
 			"run",
 			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, "
 			"--vm-timeout and --vm-accel need --backend qemu",
 			"");
-	if (qemu && spec->net != SBT_NET_NONE)
+	if (caps->guest && !spec->guest_dir)
 		return shim_usage_error("run",
-					"%s--backend qemu takes no --net: the VM's network is the "
-					"tap (--tap-addrs)",
-					"");
-	if (qemu && !spec->guest_dir)
-		return shim_usage_error("run",
-					"%s--backend qemu needs --guest DIR: build the guest with "
+					"--backend %s needs --guest DIR: build the guest with "
 					"scripts/guest-build.sh, which prints DIR",
-					"");
+					name);
 	return -1;
 }
 
@@ -581,11 +576,11 @@ int shim_cmd_run(int argc, char **argv)
 	};
 	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1, .tracer = -1 };
 	int code = run_spec(argc, argv, &o);
-	bool vm = o.spec.backend == SBT_BACKEND_QEMU;
+	const struct sbt_backend_caps *caps = sbt_backend_caps(o.spec.backend);
 
 	if (code >= 0)
 		return code;
-	r.sfd = block_signals(vm);
+	r.sfd = block_signals(caps->console);
 	if (r.sfd < 0) {
 		fprintf(stderr, "sbtrace-shim run: signalfd: %s\n", strerror(errno));
 		return SHIM_EXIT_SETUP;
@@ -594,9 +589,10 @@ int shim_cmd_run(int argc, char **argv)
 	if (code < 0)
 		code = run_release(&o, &r);
 	if (code < 0) {
-		/* qemu: the workload's exit code comes from the console */
-		code = vm ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, r.tracer)
-			  : shim_wait_workload(&r.run, r.sfd, r.pidfd, r.tracer);
+		/* a VM: the workload's exit code comes from the console */
+		code = caps->wait == SBT_WAIT_CONSOLE
+			       ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, r.tracer)
+			       : shim_wait_workload(&r.run, r.sfd, r.pidfd, r.tracer);
 		if (o.timings)
 			write_timings(o.timings, &r.run, sbt_mono_ns());
 	}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Dockerfile build kind: the final stage (or --target) built by podman
+ * (or docker) on the podman backend, then booted as the image it made. The
+ * engine runs on the host, in the sandbox's cgroup (no namespaces of ours:
+ * it makes its own), and puts every RUN step's container in <sandbox
+ * cgroup>/build (--cgroup-parent; runc's cgroupfs manager mirrors it into
+ * the cgroup v2 hierarchy), so the trace sees them; it reads the repo as its
+ * build context. The engine's parts are engine.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dockerfile/dockerfile.h"
+#include "kind.h"
+
+#define STAGE_LIST_MAX 256 /* stage names listed in an error message */
+
+static const char *const df_inputs[] = { "Dockerfile", NULL };
+
+/* Docker's stage-name rule: a letter, then letters, digits, '.', '_', '-'. */
+static bool valid_stage_name(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n >= sizeof(((struct sbt_build_plan *)0)->target))
+		return false;
+	if (!((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= 'A' && t[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = t[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* The named stages of a Dockerfile, for an error message. */
+static void stage_list(const struct sbt_dockerfile *df, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < df->nr_stages; i++) {
+		const char *n = df->stages[i].name;
+		int w;
+
+		if (!n[0])
+			continue;
+		if (used + strlen(n) + 8 > len) {
+			snprintf(buf + used, len - used, "%s...", used ? ", " : "");
+			return;
+		}
+		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", n);
+		used += (size_t)w;
+	}
+}
+
+/*
+ * 1: the --target stage, else the final stage (the image a container runs);
+ * 0: no Dockerfile, or one without FROM; -1: unreadable, unparsable, a bad
+ * or missing --target.
+ */
+static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan, char *err,
+		     size_t errlen)
+{
+	const char *target = in->target;
+	struct sbt_dockerfile df;
+	struct sbt_df_error derr;
+	char list[STAGE_LIST_MAX];
+	const struct sbt_df_stage *st;
+	size_t len;
+	char *buf;
+	int rc, idx;
+
+	if (target && !valid_stage_name(target)) {
+		probe_err(err, errlen,
+			  "bad --target '%.64s': a stage name is a letter, then letters, digits, "
+			  "'.', '_' or '-' (at most %zu characters)",
+			  target, sizeof(plan->target) - 1);
+		return -1;
+	}
+	rc = probe_read_repo_text(in->root, "Dockerfile", &buf, &len, err, errlen);
+	if (rc < 0)
+		return -1;
+	if (rc == 0) {
+		if (target) {
+			probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')",
+				  in->repo, target);
+			return -1;
+		}
+		probe_why(plan, "no Dockerfile, so ");
+		return 0;
+	}
+	rc = sbt_dockerfile_parse(buf, len, NULL, &df, &derr);
+	free(buf);
+	if (rc < 0) {
+		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+		sbt_dockerfile_free(&df);
+		return -1;
+	}
+	idx = target ? sbt_dockerfile_stage_index(&df, target) : df.nr_stages - 1;
+	if (idx < 0 && target) {
+		stage_list(&df, list, sizeof(list));
+		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
+			  list[0] ? list : "none named");
+		sbt_dockerfile_free(&df);
+		return -1;
+	}
+	if (df.nr_stages == 0) {
+		probe_why(plan, "a Dockerfile without FROM, so ");
+		sbt_dockerfile_free(&df);
+		return 0;
+	}
+	st = &df.stages[idx];
+	snprintf(plan->target, sizeof(plan->target), "%s", st->name);
+	if (target)
+		probe_why(plan, "Dockerfile: stage '%s' (--target, line %u)", st->name, st->line);
+	else
+		probe_why(plan,
+			  "Dockerfile: the final stage%s%s%s (line %u), the image a container runs",
+			  st->name[0] ? " '" : "", st->name, st->name[0] ? "'" : "", st->line);
+	sbt_dockerfile_free(&df);
+	return 1;
+}
+
+/* Every RUN of the stages the build runs, the target's ENTRYPOINT/CMD and HEALTHCHECK. */
+static int df_sites(const struct probe_kind *k, struct probe_ctx *p,
+		    const struct sbt_build_plan *plan, bool boot_start, bool *has_start, char *err,
+		    size_t errlen)
+{
+	struct sbt_dockerfile df;
+	struct sbt_df_error derr;
+	char *buf;
+	size_t len;
+	int target, ret = -1;
+
+	if (probe_read_repo_text(p->o->repo, "Dockerfile", &buf, &len, err, errlen) <= 0)
+		return -1;
+	if (sbt_dockerfile_parse(buf, len, NULL, &df, &derr) == 0) {
+		target = plan->target[0] ? sbt_dockerfile_stage_index(&df, plan->target)
+					 : df.nr_stages - 1;
+		ret = probe_sites_dockerfile(&p->sites, &df, target);
+		if (!ret && p->sites.boot_other >= 0)
+			p->boot.line = p->sites.v[p->sites.boot_other].line;
+		p->boot.has_healthcheck = !ret && sbt_dockerfile_healthcheck(&df, target);
+		if (ret)
+			probe_err(err, errlen, "out of memory");
+	} else {
+		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+	}
+	sbt_dockerfile_free(&df);
+	free(buf);
+	return ret ? -1 : 0;
+}
+
+/* The engine and the base images (their ids are inputs) before the key. */
+static int df_prepare(struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	return probe_engine_prepare(p->o, plan, &p->build, p->boot_err, sizeof(p->boot_err));
+}
+
+/* Where the RUN steps' containers go: below the sandbox's cgroup (sbtrace/NAME). */
+static void build_parent(const struct probe_ctx *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "/sbtrace/%s/build", p->name);
+}
+
+static int df_argv(struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
+
+	build_parent(p, cg_parent, sizeof(cg_parent));
+	if (probe_engine_argv(plan, &p->build, p->o->repo, cg_parent) < 0) {
+		snprintf(p->boot_err, sizeof(p->boot_err), "cannot prepare the %s command",
+			 p->build.eng == ENGINE_PODMAN ? "podman" : "docker");
+		return -1;
+	}
+	return 0;
+}
+
+/* --cgroup-parent must name a descendant of the sandbox cgroup. */
+static int df_started(struct probe_ctx *p)
+{
+	const char *cg = p->run.cgroup_name;
+	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
+
+	build_parent(p, cg_parent, sizeof(cg_parent));
+	if (strncmp(cg_parent, cg, strlen(cg)) != 0 || cg_parent[strlen(cg)] != '/') {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "sandbox cgroup %.200s is not where --cgroup-parent=%s points", cg,
+			 cg_parent);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every RUN step runs in a container below the sandbox cgroup: were they seen? */
+static const char *df_doubt(const struct probe_ctx *p, const struct sbt_build_plan *plan,
+			    const char **message)
+{
+	if (!p->exited || p->build.df.nr_runs == 0 || p->sink.exec_below)
+		return NULL;
+	*message = "the Dockerfile's RUN steps ran outside the sandbox cgroup (the engine "
+		   "ignored --cgroup-parent): their execs were not traced";
+	return "exec_not_visible";
+}
+
+const struct probe_kind probe_kind_dockerfile = {
+	.name = "dockerfile",
+	.label = "Dockerfile",
+	.looked_for = "a Dockerfile",
+	.inputs = df_inputs,
+	.own_backend = true,
+	.backend = SBT_BACKEND_PODMAN,
+	.boots_image = true,
+	.detect = df_detect,
+	.sites = df_sites,
+	.prepare = df_prepare,
+	.argv = df_argv,
+	.started = df_started,
+	.doubt = df_doubt,
+};
