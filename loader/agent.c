@@ -128,11 +128,11 @@ static bool release_shim(struct agent *a, const char *name)
 }
 
 /*
- * Register the sandbox of cgroup `path` (a shim's when shim_name is set).
- * 0 (also when already known), or -errno after a message.
+ * Register the sandbox of cgroup `path` (a shim's, of backend caps, when
+ * shim is set). 0 (also when already known), or -errno after a message.
  */
 static int add_sandbox(struct agent *a, const char *path, const char *source,
-		       const struct sbt_sandbox_state *shim)
+		       const struct sbt_sandbox_state *shim, const struct sbt_backend_caps *caps)
 {
 	const char *shim_name = shim ? shim->name : NULL;
 	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_ADDED };
@@ -157,7 +157,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	s->sb.slot = (uint32_t)slot;
 	s->sb.origin = strcmp(source, "shim") == 0 ? "sandbox" : "cgroup";
 	/* a microVM: its execs are in the guest kernel (whose stream only `sbtrace trace` follows) */
-	s->sb.exec_hidden = shim && strcmp(shim->backend, "qemu") == 0;
+	s->sb.exec_hidden = caps && !caps->execs_on_host;
 	s->source = source;
 	err = shim ? sbt_agent_pol_from_state(shim, a->o->state_dir, &s->pol)
 		   : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1, &s->pol);
@@ -220,6 +220,7 @@ static void check_gone(struct agent *a)
 /* A state file NAME.json appeared: its sandbox. */
 static void add_shim(struct agent *a, const char *file)
 {
+	const struct sbt_backend_caps *caps;
 	struct sbt_sandbox_state st;
 	char name[SBT_SANDBOX_NAME_MAX + 1], err[256];
 	size_t n = strlen(file);
@@ -233,22 +234,29 @@ static void add_shim(struct agent *a, const char *file)
 		sbt_log("shim sandbox %s: %s", name, err);
 		return;
 	}
-	/* a microVM: the backend, whatever its guest makes visible */
-	if (strcmp(st.backend, "qemu") == 0 && st.egress_mode[0]) {
-		/* its guest's traffic passes the tap, not a socket hook: unenforceable here */
+	/* what the backend makes visible and enforceable, whatever its state file says */
+	caps = sbt_backend_caps_by_name(st.backend);
+	if (!caps) { /* fail closed: nothing is known of what it can see */
+		sbt_log("shim sandbox %s: backend '%s' unknown to this build: not released", name,
+			st.backend);
+		return;
+	}
+	if (caps->egress_on_tap && st.egress_mode[0]) {
+		/* its traffic passes the tap, not a socket hook: unenforceable here */
 		sbt_log("shim sandbox %s runs in a microVM with an egress policy the agent cannot "
 			"enforce (it does not watch taps): not released; run 'sbtrace trace "
 			"--sandbox %s' with its policy instead",
 			name, name);
 		return;
 	}
-	if (strcmp(st.backend, "qemu") == 0)
+	if (!caps->execs_on_host)
 		sbt_log("shim sandbox %s runs in a microVM: its execs are not visible to the agent "
-			"(%s); its tap is not watched by the agent",
+			"(%s)%s",
 			name,
 			st.exec_stream[0] ? "its guest streams them to 'sbtrace trace --sandbox'"
-					  : "the guest runs no agent");
-	add_sandbox(a, st.cgroup_path, "shim", &st);
+					  : "the guest runs no agent",
+			caps->egress_on_tap ? "; its tap is not watched by the agent" : "");
+	add_sandbox(a, st.cgroup_path, "shim", &st, caps);
 }
 
 static void scan_dir(struct agent *a, const char *dir, int parent_idx)
@@ -268,7 +276,7 @@ static void scan_dir(struct agent *a, const char *dir, int parent_idx)
 		if (e->d_type != DT_DIR)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < sizeof(path))
-			add_sandbox(a, path, "cgroup_parent", NULL);
+			add_sandbox(a, path, "cgroup_parent", NULL, NULL);
 	}
 	closedir(d);
 }
@@ -323,7 +331,7 @@ static void handle_inotify(struct agent *a)
 					continue;
 				if ((size_t)snprintf(path, sizeof(path), "%s/%s", a->parent[i].path,
 						     e->name) < sizeof(path))
-					add_sandbox(a, path, "cgroup_parent", NULL);
+					add_sandbox(a, path, "cgroup_parent", NULL, NULL);
 			}
 		}
 	}
