@@ -133,7 +133,7 @@ check "failed agent: the workload ran (exit 0, uid 1000)" "0 1000" "$QRC $(cat "
 check "failed agent: the host's trace: not complete, no HELLO" "false false guest_agent_absent" \
 	"$(stopped "$WORK/trace3.jsonl" '"\(.exec_complete) \(.guest.attached) \(.exec_incomplete_reason)"')"
 check "failed agent: the shim says why" \
-	"sbtrace-shim: sbt-guest: guest agent failed: it exited (status 3): stand-in agent " \
+	"sbtrace-shim run: sbt-guest: guest agent failed: it exited (status 3): stand-in agent " \
 	"$(grep 'guest agent failed' "$WORK/err3")"
 # No sbtrace next to the shim: no agent, and the execs are not visible (not a silent "complete").
 mkdir -p "$WORK/bare"

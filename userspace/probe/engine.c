@@ -15,6 +15,7 @@
 #include "dockerfile/dockerfile.h"
 #include "lib/extbin.h"
 #include "probe_int.h"
+#include "lib/log.h"
 
 #define TOOL_TIMEOUT_MS 30000
 
@@ -450,8 +451,8 @@ void probe_engine_remove_container(struct probe_build *b)
 			       sizeof(errout), TOOL_TIMEOUT_MS);
 	}
 	if (rc)
-		fprintf(stderr, "sbtrace probe: could not remove container %s (%d): %s\n",
-			b->container, rc, first_line(errout));
+		sbt_log("could not remove container %s (%d): %s", b->container, rc,
+			first_line(errout));
 	b->container[0] = '\0';
 }
 

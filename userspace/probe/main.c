@@ -17,6 +17,7 @@
 #include "kind.h"
 #include "sarif.h"
 #include "lib/sha256.h"
+#include "lib/log.h"
 
 /* The report on stdout, as JSON or (--format sarif) as a SARIF log. */
 static void print_report(const struct probe_opts *o, json_object *report)
@@ -24,7 +25,7 @@ static void print_report(const struct probe_opts *o, json_object *report)
 	json_object *out = o->sarif ? probe_sarif(report) : json_object_get(report);
 
 	if (!out) {
-		fprintf(stderr, "sbtrace probe: out of memory writing the report\n");
+		sbt_log("out of memory writing the report");
 		return;
 	}
 	printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY |
@@ -59,14 +60,14 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	char err[512], version[64];
 
 	if (sbt_probe_plan(o->repo, o->cmd, o->target, plan, err, sizeof(err))) {
-		fprintf(stderr, "sbtrace probe: %s\n", err);
+		sbt_log("%s", err);
 		return SBT_EXIT_USAGE;
 	}
 	k = probe_kind_of(plan->kind);
 	if (probe_backend_options(o, k, &p->backend) < 0)
 		return SBT_EXIT_USAGE;
 	if (probe_boot_plan(p, plan, err, sizeof(err)) < 0) {
-		fprintf(stderr, "sbtrace probe: %s\n", err);
+		sbt_log("%s", err);
 		return SBT_EXIT_USAGE;
 	}
 	p->sink.sites = &p->sites;

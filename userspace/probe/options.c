@@ -15,6 +15,7 @@
 #include "probe_int.h"
 #include "help/sbtrace-probe.h"
 #include "kind.h"
+#include "lib/log.h"
 
 void sbt_probe_usage(FILE *f)
 {
@@ -91,15 +92,13 @@ static int map_pair(struct probe_opts *o, const char *pair, size_t len, const ch
 	if (!eq || eq == pair || eq + 1 == pair + len || (size_t)(eq - pair) >= sizeof(m->ref) ||
 	    (size_t)(pair + len - eq - 1) >= sizeof(m->local) || memchr(pair, ' ', len) ||
 	    memchr(pair, '\t', len)) {
-		fprintf(stderr,
-			"sbtrace probe: --image-map %s'%.*s': give REF=LOCAL (no blanks, each "
-			"at most 255 characters)\n",
+		sbt_log("--image-map %s'%.*s': give REF=LOCAL (no blanks, each at most 255 "
+			"characters)",
 			where, (int)(len > 200 ? 200 : len), pair);
 		return -1;
 	}
 	if (o->nr_image_map >= PROBE_MAX_IMAGE_MAP) {
-		fprintf(stderr, "sbtrace probe: --image-map: at most %d mappings\n",
-			PROBE_MAX_IMAGE_MAP);
+		sbt_log("--image-map: at most %d mappings", PROBE_MAX_IMAGE_MAP);
 		return -1;
 	}
 	m = &o->image_map[o->nr_image_map++];
@@ -119,7 +118,7 @@ static int map_file(struct probe_opts *o, const char *path)
 
 	buf = sbt_read_regular(AT_FDCWD, path, 64u << 10, &len, &err, &kind);
 	if (!buf) {
-		fprintf(stderr, "sbtrace probe: --image-map '%s': %s%s\n", path,
+		sbt_log("--image-map '%s': %s%s", path,
 			err == EINVAL && kind ? "not a regular file: " : strerror(err),
 			err == EINVAL && kind ? kind : "");
 		return -1;
@@ -185,7 +184,7 @@ static int backend_option(struct probe_opts *o, const char *arg)
 			snprintf(own + used, sizeof(own) - used, " (a %s build always runs on %s)",
 				 kind->label, sbt_backend_name(kind->backend));
 	}
-	fprintf(stderr, "sbtrace probe: --backend '%s': use %s%s\n", arg,
+	sbt_log("--backend '%s': use %s%s", arg,
 		word_list(names, keep, SBT_BACKEND__MAX, list, sizeof(list)), own);
 	return SBT_EXIT_USAGE;
 }
@@ -215,7 +214,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_TIMEOUT:
 		d = strtod(arg, &end);
 		if (*end || !(d > 0) || d > 86400 * 7) {
-			fprintf(stderr, "sbtrace probe: --timeout '%s': give seconds > 0\n", arg);
+			sbt_log("--timeout '%s': give seconds > 0", arg);
 			return SBT_EXIT_USAGE;
 		}
 		o->timeout_ms = (uint64_t)(d * 1000);
@@ -244,8 +243,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		char err[160];
 
 		if (o->nr_env >= SBT_ENV_MAX || sbt_env_set(&o->env, arg, err, sizeof(err))) {
-			fprintf(stderr, "sbtrace probe: --env '%s': %s\n", arg,
-				o->nr_env >= SBT_ENV_MAX ? "too many" : err);
+			sbt_log("--env '%s': %s", arg, o->nr_env >= SBT_ENV_MAX ? "too many" : err);
 			return SBT_EXIT_USAGE;
 		}
 		o->env_args[o->nr_env++] = (char *)arg;
@@ -254,10 +252,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_BOOT_SECONDS:
 		d = strtod(arg, &end);
 		if (*end || !(d > 0) || d > 3600) {
-			fprintf(stderr,
-				"sbtrace probe: --boot-seconds '%s': give seconds > 0 (at most "
-				"3600)\n",
-				arg);
+			sbt_log("--boot-seconds '%s': give seconds > 0 (at most 3600)", arg);
 			return SBT_EXIT_USAGE;
 		}
 		o->boot_ms = (uint64_t)(d * 1000);
@@ -281,14 +276,13 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		} else if (strcmp(arg, "inconclusive") == 0) {
 			o->fail_on = FAIL_ON_INCONCLUSIVE;
 		} else {
-			fprintf(stderr,
-				"sbtrace probe: --fail-on '%s': use unsafe or inconclusive\n", arg);
+			sbt_log("--fail-on '%s': use unsafe or inconclusive", arg);
 			return SBT_EXIT_USAGE;
 		}
 		return -1;
 	case OPT_FORMAT:
 		if (strcmp(arg, "json") != 0 && strcmp(arg, "sarif") != 0) {
-			fprintf(stderr, "sbtrace probe: --format '%s': use json or sarif\n", arg);
+			sbt_log("--format '%s': use json or sarif", arg);
 			return SBT_EXIT_USAGE;
 		}
 		o->sarif = strcmp(arg, "sarif") == 0;
@@ -300,7 +294,7 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		sbt_probe_usage(stdout);
 		return SBT_EXIT_OK;
 	}
-	fprintf(stderr, "see 'sbtrace probe --help'\n");
+	sbt_log("see '%s --help'", sbt_log_name());
 	return SBT_EXIT_USAGE;
 }
 
@@ -312,7 +306,7 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	sbt_env_free(&o->env);
 	memset(o, 0, sizeof(*o));
 	if (sbt_env_default(&o->env, SBT_ENV_WORKLOAD)) {
-		fprintf(stderr, "sbtrace probe: out of memory\n");
+		sbt_log("out of memory");
 		return SBT_EXIT_RUNTIME;
 	}
 	o->timeout_ms = 1800ull * 1000;
@@ -326,23 +320,20 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 			return ret;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr,
-			"sbtrace probe: give exactly one REPO directory; see 'sbtrace probe "
-			"--help'\n");
+		sbt_log("give exactly one REPO directory; see 'sbtrace probe --help'");
 		return SBT_EXIT_USAGE;
 	}
 	if (o->no_boot && o->boot_cmd) {
-		fprintf(stderr, "sbtrace probe: --no-boot and --boot-cmd exclude each other\n");
+		sbt_log("--no-boot and --boot-cmd exclude each other");
 		return SBT_EXIT_USAGE;
 	}
 	if (o->cmd && o->target) {
-		fprintf(stderr,
-			"sbtrace probe: --cmd and --target exclude each other: --target picks "
-			"a Dockerfile stage, --cmd replaces the build\n");
+		sbt_log("--cmd and --target exclude each other: --target picks a Dockerfile stage, "
+			"--cmd replaces the build");
 		return SBT_EXIT_USAGE;
 	}
 	if (!realpath(argv[optind], o->repo)) {
-		fprintf(stderr, "sbtrace probe: %s: %s\n", argv[optind], strerror(errno));
+		sbt_log("%s: %s", argv[optind], strerror(errno));
 		return SBT_EXIT_USAGE;
 	}
 	if (!o->cache_dir && !o->no_cache &&
@@ -403,9 +394,8 @@ static int tap_options(struct probe_opts *o)
 
 	if (!comma || comma == tap_addrs || !comma[1] || comma - tap_addrs >= 64 ||
 	    strlen(comma + 1) >= 64 || !strchr(tap_addrs, '/') || !strchr(comma + 1, '/')) {
-		fprintf(stderr,
-			"sbtrace probe: --tap-addrs '%s': give HOST/LEN,GUEST/LEN (e.g. "
-			"198.18.255.1/30,198.18.255.2/30)\n",
+		sbt_log("--tap-addrs '%s': give HOST/LEN,GUEST/LEN (e.g. "
+			"198.18.255.1/30,198.18.255.2/30)",
 			tap_addrs);
 		return -EINVAL;
 	}
@@ -421,9 +411,7 @@ int probe_backend_options(struct probe_opts *o, const struct probe_kind *k,
 	char kinds[128];
 
 	if (k->own_backend && o->backend != PROBE_BACKEND_DEFAULT && o->backend != k->backend) {
-		fprintf(stderr,
-			"sbtrace probe: --backend %s runs %s builds%s; a %s build runs on %s "
-			"(drop --backend)\n",
+		sbt_log("--backend %s runs %s builds%s; a %s build runs on %s (drop --backend)",
 			sbt_backend_name(o->backend), picked_kinds(kinds, sizeof(kinds)),
 			sbt_backend_caps(o->backend)->guest ? " in a busybox guest" : "", k->label,
 			sbt_backend_name(k->backend));
@@ -433,9 +421,8 @@ int probe_backend_options(struct probe_opts *o, const struct probe_kind *k,
 	caps = sbt_backend_caps(*backend);
 	if (caps->guest && !o->guest) {
 		if (newest_guest(o->guest_buf, sizeof(o->guest_buf)) < 0) {
-			fprintf(stderr,
-				"sbtrace probe: --backend %s: no guest built; run "
-				"scripts/guest-build.sh (or give --guest DIR)\n",
+			sbt_log("--backend %s: no guest built; run scripts/guest-build.sh (or give "
+				"--guest DIR)",
 				sbt_backend_name(*backend));
 			return -EINVAL;
 		}

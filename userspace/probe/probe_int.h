@@ -255,7 +255,8 @@ int probe_key_inputs(struct probe_ctx *p, struct sbt_build_plan *plan);
 int probe_add_input(struct sbt_build_plan *plan, const char *name, const char *sha256);
 
 /* progress.c: "sbtrace probe: [ 1.2 s] fmt" (arg its one %s) on stderr, unless --quiet. */
-void probe_progress(const struct probe_ctx *p, const char *fmt, const char *arg);
+void probe_progress(const struct probe_ctx *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /*
  * run.c: start the sandbox for the plan and trace it until the build ends. -1 when
  * there is something to report (p says what happened), else an exit code

@@ -20,6 +20,7 @@
 #include "event/sink_json.h"
 #include "lib/extbin.h"
 #include "kind.h"
+#include "lib/log.h"
 
 /* Attached: let the workload exec, once its sandbox is set up. */
 static void on_attached(void *arg)
@@ -299,8 +300,7 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 	if (o->trace_out) {
 		*out = fopen(o->trace_out, "we");
 		if (!*out) {
-			fprintf(stderr, "sbtrace probe: --trace-out '%s': %s\n", o->trace_out,
-				strerror(errno));
+			sbt_log("--trace-out '%s': %s", o->trace_out, strerror(errno));
 			return SBT_EXIT_USAGE;
 		}
 		sbt_json_sink_init(js, *out, SBT_FORMAT_JSON);

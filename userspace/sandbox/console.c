@@ -8,6 +8,7 @@
 #include "lib/clock.h"
 #include "lib/io.h"
 #include "internal.h"
+#include "lib/log.h"
 
 #define READY_LINE "SBT-GUEST-READY"
 #define EXIT_LINE  "SBT-GUEST-EXIT "
@@ -86,7 +87,7 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 		}
 		if (n >= sizeof(AGENT_FAILED) - 1 &&
 		    memcmp(l, AGENT_FAILED, sizeof(AGENT_FAILED) - 1) == 0)
-			dprintf(STDERR_FILENO, "sbtrace-shim: %.*s\n", (int)n, l);
+			sbt_log("%.*s", (int)n, l);
 		con_tail(con, l, n, complete);
 		break;
 	case SBT_VM_RUNNING:

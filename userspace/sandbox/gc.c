@@ -21,6 +21,7 @@
 #include "lib/clock.h"
 #include "internal.h"
 #include "sandbox/pins.h"
+#include "lib/log.h"
 /* Start of process `pid` in CLOCK_REALTIME ns, from /proc/PID/stat; 0 if unknown. */
 static uint64_t proc_start_ns(pid_t pid)
 {
@@ -80,7 +81,7 @@ static int gc_one(const char *dir, const char *name, const char *file, bool verb
 
 	if (sbx_state_parse(dir, name, &st, false, err, sizeof(err))) {
 		if (verbose)
-			fprintf(stderr, "sbtrace-shim gc: skipping %s\n", err);
+			sbt_log("skipping %s", err);
 		return 0;
 	}
 	if (shim_alive(&st))
@@ -89,8 +90,8 @@ static int gc_one(const char *dir, const char *name, const char *file, bool verb
 	if (sbt_cgroup_id(st.cgroup_path) == st.cgroup_id) {
 		ret = sbx_cgroup_destroy(st.cgroup_path);
 		if (ret && ret != -ENOENT) {
-			fprintf(stderr, "sbtrace-shim gc: sandbox %s: cannot remove %s: %s\n", name,
-				st.cgroup_path, strerror(-ret));
+			sbt_log("sandbox %s: cannot remove %s: %s", name, st.cgroup_path,
+				strerror(-ret));
 			return 0;
 		}
 	}
@@ -104,8 +105,8 @@ static int gc_one(const char *dir, const char *name, const char *file, bool verb
 	if (unlink(path) && errno != ENOENT)
 		return 0;
 	if (verbose)
-		fprintf(stderr, "sbtrace-shim gc: removed sandbox %s (shim %d gone; cgroup %s)\n",
-			name, (int)st.shim_pid, st.cgroup_path);
+		sbt_log("removed sandbox %s (shim %d gone; cgroup %s)", name, (int)st.shim_pid,
+			st.cgroup_path);
 	return 1;
 }
 
@@ -119,7 +120,7 @@ static int gc_state_files(const char *dir, bool verbose)
 	if (ret == -ENOENT)
 		return 0;
 	if (ret) {
-		fprintf(stderr, "sbtrace-shim gc: state dir %s: %s\n", dir, strerror(-ret));
+		sbt_log("state dir %s: %s", dir, strerror(-ret));
 		return ret;
 	}
 	d = opendir(dir);
@@ -165,7 +166,7 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 		if (sbx_cgroup_rmdir_tree(cg) == 0) {
 			count++;
 			if (verbose)
-				fprintf(stderr, "sbtrace-shim gc: removed empty cgroup %s\n", cg);
+				sbt_log("removed empty cgroup %s", cg);
 		}
 	}
 	closedir(d);

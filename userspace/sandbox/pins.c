@@ -12,6 +12,7 @@
 #include "lib/cgroupfs.h"
 #include "sandbox/pins.h"
 #include "sandbox/sandbox.h"
+#include "lib/log.h"
 
 static int pin_top(bool create, char *out, size_t len)
 {
@@ -112,9 +113,8 @@ int sbt_pin_gc(bool verbose)
 		if (sbt_pin_remove(de->d_name) == 0) {
 			count++;
 			if (verbose)
-				fprintf(stderr,
-					"sbtrace-shim gc: removed the pinned links of sandbox %s "
-					"(its cgroup is gone)\n",
+				sbt_log("removed the pinned links of sandbox %s (its cgroup is "
+					"gone)",
 					de->d_name);
 		}
 	}

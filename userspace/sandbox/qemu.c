@@ -44,6 +44,7 @@
 #include "lib/cpio.h"
 #include "lib/io.h"
 #include "internal.h"
+#include "lib/log.h"
 
 #define VM_TAP_FD    3 /* where qemu finds the tap: -netdev tap,fd=3 */
 #define VM_INITRD_FD 4 /* and its initrd: STATE_DIR is the host root's, 0700 */
@@ -347,10 +348,8 @@ static int vm_agent(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 
 	if (!agent_binary(v->agent, sizeof(v->agent))) {
 		v->agent[0] = '\0';
-		fprintf(stderr,
-			"sbtrace-shim: sandbox %s: no %s next to the shim: the guest runs no "
-			"agent, "
-			"its execs will not be visible\n",
+		sbt_log("sandbox %s: no %s next to the shim: the guest runs no agent, its execs "
+			"will not be visible",
 			spec->name, VM_AGENT);
 		return 0;
 	}
@@ -792,7 +791,7 @@ static void qemu_gc_orphans(const char *dir, bool verbose)
 			continue;
 		vm_dir_remove(vd);
 		if (verbose && lstat(vd, &st))
-			fprintf(stderr, "sbtrace-shim gc: removed %s\n", vd);
+			sbt_log("removed %s", vd);
 	}
 	closedir(d);
 }

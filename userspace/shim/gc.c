@@ -10,6 +10,7 @@
 #include "sandbox/sandbox.h"
 #include "shim.h"
 #include "usage.h"
+#include "lib/log.h"
 
 int shim_cmd_gc(int argc, char **argv)
 {
@@ -38,12 +39,12 @@ int shim_cmd_gc(int argc, char **argv)
 			shim_usage_gc(stdout);
 			return SHIM_EXIT_OK;
 		default:
-			fprintf(stderr, "see 'sbtrace-shim gc --help'\n");
+			sbt_log("see '%s --help'", sbt_log_name());
 			return SHIM_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
-		return shim_usage_error("gc", "unexpected argument '%s'", argv[optind]);
+		return shim_usage_error("unexpected argument '%s'", argv[optind]);
 	/* A mistyped --state-dir would find nothing to remove and say all is well. */
 	if (given) {
 		const char *why = stat(state_dir, &st)	 ? strerror(errno)
@@ -51,17 +52,14 @@ int shim_cmd_gc(int argc, char **argv)
 							 : NULL;
 
 		if (why) {
-			fprintf(stderr,
-				"sbtrace-shim gc: --state-dir %s: %s; give the directory the "
-				"shims ran with\n",
+			sbt_log("--state-dir %s: %s; give the directory the shims ran with",
 				state_dir, why);
 			return SHIM_EXIT_USAGE;
 		}
 	}
 	n = sbt_sandbox_gc(state_dir, verbose);
 	if (n < 0) {
-		fprintf(stderr, "sbtrace-shim gc: state dir %s: %s; check --state-dir\n", state_dir,
-			strerror(-n));
+		sbt_log("state dir %s: %s; check --state-dir", state_dir, strerror(-n));
 		return SHIM_EXIT_RUNTIME;
 	}
 	if (verbose || n > 0)

@@ -23,6 +23,7 @@
 #include "sandbox/sandbox.h"
 #include "shim.h"
 #include "usage.h"
+#include "lib/log.h"
 
 /* The long options without a short one: getopt_long's codes, above any character. */
 enum run_opt {
@@ -94,7 +95,7 @@ static void write_timings(const char *path, const struct sbt_sandbox_run *run, u
 			ok = false;
 	}
 	if (!ok)
-		fprintf(stderr, "sbtrace-shim run: --timings %s: %s\n", path, strerror(errno));
+		sbt_log("--timings %s: %s", path, strerror(errno));
 }
 
 /* Create the attach FIFO (a stale one from a killed shim of the same name is replaced). */
@@ -154,7 +155,7 @@ static int opt_workspace(const char *arg, struct run_opts *o)
 	size_t n = strlen(arg);
 
 	if (n >= sizeof(o->workspace))
-		return shim_usage_error("run", "--workspace '%.64s...': path too long", arg);
+		return shim_usage_error("--workspace '%.64s...': path too long", arg);
 	memcpy(o->workspace, arg, n + 1);
 	if (n > 3 && (strcmp(o->workspace + n - 3, ":ro") == 0 ||
 		      strcmp(o->workspace + n - 3, ":rw") == 0)) {
@@ -184,34 +185,30 @@ static int opt_vm(int c, const char *arg, struct run_opts *o)
 	case OPT_TAP_ADDRS:
 		if (!split_pair(arg, o->tap4, sizeof(o->tap4), &spec->tap_host_cidr,
 				&spec->tap_guest_cidr))
-			return shim_usage_error("run",
-						"--tap-addrs '%s': give HOST/LEN,GUEST/LEN, e.g. "
+			return shim_usage_error("--tap-addrs '%s': give HOST/LEN,GUEST/LEN, e.g. "
 						"203.0.113.253/30,203.0.113.254/30",
 						arg);
 		break;
 	case OPT_TAP_ADDRS6:
 		if (!split_pair(arg, o->tap6, sizeof(o->tap6), &spec->tap_host_cidr6,
 				&spec->tap_guest_cidr6))
-			return shim_usage_error("run",
-						"--tap-addrs6 '%s': give HOST/LEN,GUEST/LEN, e.g. "
+			return shim_usage_error("--tap-addrs6 '%s': give HOST/LEN,GUEST/LEN, e.g. "
 						"2001:db8:9::1/64,2001:db8:9::2/64",
 						arg);
 		break;
 	case OPT_VM_MEM:
 		if (!parse_num(arg, SBT_VM_MEM_MIN_MB, SBT_VM_MEM_MAX_MB, &num))
-			return shim_usage_error("run", "--vm-mem '%s': give MiB, 64-16384", arg);
+			return shim_usage_error("--vm-mem '%s': give MiB, 64-16384", arg);
 		spec->vm_mem_mb = (unsigned int)num;
 		return -1;
 	case OPT_VM_TIMEOUT:
 		if (!parse_num(arg, 1, 86400, &num))
-			return shim_usage_error("run", "--vm-timeout '%s': give seconds, 1-86400",
-						arg);
+			return shim_usage_error("--vm-timeout '%s': give seconds, 1-86400", arg);
 		o->vm_timeout = (int)num;
 		return -1;
 	case OPT_VM_ACCEL:
 		if (sbt_vm_accel_parse(arg, &spec->vm_accel))
-			return shim_usage_error("run", "--vm-accel '%s': give auto, kvm or tcg",
-						arg);
+			return shim_usage_error("--vm-accel '%s': give auto, kvm or tcg", arg);
 		o->vm_accel = true;
 		return -1;
 	}
@@ -232,8 +229,7 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 		/* podman: CMD (podman or docker, e.g. a build with --cgroup-parent)
 		 * runs as a host tool inside the sandbox cgroup, no namespaces */
 		if (sbt_backend_parse(arg, &spec->backend))
-			return shim_usage_error("run", "--backend '%s': use ns, podman or qemu",
-						arg);
+			return shim_usage_error("--backend '%s': use ns, podman or qemu", arg);
 		return -1;
 	case 'w':
 		return opt_workspace(arg, o);
@@ -243,13 +239,12 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 		else if (strcmp(arg, "none") == 0)
 			spec->net = SBT_NET_NONE;
 		else
-			return shim_usage_error("run", "--net '%s': use none or veth", arg);
+			return shim_usage_error("--net '%s': use none or veth", arg);
 		return -1;
 	case OPT_VETH_ADDRS:
 		if (!split_pair(arg, o->veth, sizeof(o->veth), &spec->veth_host_cidr,
 				&spec->veth_sandbox_cidr))
 			return shim_usage_error(
-				"run",
 				"--veth-addrs '%s': give HOST/LEN,SANDBOX/LEN, e.g. "
 				"192.0.2.1/24,192.0.2.100/24",
 				arg);
@@ -275,26 +270,26 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 			snprintf(msg, sizeof(msg), "--allow '%.200s': %s", arg,
 				 got < 0 ? perr.msg
 					 : "give one rule, e.g. 'cidr 192.0.2.0/24 port 443'");
-			return shim_usage_error("run", "%s", msg);
+			return shim_usage_error("%s", msg);
 		}
 		if (o->nr_allow >= SBT_STATE_EGRESS_RULES)
-			return shim_usage_error("run", "--allow '%s': more than 256 rules", arg);
+			return shim_usage_error("--allow '%s': more than 256 rules", arg);
 		o->allow[o->nr_allow++] = arg;
 		return -1;
 	}
 	case OPT_EGRESS:
 		if (strcmp(arg, "enforce") != 0 && strcmp(arg, "audit") != 0)
-			return shim_usage_error("run", "--egress '%s': use enforce or audit", arg);
+			return shim_usage_error("--egress '%s': use enforce or audit", arg);
 		o->egress = arg;
 		return -1;
 	case OPT_TIMINGS:
 		if (!arg[0])
-			return shim_usage_error("run", "--timings '%s': give a file", arg);
+			return shim_usage_error("--timings '%s': give a file", arg);
 		o->timings = arg;
 		return -1;
 	case 's':
 		if (!arg[0])
-			return shim_usage_error("run", "--state-dir '%s': give a directory", arg);
+			return shim_usage_error("--state-dir '%s': give a directory", arg);
 		o->state_dir = arg;
 		return -1;
 	case OPT_NO_WAIT:
@@ -304,7 +299,7 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 		char err[160];
 
 		if (o->nr_env >= SBT_ENV_MAX || sbt_env_set(&o->env_check, arg, err, sizeof(err)))
-			return shim_usage_error("run", "--env: %s",
+			return shim_usage_error("--env: %s",
 						o->nr_env >= SBT_ENV_MAX ? "too many" : err);
 		o->env[o->nr_env++] = (char *)arg;
 		return -1;
@@ -313,7 +308,7 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 		shim_usage_run(stdout);
 		return SHIM_EXIT_OK;
 	default:
-		fprintf(stderr, "see 'sbtrace-shim run --help'\n");
+		sbt_log("see '%s --help'", sbt_log_name());
 		return SHIM_EXIT_USAGE;
 	}
 }
@@ -328,10 +323,9 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 	struct stat st;
 
 	if (!spec->name)
-		return shim_usage_error("run", "%s--name NAME is required", "");
+		return shim_usage_error("--name NAME is required");
 	if (!sbt_sandbox_name_ok(spec->name))
-		return shim_usage_error("run",
-					"--name '%s': use 1-64 characters [A-Za-z0-9_.-], not "
+		return shim_usage_error("--name '%s': use 1-64 characters [A-Za-z0-9_.-], not "
 					"starting with '.'",
 					spec->name);
 	if (spec->workspace) {
@@ -343,12 +337,11 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 			snprintf(err, sizeof(err),
 				 "--workspace '%s': %s; give an existing directory",
 				 spec->workspace, why);
-			return shim_usage_error("run", "%s", err);
+			return shim_usage_error("%s", err);
 		}
 	}
 	if (optind >= argc)
-		return shim_usage_error("run", "%sno command: give it after --, e.g. -- make test",
-					"");
+		return shim_usage_error("no command: give it after --, e.g. -- make test");
 	/*
 	 * What the backend cannot give (its capabilities, sandbox.h), in the
 	 * options' words; the rest of what they rule out (a host tool that is
@@ -360,24 +353,19 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 			 caps->workspace == SBT_WORKSPACE_NONE ? "--workspace or --net" : "--net",
 			 caps->no_net_why ? caps->no_net_why : "it gives none",
 			 caps->guest ? " (--tap-addrs)" : "");
-		return shim_usage_error("run", "%s", err);
+		return shim_usage_error("%s", err);
 	}
 	if (spec->net == SBT_NET_VETH && !spec->veth_host_cidr)
-		return shim_usage_error("run",
-					"--net veth needs --veth-addrs HOST/LEN,SANDBOX/LEN%s", "");
+		return shim_usage_error("--net veth needs --veth-addrs HOST/LEN,SANDBOX/LEN%s", "");
 	if (spec->net != SBT_NET_VETH && (spec->veth_host_cidr || spec->veth_host_netns))
-		return shim_usage_error("run",
-					"--veth-addrs and --veth-host-netns need --net veth%s", "");
+		return shim_usage_error("--veth-addrs and --veth-host-netns need --net veth%s", "");
 	if (!caps->guest &&
 	    (spec->guest_dir || o->tap_opts || spec->vm_mem_mb || o->vm_timeout || o->vm_accel))
 		return shim_usage_error(
-			"run",
-			"%s--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, "
-			"--vm-timeout and --vm-accel need --backend qemu",
-			"");
+			"--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, "
+			"--vm-timeout and --vm-accel need --backend qemu");
 	if (caps->guest && !spec->guest_dir)
-		return shim_usage_error("run",
-					"--backend %s needs --guest DIR: build the guest with "
+		return shim_usage_error("--backend %s needs --guest DIR: build the guest with "
 					"scripts/guest-build.sh, which prints DIR",
 					name);
 	return -1;
@@ -429,7 +417,7 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 	o->spec.state_dir = o->state_dir;
 	/* What the user can fix (addresses, the guest...): a usage error, before anything is made. */
 	if (sbt_sandbox_check(&o->spec, err, sizeof(err)))
-		return shim_usage_error("run", "%s", err);
+		return shim_usage_error("%s", err);
 	return -1;
 }
 
@@ -458,7 +446,7 @@ static int run_start(const struct run_opts *o, struct run_ctx *r)
 	int ret = sbt_sandbox_start(&o->spec, &r->run, err, sizeof(err));
 
 	if (ret) {
-		fprintf(stderr, "sbtrace-shim run: %s\n", err);
+		sbt_log("%s", err);
 		/* a name in use, a workspace too large for the VM: the user can fix them */
 		return ret == -EEXIST || ret == -EFBIG ? SHIM_EXIT_USAGE : SHIM_EXIT_SETUP;
 	}
@@ -471,9 +459,7 @@ static int run_start(const struct run_opts *o, struct run_ctx *r)
 	if (!o->no_wait) {
 		r->fifo = make_fifo(o->state_dir, o->spec.name, r->fifo_path, sizeof(r->fifo_path));
 		if (r->fifo < 0) {
-			fprintf(stderr,
-				"sbtrace-shim run: cannot create the attach FIFO in %s: %s; check "
-				"--state-dir\n",
+			sbt_log("cannot create the attach FIFO in %s: %s; check --state-dir",
 				o->state_dir, strerror(-r->fifo));
 			r->fifo_path[0] = '\0';
 			return SHIM_EXIT_SETUP;
@@ -481,15 +467,14 @@ static int run_start(const struct run_opts *o, struct run_ctx *r)
 	}
 	ret = sbt_state_write(o->state_dir, &r->run);
 	if (ret) {
-		fprintf(stderr,
-			"sbtrace-shim run: cannot write the state file %s: %s; the state dir must "
-			"be a directory owned by you or root and writable by nobody else\n",
+		sbt_log("cannot write the state file %s: %s; the state dir must be a directory "
+			"owned by you or root and writable by nobody else",
 			r->run.state_file, strerror(-ret));
 		return SHIM_EXIT_SETUP;
 	}
 	ret = sbt_sandbox_ready(&r->run, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "sbtrace-shim run: %s\n", err);
+		sbt_log("%s", err);
 		return SHIM_EXIT_SETUP;
 	}
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->run.pid, 0);
@@ -506,14 +491,12 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 
 	if (!o->no_wait) {
 		if (run->tap[0]) /* the qemu backend: the tap to trace */
-			fprintf(stderr,
-				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d, tap %s); waiting "
-				"for a tracer: sbtrace trace --sandbox %s\n",
+			sbt_log("sandbox %s up (cgroup %s, pid %d, tap %s); waiting for a tracer: "
+				"sbtrace trace --sandbox %s",
 				run->name, run->cgroup_path, (int)run->pid, run->tap, run->name);
 		else
-			fprintf(stderr,
-				"sbtrace-shim: sandbox %s up (cgroup %s, pid %d); waiting for a "
-				"tracer: sbtrace trace --sandbox %s\n",
+			sbt_log("sandbox %s up (cgroup %s, pid %d); waiting for a tracer: sbtrace "
+				"trace --sandbox %s",
 				run->name, run->cgroup_path, (int)run->pid, run->name);
 		res = shim_wait_attach(run->name, r->fifo, r->sfd, r->pidfd, &sig, &tracer);
 		close(r->fifo);
@@ -523,9 +506,8 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 		if (res == SIGNALLED)
 			return 128 + sig;
 		if (res == INIT_DIED) {
-			fprintf(stderr,
-				"sbtrace-shim run: sandbox %s died (killed?) before a tracer "
-				"attached; the workload did not run; run it again\n",
+			sbt_log("sandbox %s died (killed?) before a tracer attached; the workload "
+				"did not run; run it again",
 				run->name);
 			return SHIM_EXIT_SETUP;
 		}
@@ -533,9 +515,8 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 		if (tracer > 0) {
 			r->tracer = (int)syscall(SYS_pidfd_open, tracer, 0);
 			if (r->tracer < 0) {
-				fprintf(stderr,
-					"sbtrace-shim run: sandbox %s: the tracer (pid %d) is gone "
-					"already; the workload did not run\n",
+				sbt_log("sandbox %s: the tracer (pid %d) is gone already; the "
+					"workload did not run",
 					run->name, (int)tracer);
 				return SHIM_EXIT_TRACER_LOST;
 			}
@@ -545,8 +526,7 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 	}
 	ret = sbt_sandbox_go(run);
 	if (ret) {
-		fprintf(stderr, "sbtrace-shim run: sandbox %s: cannot start the workload: %s\n",
-			run->name, strerror(-ret));
+		sbt_log("sandbox %s: cannot start the workload: %s", run->name, strerror(-ret));
 		return SHIM_EXIT_SETUP;
 	}
 	return -1;
@@ -582,7 +562,7 @@ int shim_cmd_run(int argc, char **argv)
 		return code;
 	r.sfd = block_signals(caps->console);
 	if (r.sfd < 0) {
-		fprintf(stderr, "sbtrace-shim run: signalfd: %s\n", strerror(errno));
+		sbt_log("signalfd: %s", strerror(errno));
 		return SHIM_EXIT_SETUP;
 	}
 	code = run_start(&o, &r);

@@ -20,11 +20,3 @@ void shim_usage_gc(FILE *f)
 {
 	sbt_help_shim_gc(f);
 }
-
-int shim_usage_error(const char *cmd, const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sbtrace-shim %s: ", cmd);
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "; see 'sbtrace-shim %s --help'\n", cmd);
-	return SHIM_EXIT_USAGE;
-}

@@ -8,12 +8,14 @@
 
 #include <stdio.h>
 
+#include "lib/log.h"
+
 /* --help of sbtrace-shim, its run and its gc. */
 void shim_usage_main(FILE *f);
 void shim_usage_run(FILE *f);
 void shim_usage_gc(FILE *f);
 
-/* "sbtrace-shim CMD: <fmt with arg>; see 'sbtrace-shim CMD --help'" on stderr; SHIM_EXIT_USAGE. */
-int shim_usage_error(const char *cmd, const char *fmt, const char *arg);
+/* "sbtrace-shim CMD: ...; see 'sbtrace-shim CMD --help'" (lib/log.h), and the usage exit code. */
+#define shim_usage_error(...) (sbt_log_usage(__VA_ARGS__), SHIM_EXIT_USAGE)
 
 #endif

@@ -19,6 +19,7 @@
 #include "lib/clock.h"
 #include "sandbox/sandbox.h"
 #include "shim.h"
+#include "lib/log.h"
 
 /* Send `sig` to every process of the sandbox but its init (which ignores it anyway). */
 static void forward_signal(const struct sbt_sandbox_run *run, int sig)
@@ -111,9 +112,8 @@ enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pid
 			line[len] = '\0';
 			if (attach_line(line, tracer))
 				return ATTACHED;
-			fprintf(stderr,
-				"sbtrace-shim: sandbox %s: ignoring '%.40s' on the attach FIFO "
-				"(expected 'attached')\n",
+			sbt_log("sandbox %s: ignoring '%.40s' on the attach FIFO (expected "
+				"'attached')",
 				name, line);
 			len = 0;
 		}
@@ -178,9 +178,8 @@ int shim_tracer_lost(struct sbt_sandbox_run *run)
 
 	run->tracer_lost = true;
 	sbt_state_update(run); /* seen should the shim itself die before the removal */
-	fprintf(stderr,
-		"sbtrace-shim run: sandbox %s: its tracer went away while the workload ran; the "
-		"workload was %s and is killed: enforcement must not lapse (exit %d)\n",
+	sbt_log("sandbox %s: its tracer went away while the workload ran; the workload was %s and "
+		"is killed: enforcement must not lapse (exit %d)",
 		run->name, ret ? "not frozen" : "frozen", SHIM_EXIT_TRACER_LOST);
 	return SHIM_EXIT_TRACER_LOST;
 }
@@ -217,9 +216,7 @@ int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
 			uint64_t now = sbt_mono_ns();
 
 			if (now >= deadline) {
-				fprintf(stderr,
-					"sbtrace-shim run: sandbox %s: --vm-timeout %d s expired; "
-					"the VM was killed\n",
+				sbt_log("sandbox %s: --vm-timeout %d s expired; the VM was killed",
 					run->name, timeout_s);
 				return SHIM_EXIT_VM_TIMEOUT;
 			}
@@ -252,10 +249,8 @@ int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
 		sbt_vm_console_eof(&run->con, STDOUT_FILENO);
 	if (run->con.phase == SBT_VM_EXITED)
 		return run->con.exit_code;
-	fprintf(stderr,
-		"sbtrace-shim run: sandbox %s: the VM died before the workload %s (qemu exited "
-		"%s %d)%s%s\n",
-		run->name, run->con.phase == SBT_VM_BOOTING ? "started" : "finished",
+	sbt_log("sandbox %s: the VM died before the workload %s (qemu exited %s %d)%s%s", run->name,
+		run->con.phase == SBT_VM_BOOTING ? "started" : "finished",
 		WIFSIGNALED(status) ? "on signal" : "with",
 		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
 		run->con.tail_len ? "; the end of its console:\n" : "", run->con.tail);
