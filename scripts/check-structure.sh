@@ -3,6 +3,7 @@
 # project's own C sources (not vmlinux.h, generated skeletons or tests):
 #   - no file longer than 1,000 lines, no function longer than 150;
 #   - no folder of product code with more than 30 files (group it into rooms);
+#   - no dependency cycle between rooms (scripts/check-deps.py: a .c with its own header);
 #   - only the parser (userspace/dockerfile/) parses Dockerfile syntax;
 #   - the probe parses JSON only in package_json.c and cache.c;
 #   - userspace/ is pure C: no libbpf header.
@@ -46,6 +47,8 @@ check() {
 	out=$(echo "$files" | sed 's|/[^/]*$||' | sort | uniq -c |
 		awk -v max="$MAX_FOLDER" '$1 > max { printf "%s: %d files (max %d); group it into rooms\n", $2, $1, max }')
 	[ -z "$out" ] || { echo "$out"; bad=1; }
+	out=$(python3 "$(dirname "$0")/check-deps.py" "$root" bpf loader userspace)
+	[ -z "$out" ] || { echo "$out"; echo "  ^ rooms that depend on each other: give the dependency one direction"; bad=1; }
 	out=$(long_functions $files)
 	[ -z "$out" ] || { echo "$out"; bad=1; }
 	out=$(grep -nE '"(FROM|ENTRYPOINT|HEALTHCHECK)"|strcasecmp\([^)]*"RUN"' $files |
@@ -89,7 +92,13 @@ self_test() {
 	for i in $(seq 31); do printf 'int v%d;\n' "$i" > "$t/userspace/flat/f$i.c"; done
 	check "$t" > /dev/null && { echo "self-test: not caught: a folder of 31 files"; exit 1; }
 	rm -rf "$t/userspace/flat"
-	echo "check-structure: self-test passed (6 violations caught)"
+	printf 'int b(void);\nint a(void)\n{\n\treturn b();\n}\n' > "$t/userspace/a.c"
+	printf 'int a(void);\nint b(void)\n{\n\treturn a();\n}\n' > "$t/userspace/b.c"
+	check "$t" > /dev/null && { echo "self-test: not caught: a.c and b.c calling each other"; exit 1; }
+	rm -f "$t/userspace/a.c"
+	check "$t" > /dev/null || { echo "self-test: b.c alone fails"; exit 1; }
+	rm -f "$t/userspace/b.c"
+	echo "check-structure: self-test passed (7 violations caught)"
 }
 
 case ${1:-} in
