@@ -161,16 +161,14 @@ static int mkdir_p(const char *dir)
 
 int sbt_cache_write(const char *dir, const char *key, json_object *report)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
+	char path[PATH_MAX], *line;
 	const char *text;
 	size_t len;
-	int fd, rc;
+	int rc;
 
 	if (!report || !dir || !dir[0] || !valid_key(key))
 		return -EINVAL;
 	rc = entry_path(path, sizeof(path), dir, "", key, "");
-	if (rc == 0)
-		rc = entry_path(tmp, sizeof(tmp), dir, ".", key, ".tmp.XXXXXX");
 	if (rc < 0)
 		return rc;
 	text = json_object_to_json_string_ext(report, JSON_C_TO_STRING_PLAIN);
@@ -182,29 +180,15 @@ int sbt_cache_write(const char *dir, const char *key, json_object *report)
 	rc = mkdir_p(dir);
 	if (rc < 0)
 		return rc;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	rc = sbt_write_all(fd, text, len);
-	if (rc == 0)
-		rc = sbt_write_all(fd, "\n", 1);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		unlink(tmp);
-		return rc;
-	}
-	/* Make the rename durable; the entry is already in place if this fails. */
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	return 0;
+	line = malloc(len + 1);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, text, len);
+	line[len] = '\n';
+	/* a crash leaves the old entry or the whole new one, and the rename durable */
+	rc = sbt_write_atomic(path, line, len + 1, 0600, SBT_ATOMIC_SYNC_DIR);
+	free(line);
+	return rc;
 }
 
 int sbt_cache_default_dir(char *buf, size_t len)

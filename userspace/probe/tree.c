@@ -351,31 +351,35 @@ static void walk_dir(struct walk *w, int fd, size_t plen, int depth)
 }
 
 /* Write the new stat cache next to the old one, atomically. */
-static FILE *cache_begin(const char *file, char *tmp, size_t len)
-{
-	int fd;
+/* The new stat cache is built in memory, then replaces the old one at once (keep). */
+struct cache_out {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
 
-	if (!file || (size_t)snprintf(tmp, len, "%s.XXXXXX", file) >= len)
-		return NULL;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	return fdopen(fd, "w");
+static FILE *cache_begin(const char *file, struct cache_out *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = file ? open_memstream(&c->buf, &c->len) : NULL;
+	return c->f;
 }
 
-static void cache_end(FILE *f, const char *tmp, const char *file, bool keep)
+static void cache_end(struct cache_out *c, const char *file, bool keep)
 {
-	if (!f)
+	if (!c->f)
 		return;
-	if (fclose(f) == 0 && keep && rename(tmp, file) == 0)
-		return;
-	unlink(tmp);
+	if (fclose(c->f) == 0 && keep)
+		sbt_write_atomic(file, c->buf, c->len, 0600,
+				 0); /* a cache: a failure costs a rehash */
+	free(c->buf);
+	memset(c, 0, sizeof(*c));
 }
 
 int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree *t)
 {
 	static struct walk w;
-	char tmp[PATH_MAX];
+	struct cache_out out;
 	uint8_t md[32];
 	int fd;
 
@@ -388,9 +392,9 @@ int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree
 	if (fd < 0)
 		return -errno;
 	old_open(&w.old, statcache);
-	w.new_cache = cache_begin(statcache, tmp, sizeof(tmp));
+	w.new_cache = cache_begin(statcache, &out);
 	if (w.new_cache && fwrite(STATCACHE_MAGIC, 8, 1, w.new_cache) != 1) {
-		cache_end(w.new_cache, tmp, statcache, false);
+		cache_end(&out, statcache, false);
 		w.new_cache = NULL;
 	}
 	sbt_sha256_init(&w.tree);
@@ -398,7 +402,7 @@ int probe_tree_digest(const char *repo, const char *statcache, struct probe_tree
 	walk_dir(&w, fd, 0, 0);
 	sbt_sha256_final(&w.tree, md);
 	sbt_sha256_hex(md, t->digest);
-	cache_end(w.new_cache, tmp, statcache, t->cacheable);
+	cache_end(&out, statcache, t->cacheable);
 	free(w.old.buf);
 	return 0;
 }

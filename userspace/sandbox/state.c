@@ -75,29 +75,26 @@ static struct json_object *state_json(const struct sbt_sandbox_run *run,
 	return o;
 }
 
-/* `s` and a newline into tmp, renamed to path (readers never see half a file). */
-static int write_replace(const char *tmp, const char *path, const char *s)
+/* `s` and a newline as path, at once (readers never see half a file), root's alone. */
+static int write_replace(const char *path, const char *s)
 {
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600), ret;
+	size_t n = strlen(s);
+	char *line = malloc(n + 1);
+	int ret;
 
-	if (fd < 0)
-		return -errno;
-	ret = sbt_write_all(fd, s, strlen(s));
-	if (!ret)
-		ret = sbt_write_all(fd, "\n", 1);
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, s, n);
+	line[n] = '\n';
+	ret = sbt_write_atomic(path, line, n + 1, 0600, 0);
+	free(line);
 	return ret;
 }
 
 int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run)
 {
 	const struct sbt_backend_ops *ops = run ? sbx_backend(run->backend) : NULL;
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX];
 	struct json_object *o;
 	int ret;
 
@@ -108,14 +105,12 @@ int sbt_state_write(const char *state_dir, const struct sbt_sandbox_run *run)
 	ret = sbx_check_state_dir(state_dir, true);
 	if (ret)
 		return ret;
-	if (!sbx_str_fits(path, sizeof(path), "%s/%s.json", state_dir, run->name) ||
-	    !sbx_str_fits(tmp, sizeof(tmp), "%s/.%s.json.%d.tmp", state_dir, run->name,
-			  (int)getpid()))
+	if (!sbx_str_fits(path, sizeof(path), "%s/%s.json", state_dir, run->name))
 		return -ENAMETOOLONG;
 	o = state_json(run, ops);
 	if (!o)
 		return -ENOMEM;
-	ret = write_replace(tmp, path,
+	ret = write_replace(path,
 			    json_object_to_json_string_ext(
 				    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
