@@ -133,7 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct sbt_target targets[SLOTS];
 	static struct sbt_rule rule = { .id = 1, .kind = SBT_RULE_CIDR, .text = "cidr ::/0" };
-	static const struct sbt_egress_cfg cfg = { .rules = &rule, .nr_rules = 1,
+	static const struct sbt_egress_cfg cfg = { .rules = &rule,
+						   .nr_rules = 1,
 						   .resolver_rule_id = 2 };
 	const struct sbt_session_ops ops = { .read_stats = fake_stats, .flush_folds = fake_folds };
 	struct input in = { data, size };

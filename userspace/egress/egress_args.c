@@ -184,14 +184,14 @@ int sbt_allowlist_load(struct sbt_egress_cfg *cfg, const char *path)
 		line[n] = '\0'; /* the newline, or the buffer's own terminator */
 		nul = memchr(line, '\0', n);
 		if (nul) {
-			sbt_log("%s:%u:%zu: NUL byte in the line; allowlists are text", path,
-				lineno, (size_t)(nul - line) + 1);
+			sbt_log_at(path, lineno, (unsigned int)(nul - line) + 1,
+				   "NUL byte in the line; allowlists are text");
 			ret = -EINVAL;
 			break;
 		}
 		got = sbt_rule_parse(line, &r, &err);
 		if (got < 0) {
-			sbt_log("%s:%u:%u: %s", path, lineno, err.col, err.msg);
+			sbt_log_at(path, lineno, err.col, "%s", err.msg);
 			ret = -EINVAL;
 		} else if (got > 0 && add_rule(cfg, &r)) {
 			ret = -ENOMEM;

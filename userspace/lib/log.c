@@ -24,10 +24,11 @@ const char *sbt_log_name(void)
 	return prefix;
 }
 
-void sbt_vlog(const char *fmt, va_list ap)
+/* "LEAD: " fmt "\n" in one write. */
+static void vlog_line(const char *lead, const char *fmt, va_list ap)
 {
 	char line[LINE_MAX_BYTES];
-	int n = snprintf(line, sizeof(line), "%s: ", prefix), m;
+	int n = snprintf(line, sizeof(line), "%s: ", lead), m;
 
 	if (n < 0 || (size_t)n >= sizeof(line) - 1)
 		n = 0;
@@ -38,6 +39,22 @@ void sbt_vlog(const char *fmt, va_list ap)
 	line[n++] = '\n';
 	/* best effort: a closed stderr loses the line, nothing else */
 	(void)sbt_write_all(STDERR_FILENO, line, (size_t)n);
+}
+
+void sbt_vlog(const char *fmt, va_list ap)
+{
+	vlog_line(prefix, fmt, ap);
+}
+
+void sbt_log_at(const char *file, unsigned int line, unsigned int col, const char *fmt, ...)
+{
+	char where[LINE_MAX_BYTES / 2];
+	va_list ap;
+
+	snprintf(where, sizeof(where), "%s:%u:%u", file, line, col);
+	va_start(ap, fmt);
+	vlog_line(where, fmt, ap);
+	va_end(ap);
 }
 
 void sbt_log(const char *fmt, ...)

@@ -21,6 +21,13 @@ const char *sbt_log_name(void);
 void sbt_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sbt_vlog(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
+/*
+ * A diagnostic about a place in a file: "FILE:LINE:COL: message", the place
+ * first and no prefix (as compilers write it: editors jump to it).
+ */
+void sbt_log_at(const char *file, unsigned int line, unsigned int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* A usage error: "PREFIX: message; see 'PREFIX --help'" (the command's own help). */
 void sbt_log_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
