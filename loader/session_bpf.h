@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The session core (trace/session.h) on the loaded object: its ops read
+ * The session core (session/session.h) on the loaded object: its ops read
  * the per-slot counters and the fold table, its records come from the
  * ring buffer. What `sbtrace trace` and `sbtrace agent` both drive.
  */
@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "trace/session.h"
+#include "session/session.h"
 
 struct sbtrace_bpf;
 struct ring_buffer;

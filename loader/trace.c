@@ -2,7 +2,7 @@
 /*
  * The trace: attach (plan.c), register its fixed set of targets, set up
  * their egress and taps, and run the loop; the records, their accounting
- * and the final events are the session's (trace/session.h, session_bpf.c),
+ * and the final events are the session's (session/session.h, session_bpf.c),
  * shared with the agent. At stop: detach, drain what is in flight, report.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libFuzzer target: the session core of trace and agent (trace/session.c),
+ * libFuzzer target: the session core of trace and agent (session/session.c),
  * driven by a program the input spells: slots added and removed, raw
  * ring-buffer records, well-formed exec and egress records with fuzzed
  * fields and strings, the kernel's counters, folded tails, a slot's end; at
@@ -14,7 +14,7 @@
 
 #include "event/sink_json.h"
 #include "exec/proctab.h"
-#include "trace/session.h"
+#include "session/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

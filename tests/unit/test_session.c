@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for the session core of trace and agent (userspace/trace/session.c):
+ * Unit tests for the session core of trace and agent (userspace/session/session.c):
  * records built here, the kernel's counters and fold table faked through
  * its ops, every event caught by a sink of the test's own.
  */
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "trace/session.h"
+#include "session/session.h"
 
 #define MAX_SLOTS  8
 #define MAX_EVENTS 64

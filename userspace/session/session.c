@@ -17,7 +17,7 @@
 #include "exec/shell.h"
 #include "exec/shellagg.h"
 #include "lib/clock.h"
-#include "trace/session.h"
+#include "session/session.h"
 #include "lib/log.h"
 
 /* Where an exec record came from: the host's ring buffer, or a microVM's guest stream. */
