@@ -24,7 +24,6 @@
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -582,15 +581,8 @@ static void emit_started(struct agent *a)
 {
 	const struct sbt_hook_result *hooks[] = { &a->plan.exec, &a->membership, &a->mkdir_res,
 						  &a->eg.res, NULL };
-	struct sbt_event ev = { .kind = SBT_EV_STARTED, .ts = sbt_now_epoch_ns() };
-	struct utsname u;
 
-	ev.started.opts = &a->o->trace;
-	ev.started.hooks = hooks;
-	ev.started.kernel = uname(&u) == 0 ? u.release : NULL;
-	ev.started.attach_ms = a->attach_ms;
-	sbt_session_emit(&a->sess.core, &ev, NULL);
-	sbt_sinks_flush(&a->o->trace);
+	sbt_session_started(&a->sess.core, NULL, hooks, a->attach_ms);
 }
 
 /* ---- the loop ---------------------------------------------------------------------- */
@@ -600,7 +592,6 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 {
 	const struct sbt_trace_opts *t = &a->o->trace;
 	uint64_t now = sbt_mono_ms();
-	int err;
 
 	sbt_session_drops(&a->sess.core);
 	if (now >= *next_gone) {
@@ -612,15 +603,8 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 		write_metrics_file(a);
 		*next_stats = now + a->o->stats_interval_ms;
 	}
-	err = sbt_sinks_flush(t);
-	if (!err && sbt_hup_pending) {
-		sbt_hup_pending = 0;
-		err = sbt_sinks_reopen(t);
-	}
-	if (err) {
-		sbt_log("writing output failed: %s", strerror(-err));
+	if (sbt_session_bpf_flush(&a->sess))
 		return "output_error";
-	}
 	if (t->duration_ms && now - a->start_ms >= t->duration_ms)
 		return "duration";
 	return NULL;

@@ -16,6 +16,8 @@
 #include "sbtrace.skel.h"
 #include "egress.h"
 #include "lib/clock.h"
+#include "lib/log.h"
+#include "loader.h"
 #include "session_bpf.h"
 #include "lib/log.h"
 
@@ -141,6 +143,19 @@ void sbt_session_bpf_drain(struct sbt_session_bpf *sb)
 		sbt_sleep_ms(2);
 	}
 	sbt_session_drops(&sb->core);
+}
+
+int sbt_session_bpf_flush(struct sbt_session_bpf *sb)
+{
+	int err = sbt_sinks_flush(sb->core.opts);
+
+	if (!err && sbt_hup_pending) {
+		sbt_hup_pending = 0;
+		err = sbt_sinks_reopen(sb->core.opts);
+	}
+	if (err)
+		sbt_log("writing output failed: %s", strerror(-err));
+	return err;
 }
 
 int sbt_session_bpf_fd(const struct sbt_session_bpf *sb)

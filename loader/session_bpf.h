@@ -44,6 +44,11 @@ int sbt_session_bpf_consume(struct sbt_session_bpf *sb);
  * was counted lost (or 250 ms passed), then report the drops.
  */
 void sbt_session_bpf_drain(struct sbt_session_bpf *sb);
+/*
+ * Flush the sinks, and reopen their outputs when SIGHUP came (log
+ * rotation). 0, or -errno after "writing output failed" (the run stops).
+ */
+int sbt_session_bpf_flush(struct sbt_session_bpf *sb);
 /* The ring buffer's fd (epoll), for a caller's own poll. */
 int sbt_session_bpf_fd(const struct sbt_session_bpf *sb);
 

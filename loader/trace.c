@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -63,9 +62,6 @@ static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 						  &ctx->plan.packet,
 						  ctx->taps->nr ? &ctx->taps->res[0] : NULL,
 						  NULL };
-	struct sbt_event ev = { .kind = SBT_EV_STARTED, .ts = sbt_now_epoch_ns() };
-	struct utsname u;
-
 	memset(views, 0, sizeof(views));
 	for (uint32_t i = 0; i < opts->nr_targets; i++) {
 		for (uint32_t k = 0; k < ctx->taps->nr; k++) {
@@ -76,13 +72,7 @@ static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 		}
 		sbt_egress_view(ctx->egress, i, &views[i].egress);
 	}
-	ev.started.opts = opts;
-	ev.started.views = views;
-	ev.started.hooks = hooks;
-	ev.started.kernel = uname(&u) == 0 ? u.release : NULL;
-	ev.started.attach_ms = attach_ms;
-	sbt_session_emit(&ctx->sess.core, &ev, NULL);
-	sbt_sinks_flush(opts);
+	sbt_session_started(&ctx->sess.core, views, hooks, attach_ms);
 }
 
 /*
@@ -278,13 +268,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			emit_stats(ctx, start_ms);
 			next_stats += opts->stats_interval_ms;
 		}
-		err = sbt_sinks_flush(opts);
-		if (!err && sbt_hup_pending) {
-			sbt_hup_pending = 0;
-			err = sbt_sinks_reopen(opts);
-		}
-		if (err) {
-			sbt_log("writing output failed: %s", strerror(-err));
+		if (sbt_session_bpf_flush(&ctx->sess)) {
 			*reason = "output_error";
 			return SBT_EXIT_RUNTIME;
 		}

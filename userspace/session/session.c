@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 
 #include "egress/dnsev.h"
 #include "exec/guest_feed.h"
@@ -164,6 +165,21 @@ void sbt_session_emit(struct sbt_session *s, struct sbt_event *ev, const struct 
 {
 	ev->sandbox = t;
 	sbt_sinks_emit(s->opts, ev);
+}
+
+void sbt_session_started(struct sbt_session *s, const struct sbt_target_view *views,
+			 const struct sbt_hook_result *const *hooks, uint64_t attach_ms)
+{
+	struct sbt_event ev = { .kind = SBT_EV_STARTED, .ts = sbt_now_epoch_ns() };
+	struct utsname u;
+
+	ev.started.opts = s->opts;
+	ev.started.views = views;
+	ev.started.hooks = hooks;
+	ev.started.kernel = uname(&u) == 0 ? u.release : NULL;
+	ev.started.attach_ms = attach_ms;
+	sbt_session_emit(s, &ev, NULL);
+	sbt_sinks_flush(s->opts);
 }
 
 static void emit_lost(struct sbt_session *s, const struct sbt_target *t,

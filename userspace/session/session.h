@@ -124,6 +124,12 @@ void sbt_session_snapshot(struct sbt_session *s, uint32_t slot);
 
 /* A ring-buffer record (libbpf's ring_buffer_sample_fn; ctx: the session). Always 0. */
 int sbt_session_record(void *ctx, void *data, size_t size);
+/*
+ * TraceStarted: the request, the per-target views (NULL: none; by slot),
+ * the hooks chosen (NULL-terminated), the kernel, the attach time; flushed.
+ */
+void sbt_session_started(struct sbt_session *s, const struct sbt_target_view *views,
+			 const struct sbt_hook_result *const *hooks, uint64_t attach_ms);
 /* Hand an event of target t (NULL: run-wide) to the sinks. */
 void sbt_session_emit(struct sbt_session *s, struct sbt_event *ev, const struct sbt_target *t);
 /* A DNS proxy's event of its slot. */
