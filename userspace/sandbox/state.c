@@ -84,8 +84,8 @@ static int write_replace(const char *path, const char *s)
 
 	if (!line)
 		return -ENOMEM;
-	memcpy(line, s, n);
-	line[n] = '\n';
+	memcpy(line, s, n + 1);
+	line[n] = '\n'; /* in place of the NUL: the file is the line */
 	ret = sbt_write_atomic(path, line, n + 1, 0600, 0);
 	free(line);
 	return ret;
