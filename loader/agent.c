@@ -598,10 +598,10 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 		check_gone(a);
 		*next_gone = now + 250;
 	}
-	if (a->o->stats_interval_ms && now >= *next_stats) {
+	if (a->o->trace.stats_interval_ms && now >= *next_stats) {
 		emit_stats(a);
 		write_metrics_file(a);
-		*next_stats = now + a->o->stats_interval_ms;
+		*next_stats = now + a->o->trace.stats_interval_ms;
 	}
 	if (sbt_session_bpf_flush(&a->sess))
 		return "output_error";
@@ -612,7 +612,7 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 
 static const char *agent_loop(struct agent *a)
 {
-	uint64_t next_gone = 0, next_stats = sbt_mono_ms() + a->o->stats_interval_ms;
+	uint64_t next_gone = 0, next_stats = sbt_mono_ms() + a->o->trace.stats_interval_ms;
 	int timeout = a->o->trace.exec.poll_ms ? (int)a->o->trace.exec.poll_ms : 100;
 	const char *why = NULL;
 

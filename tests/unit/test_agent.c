@@ -62,7 +62,7 @@ static void test_agent_args(void **state)
 	assert_int_equal(parse(&o, ok, ARRAY_SIZE(ok)), -1);
 	assert_int_equal(o.nr_parents, 1);
 	assert_string_equal(o.parents[0], "/machine.slice");
-	assert_int_equal(o.stats_interval_ms, 2500);
+	assert_int_equal(o.trace.stats_interval_ms, 2500);
 	assert_int_equal(o.max_sandboxes, 4096);
 	assert_int_equal(o.trace.exec.max_sandboxes, 4096);
 	assert_true(o.trace.exec.agent);

@@ -28,7 +28,6 @@ enum agent_opt {
 	OPT_STATE_DIR,
 	OPT_NO_SHIM,
 	OPT_MAX_SANDBOXES,
-	OPT_STATS_INTERVAL,
 	OPT_METRICS_ADDR,
 	OPT_METRICS_FILE,
 	OPT_SOCKET,
@@ -41,7 +40,7 @@ static const struct option agent_longopts[] = {
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "no-shim", no_argument, NULL, OPT_NO_SHIM },
 	{ "max-sandboxes", required_argument, NULL, OPT_MAX_SANDBOXES },
-	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "stats-interval", required_argument, NULL, SBT_OPT_STATS_INTERVAL },
 	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 	{ "output", required_argument, NULL, 'o' },
@@ -61,19 +60,6 @@ static const struct option agent_longopts[] = {
 
 /* "sbtrace agent: ...; see 'sbtrace agent --help'", and its exit code. */
 #define usage_error(...) (sbt_log_usage(__VA_ARGS__), SBT_EXIT_USAGE)
-
-static int parse_seconds(const char *arg, double max, uint64_t *ms)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(arg, &end);
-	if (errno || *end || end == arg || !(d >= 0) || d > max)
-		return -EINVAL;
-	*ms = (uint64_t)(d * 1000 + 0.5);
-	return 0;
-}
 
 int sbt_parse_hostport(const char *s, struct sockaddr_storage *ss, unsigned int *sslen)
 {
@@ -146,10 +132,6 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 			return usage_error("--max-sandboxes '%s': give 1..65536", arg);
 		a->max_sandboxes = (uint32_t)v;
 		return -1;
-	case OPT_STATS_INTERVAL:
-		if (parse_seconds(arg, 86400, &a->stats_interval_ms))
-			return usage_error("--stats-interval '%s': give seconds, 0..86400", arg);
-		return -1;
 	case OPT_METRICS_ADDR:
 		if (sbt_parse_hostport(arg, &ss, &sslen))
 			return usage_error("--metrics-addr '%s': give HOST:PORT with an address "
@@ -172,23 +154,11 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 		a->policy_dir = arg;
 		return -1;
 	case 'o':
-		if (strcmp(arg, "json") == 0)
-			a->format = SBT_FORMAT_JSON;
-		else if (strcmp(arg, "text") == 0)
-			a->format = SBT_FORMAT_TEXT;
-		else
-			return usage_error("--output '%s': use json or text", arg);
-		return -1;
 	case 'O':
-		a->out_path = arg;
-		return -1;
 	case 'd':
-		if (parse_seconds(arg, 31536000, &a->trace.duration_ms) || !a->trace.duration_ms)
-			return usage_error("--duration '%s': give seconds > 0", arg);
-		return -1;
 	case 'v':
-		a->trace.exec.verbose = true;
-		return -1;
+	case SBT_OPT_STATS_INTERVAL:
+		return sbt_run_option(&a->trace, &a->format, &a->out_path, c, arg);
 	case SBT_OPT_ARGV_MAX:
 	case SBT_OPT_RINGBUF_SIZE:
 	case SBT_OPT_EXEC_HOOK:
@@ -217,7 +187,7 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 	a->format = SBT_FORMAT_JSON;
 	a->state_dir = SBT_STATE_DIR_DEFAULT;
 	a->max_sandboxes = SBT_AGENT_DEFAULT_SANDBOXES;
-	a->stats_interval_ms = 60000;
+	a->trace.stats_interval_ms = 60000;
 	a->socket_path = SBT_AGENT_SOCKET_DEFAULT;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:O:d:vh", agent_longopts, NULL)) != -1) {

@@ -23,7 +23,8 @@
 struct sbt_metrics_sink;
 
 struct sbt_agent_opts {
-	struct sbt_trace_opts trace; /* exec options, sinks, duration (no sandboxes) */
+	struct sbt_trace_opts
+		trace; /* exec options, sinks, duration, stats interval (no targets) */
 	enum sbt_format format;
 	const char *out_path;	/* --out (appended; reopened on SIGHUP), NULL: stdout */
 	const char *policy_dir; /* --policy-dir: DIR/<child>.policy per --cgroup-parent child */
@@ -31,7 +32,6 @@ struct sbt_agent_opts {
 	const char *parents[SBT_AGENT_MAX_PARENTS]; /* --cgroup-parent, as given */
 	int nr_parents;
 	uint32_t max_sandboxes;
-	uint64_t stats_interval_ms;	  /* 0: no TraceStats */
 	const char *metrics_addr;	  /* HOST:PORT, NULL: no HTTP */
 	const char *metrics_file;	  /* node_exporter textfile, NULL: none */
 	struct sbt_metrics_sink *metrics; /* set by sbt_agent_main when metrics are asked for */

@@ -89,7 +89,6 @@ enum trace_opt {
 	OPT_SANDBOX,
 	OPT_STATE_DIR,
 	OPT_TAP,
-	OPT_STATS_INTERVAL,
 };
 
 static const struct option trace_longopts[] = {
@@ -115,7 +114,7 @@ static const struct option trace_longopts[] = {
 	{ "sandbox", required_argument, NULL, OPT_SANDBOX },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "tap", required_argument, NULL, OPT_TAP },
-	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "stats-interval", required_argument, NULL, SBT_OPT_STATS_INTERVAL },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -170,19 +169,51 @@ static int add_tap_sandbox(struct sbt_trace_opts *opts, const char *arg)
 	return -1;
 }
 
-static int parse_duration(struct sbt_trace_opts *opts, const char *arg)
+/* Seconds (a decimal) into ms, rounded. 0, or -EINVAL unless lo <= s <= hi (lo_open: lo < s). */
+static int parse_seconds(const char *arg, double lo, bool lo_open, double hi, uint64_t *ms)
 {
 	char *end;
 	double d;
 
 	errno = 0;
 	d = strtod(arg, &end);
-	if (errno || *end || end == arg || !(d > 0) || d > 31536000)
-		return usage_error("--duration '%s': give seconds > 0 (e.g. 5 or 0.5)", arg);
-	opts->duration_ms = (uint64_t)(d * 1000 + 0.5);
-	if (!opts->duration_ms)
-		opts->duration_ms = 1;
-	return -1;
+	if (errno || *end || end == arg || !(lo_open ? d > lo : d >= lo) || d > hi)
+		return -EINVAL;
+	*ms = (uint64_t)(d * 1000 + 0.5);
+	return 0;
+}
+
+int sbt_run_option(struct sbt_trace_opts *t, enum sbt_format *format, const char **out_path, int c,
+		   const char *arg)
+{
+	switch (c) {
+	case 'o':
+		if (strcmp(arg, "json") == 0)
+			*format = SBT_FORMAT_JSON;
+		else if (strcmp(arg, "text") == 0)
+			*format = SBT_FORMAT_TEXT;
+		else
+			return usage_error("--output '%s': use json or text", arg);
+		return -1;
+	case 'O':
+		*out_path = arg;
+		return -1;
+	case 'd':
+		if (parse_seconds(arg, 0, true, 31536000, &t->duration_ms))
+			return usage_error("--duration '%s': give seconds > 0 (e.g. 5 or 0.5)",
+					   arg);
+		if (!t->duration_ms)
+			t->duration_ms = 1;
+		return -1;
+	case SBT_OPT_STATS_INTERVAL:
+		if (parse_seconds(arg, 0, false, 86400, &t->stats_interval_ms))
+			return usage_error("--stats-interval '%s': give seconds, 0..86400", arg);
+		return -1;
+	case 'v':
+		t->exec.verbose = true;
+		return -1;
+	}
+	return usage_error("option %d is not a run option", c);
 }
 
 int sbt_capture_option(struct sbt_exec_opts *eo, int c, const char *arg)
@@ -235,32 +266,11 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		a->state_dir = arg;
 		return -1;
 	case 'o':
-		if (strcmp(arg, "json") == 0)
-			a->format = SBT_FORMAT_JSON;
-		else if (strcmp(arg, "text") == 0)
-			a->format = SBT_FORMAT_TEXT;
-		else
-			return usage_error("--output '%s': use json or text", arg);
-		return -1;
 	case 'O':
-		a->out_path = arg;
-		return -1;
 	case 'd':
-		return parse_duration(&a->opts, arg);
-	case OPT_STATS_INTERVAL: {
-		char *end;
-		double d;
-
-		errno = 0;
-		d = strtod(arg, &end);
-		if (errno || *end || end == arg || !(d >= 0) || d > 86400)
-			return usage_error("--stats-interval '%s': give seconds, 0..86400", arg);
-		a->opts.stats_interval_ms = (uint64_t)(d * 1000 + 0.5);
-		return -1;
-	}
 	case 'v':
-		a->opts.exec.verbose = true;
-		return -1;
+	case SBT_OPT_STATS_INTERVAL:
+		return sbt_run_option(&a->opts, &a->format, &a->out_path, c, arg);
 	case SBT_OPT_ARGV_MAX:
 	case SBT_OPT_RINGBUF_SIZE:
 	case SBT_OPT_EXEC_HOOK:

@@ -55,6 +55,17 @@ enum sbt_capture_opt {
 	SBT_OPT_POLL_MS,	   /* --poll-ms MS */
 };
 int sbt_capture_option(struct sbt_exec_opts *eo, int c, const char *arg);
+
+/*
+ * The run options trace and agent share, and their one parser: where the
+ * events go (-o/--output json|text, -O/--out FILE), how long (-d/--duration
+ * SECONDS > 0), TraceStats every --stats-interval SECONDS (0..86400),
+ * -v/--verbose (libbpf's messages). -1 when taken into t, *format,
+ * *out_path; else SBT_EXIT_USAGE after the message.
+ */
+#define SBT_OPT_STATS_INTERVAL 0x1010 /* --stats-interval SECONDS (-o, -O, -d, -v: their letters) */
+int sbt_run_option(struct sbt_trace_opts *t, enum sbt_format *format, const char **out_path, int c,
+		   const char *arg);
 void sbt_trace_args_free(struct sbt_trace_args *args);
 
 /* The commands themselves, with the loader's functions passed in. */
