@@ -325,11 +325,6 @@ const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p)
 					      : "enforce";
 }
 
-const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id)
-{
-	return p && id >= 1 && id <= p->cfg.nr_rules ? p->cfg.rules[id - 1].text : NULL;
-}
-
 int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
 			const struct sbt_target *sb, bool attach)
 {

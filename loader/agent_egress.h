@@ -67,6 +67,5 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 /* Detach, clear the slot's trie entries, mode OBSERVE; frees p. */
 void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot);
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p); /* NULL for none */
-const char *sbt_agent_pol_rule_text(const struct sbt_agent_pol *p, uint32_t id);
 
 #endif
