@@ -125,9 +125,9 @@ probe:
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
 
-# Offline stand-ins for debian:bookworm and node:*-slim (scripts/image-map), from
-# Debian packages (mmdebstrap comes with deps); the script's stdout (an export line)
-# is not make's business.
+# Offline stand-ins for debian:bookworm and node:* (its Debian and Alpine tags:
+# scripts/image-map), from Debian packages (mmdebstrap comes with deps); the
+# script's stdout (an export line) is not make's business.
 base-images:
 	$(Q)scripts/deps.sh >&2
 	$(Q)scripts/base-images.sh > /dev/null
@@ -140,7 +140,7 @@ $(BPFOBJ)/%.part.o: bpf/%.bpf.c bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
 
 # The exec program cut after part N (bpf/exec.bpf.c's enum exec_part), for
 # scripts/bench-exec-parts.sh: exec_stop<N>.bpf.o; exec.bpf.o is the whole program.
-EXEC_STOPS := 1 2 3 4 5 6 7
+EXEC_STOPS := 1 2 3 4 5 6 7 8
 EXEC_PART_OBJS := $(patsubst %,$(BPFOBJ)/exec_stop%.bpf.o,$(EXEC_STOPS)) $(BPFOBJ)/exec.bpf.o
 
 $(BPFOBJ)/exec_stop%.part.o: bpf/exec.bpf.c bpf/vmlinux/$(ARCH)/vmlinux.h | $(BPFOBJ)
@@ -302,6 +302,7 @@ bench: all $(EXEC_PART_OBJS)
 	$(Q)scripts/bench-egress.sh
 	$(Q)scripts/bench-dns.sh
 	$(Q)scripts/bench-probe.sh
+	$(Q)scripts/bench-probe-build.sh
 	$(Q)scripts/bench-tap.sh
 	$(Q)scripts/bench-qemu.sh
 

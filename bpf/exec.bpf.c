@@ -23,6 +23,7 @@ enum exec_part {
 	PART_EXE,	     /* the file that runs: size, first bytes, name */
 	PART_FILENAME,
 	PART_INTERP,
+	PART_CWD, /* the working directory's last names */
 	PART_ARGV,
 	/* then the ring-buffer send: the whole program, built without SBT_STOP_AFTER */
 };
@@ -124,29 +125,63 @@ static __always_inline void fill_comms(struct sbt_exec_record *rec, const struct
  * first bytes the kernel read of it: see struct sbt_exec_record. bprm NULL:
  * the twin cannot see it (the classic tracepoint).
  */
+/* Before 6.11 the inode's ctime was a timespec64: __i_ctime from 6.6, i_ctime before. */
+struct inode___ctime_6_6 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+struct inode___ctime_old {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+/* The inode's ctime in epoch ns (the coarse clock's: up to a tick behind); 0 unknown. */
+static __always_inline __u64 inode_ctime(struct inode *ino, bool btf)
+{
+	struct inode___ctime_6_6 *mid = (void *)ino;
+	struct inode___ctime_old *old = (void *)ino;
+
+	if (bpf_core_field_exists(ino->i_ctime_sec)) {
+		if (btf)
+			return (__u64)ino->i_ctime_sec * 1000000000ull + ino->i_ctime_nsec;
+		return (__u64)BPF_CORE_READ(ino, i_ctime_sec) * 1000000000ull +
+		       BPF_CORE_READ(ino, i_ctime_nsec);
+	}
+	if (bpf_core_field_exists(mid->__i_ctime))
+		return (__u64)BPF_CORE_READ(mid, __i_ctime.tv_sec) * 1000000000ull +
+		       (__u64)BPF_CORE_READ(mid, __i_ctime.tv_nsec);
+	if (bpf_core_field_exists(old->i_ctime))
+		return (__u64)BPF_CORE_READ(old, i_ctime.tv_sec) * 1000000000ull +
+		       (__u64)BPF_CORE_READ(old, i_ctime.tv_nsec);
+	return 0;
+}
+
 static __always_inline void fill_exe(struct sbt_exec_record *rec, const struct exec_src *src,
 				     bool btf)
 {
 	struct linux_binprm *bprm = src->bprm;
 	struct file *f = src->file;
+	struct inode *ino;
 	const char *name;
 
 	rec->exe_name[0] = 0;
 	if (!f ||
 	    (!btf && bpf_probe_read_kernel(rec->exe_head, sizeof(rec->exe_head), &bprm->buf) < 0)) {
 		rec->exe_size = 0;
+		rec->exe_ctime = 0;
 		rec->flags |= SBT_EXEC_EXE_UNAVAILABLE;
 		return;
 	}
 	if (btf) {
 		for (int i = 0; i < SBT_EXE_HEAD_WORDS; i++)
 			rec->exe_head[i] = ((const __u64 *)bprm->buf)[i];
-		rec->exe_size = f->f_inode->i_size;
+		ino = f->f_inode;
+		rec->exe_size = ino->i_size;
 		name = (const char *)f->f_path.dentry->d_name.name;
 	} else {
-		rec->exe_size = BPF_CORE_READ(f, f_inode, i_size);
+		ino = BPF_CORE_READ(f, f_inode);
+		rec->exe_size = BPF_CORE_READ(ino, i_size);
 		name = (const char *)BPF_CORE_READ(f, f_path.dentry, d_name.name);
 	}
+	rec->exe_ctime = inode_ctime(ino, btf);
 	bpf_probe_read_kernel_str(rec->exe_name, sizeof(rec->exe_name), name);
 }
 
@@ -175,7 +210,7 @@ static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
 		len = cap;
 		rec->flags |= SBT_EXEC_ARGV_TRUNCATED;
 	}
-	if (off > 2 * SBT_PATH_MAX || len == 0) {
+	if (off > 2 * SBT_PATH_MAX + SBT_CWD_TAIL_MAX || len == 0) {
 		rec->argv_len = 0;
 		return;
 	}
@@ -188,6 +223,59 @@ static __always_inline void fill_argv(struct sbt_exec_record *rec, __u32 off,
 	rec->argv_len = (__u32)len;
 }
 
+/*
+ * The cwd's tail at rec->data + off (sbtrace.h, SBT_CWD_NAMES): up its
+ * dentries, innermost name first, to its mount's root or a bound. No lock:
+ * a racing chdir or rename gives a stale or cut tail, which is all the
+ * names are meant to be (evidence). Its length in bytes.
+ *
+ * Probe reads in every mode, tp_btf too: loaded as BTF pointers, the walk's
+ * dozen dentry loads cost the verifier a name search each on every path
+ * through the unrolled loop, ~50 ms more at every start (trace attach
+ * 132 -> 186 ms median alternated on a loaded host, 149 ms with probe
+ * reads), paid by every probe; a few probe reads per sandboxed exec are
+ * the cheaper side.
+ */
+static __always_inline __u32 fill_cwd(struct sbt_exec_record *rec, __u32 off,
+				      const struct exec_src *src)
+{
+	struct task_struct *task = src->task;
+	struct dentry *d, *top, *up;
+	__u32 len = 0, names = 0;
+	bool cut = false;
+
+	d = BPF_CORE_READ(task, fs, pwd.dentry);
+	top = BPF_CORE_READ(task, fs, pwd.mnt, mnt_root);
+	rec->cwd_names = 0;
+	if (!d || off > 2 * SBT_PATH_MAX) {
+		rec->flags |= SBT_EXEC_CWD_FAULT;
+		return 0;
+	}
+	for (int i = 0; i < SBT_CWD_NAMES && len < SBT_CWD_TAIL_MAX; i++) {
+		const unsigned char *name;
+		long n;
+
+		up = BPF_CORE_READ(d, d_parent);
+		if (d == top || d == up || !up)
+			break;
+		name = BPF_CORE_READ(d, d_name.name);
+		n = bpf_probe_read_kernel_str(rec->data + off + len, SBT_CWD_TAIL_MAX - len, name);
+		if (n <= 0) {
+			rec->flags |= SBT_EXEC_CWD_FAULT;
+			break;
+		}
+		/* a name that took all the room left may have been cut: not the whole path then */
+		cut = len + n >= SBT_CWD_TAIL_MAX;
+		len += n;
+		names++;
+		d = up;
+	}
+	if (!cut && (d == top || d == BPF_CORE_READ(d, d_parent)))
+		rec->flags |= SBT_EXEC_CWD_TOP;
+	rec->cwd_names = names;
+	return len;
+}
+
 /* bprm NULL: the twin sees neither interp nor the file (the classic tracepoint). */
 static __noinline int handle_exec(__u32 slot, const struct exec_src *src, bool btf)
 {
@@ -197,7 +285,7 @@ static __noinline int handle_exec(__u32 slot, const struct exec_src *src, bool b
 	struct sbt_sandbox_stats *st;
 	struct sbt_exec_record *rec;
 	struct scratch *s;
-	__u32 zero = 0, off, size;
+	__u32 zero = 0, off, size, cwd;
 	__u64 uidgid;
 
 	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
@@ -245,6 +333,13 @@ static __noinline int handle_exec(__u32 slot, const struct exec_src *src, bool b
 		return 0;
 	off += rec->interp_len;
 	PART_END(PART_INTERP);
+
+	cwd = fill_cwd(rec, off, src);
+	if (cwd > SBT_CWD_TAIL_MAX)
+		return 0;
+	rec->cwd_len = cwd;
+	off += cwd;
+	PART_END(PART_CWD);
 
 	fill_argv(rec, off, src, btf);
 	PART_END(PART_ARGV);
@@ -328,6 +423,151 @@ int exec_tracepoint(struct trace_event_raw_sched_process_exec *ctx)
 		.filename = (const char *)ctx + loc,
 	};
 	return handle_exec(slot, &src, false);
+}
+
+/* ---- execs that failed -------------------------------------------------------- */
+
+/*
+ * The syscalls' exit tracepoints: a successful exec returns at once (its
+ * record came from sched_process_exec), so the cost on every exec is the
+ * tracepoint's call and one compare; only a failed exec in a sandbox reads
+ * anything. The arguments come from the task's saved user registers,
+ * untouched by a failed exec. Enabling any syscall tracepoint routes every
+ * task's syscalls through the tracing slow path: `make bench` measures it.
+ */
+struct fail_scratch {
+	__u8 buf[SBT_EXEC_FAIL_RECORD_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fail_scratch);
+} fail_scratch_map SEC(".maps");
+
+static __always_inline void fail_argv(struct sbt_exec_fail_record *rec, __u32 off,
+				      const char *const *argv)
+{
+	__u32 len = 0;
+
+	rec->argc = 0;
+	for (int i = 0; i < SBT_FAIL_ARGS + 1; i++) {
+		const char *arg = NULL;
+		long n;
+
+		if (!argv || bpf_probe_read_user(&arg, sizeof(arg), &argv[i]) < 0) {
+			rec->flags |= SBT_EXEC_FAIL_ARGV_FAULT;
+			break;
+		}
+		if (!arg)
+			break;
+		if (i == SBT_FAIL_ARGS) {
+			rec->flags |= SBT_EXEC_FAIL_ARGV_MORE;
+			break;
+		}
+		if (off + len > SBT_PATH_MAX + (SBT_FAIL_ARGS - 1) * SBT_FAIL_ARG_MAX)
+			break;
+		n = bpf_probe_read_user_str(rec->data + off + len, SBT_FAIL_ARG_MAX, arg);
+		if (n <= 0) {
+			rec->flags |= SBT_EXEC_FAIL_ARGV_FAULT;
+			break;
+		}
+		len += (__u32)n;
+		rec->argc++;
+	}
+	rec->argv_len = (__u16)len;
+}
+
+static __always_inline int exec_failed(long ret, bool at)
+{
+	struct sbt_sandbox_stats *st;
+	struct sbt_exec_fail_record *rec;
+	const char *const *argv;
+	const char *path;
+	struct task_struct *task;
+	struct pt_regs *regs;
+	struct fail_scratch *s;
+	__u32 zero = 0, size;
+	__u64 uidgid;
+	long n;
+	int slot;
+
+	if (ret >= 0)
+		return 0;
+	slot = sandbox_of_current(NULL);
+	if (slot < 0)
+		return 0;
+	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
+	s = bpf_map_lookup_elem(&fail_scratch_map, &zero);
+	if (!st || !s)
+		return 0;
+	rec = (struct sbt_exec_fail_record *)s->buf;
+	rec->hdr.type = SBT_REC_EXEC_FAILED;
+	rec->hdr.abi = SBT_ABI_VERSION;
+	rec->ts_boot_ns = bpf_ktime_get_boot_ns();
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	rec->slot = (__u32)slot;
+	task = (struct task_struct *)bpf_get_current_task();
+	rec->pid = BPF_CORE_READ(task, tgid);
+	rec->tid = BPF_CORE_READ(task, pid);
+	rec->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	uidgid = bpf_get_current_uid_gid();
+	rec->uid = (__u32)uidgid;
+	rec->err = (__s32)ret;
+	rec->flags = at ? SBT_EXEC_FAIL_EXECVEAT : 0;
+	rec->pad = 0;
+	rec->pad2 = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs) {
+		rec->flags |= SBT_EXEC_FAIL_REGS_UNAVAILABLE;
+		rec->dirfd = -100;
+		rec->at_flags = 0;
+		path = NULL;
+		argv = NULL;
+	} else if (at) {
+		rec->dirfd = (__s32)PT_REGS_PARM1_CORE_SYSCALL(regs);
+		path = (const char *)PT_REGS_PARM2_CORE_SYSCALL(regs);
+		argv = (const char *const *)PT_REGS_PARM3_CORE_SYSCALL(regs);
+		rec->at_flags = (__u32)PT_REGS_PARM5_CORE_SYSCALL(regs);
+	} else {
+		rec->dirfd = -100; /* AT_FDCWD */
+		rec->at_flags = 0;
+		path = (const char *)PT_REGS_PARM1_CORE_SYSCALL(regs);
+		argv = (const char *const *)PT_REGS_PARM2_CORE_SYSCALL(regs);
+	}
+	n = path ? bpf_probe_read_user_str(rec->data, SBT_PATH_MAX, path) : -1;
+	if (n <= 0) {
+		rec->data[0] = 0;
+		n = 1;
+		rec->flags |= SBT_EXEC_FAIL_PATH_FAULT;
+	}
+	if (n > SBT_PATH_MAX)
+		return 0;
+	rec->filename_len = (__u16)n;
+	fail_argv(rec, (__u32)n, argv);
+	size = sizeof(*rec) + (__u32)n + rec->argv_len;
+	if (size > SBT_EXEC_FAIL_RECORD_MAX)
+		return 0;
+	rec->hdr.size = size;
+	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()) < 0)
+		__sync_fetch_and_add(&st->lost_failed, 1);
+	else
+		__sync_fetch_and_add(&st->failed, 1);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_execve")
+int failed_execve(struct trace_event_raw_sys_exit *ctx)
+{
+	return exec_failed(ctx->ret, false);
+}
+
+SEC("tracepoint/syscalls/sys_exit_execveat")
+int failed_execveat(struct trace_event_raw_sys_exit *ctx)
+{
+	return exec_failed(ctx->ret, true);
 }
 
 /*

@@ -16,7 +16,7 @@
 #include <linux/types.h>
 #endif
 
-#define SBT_ABI_VERSION 3
+#define SBT_ABI_VERSION 5
 
 #define SBT_COMM_LEN 16
 /* bprm->filename and bprm->interp are each copied up to this many bytes. */
@@ -32,6 +32,7 @@
 enum sbt_record_type {
 	SBT_REC_EXEC = 1,
 	SBT_REC_EGRESS = 2,
+	SBT_REC_EXEC_FAILED = 3,
 	SBT_REC__MAX, /* one past the last: the decoders range-check against the sentinels */
 };
 
@@ -44,14 +45,29 @@ enum sbt_record_type {
 #define SBT_EXEC_INTERP_FAULT	    (1u << 5)
 #define SBT_EXEC_INTERP_UNAVAILABLE (1u << 6) /* hook cannot see bprm->interp */
 #define SBT_EXEC_EXE_UNAVAILABLE    (1u << 7) /* hook cannot see bprm->file: no exe_* */
+#define SBT_EXEC_CWD_TOP	    (1u << 8) /* the cwd tail reaches its mount's root */
+#define SBT_EXEC_CWD_FAULT	    (1u << 9) /* the cwd could not be read: no tail */
+
+/*
+ * The working directory's tail: the last names of task->fs->pwd, read up
+ * its dentries (at most SBT_CWD_NAMES names, SBT_CWD_TAIL_MAX bytes),
+ * innermost first, each NUL-terminated ("dep\0node_modules\0app\0" for
+ * /app/node_modules/dep). It stops at the mount's root (SBT_EXEC_CWD_TOP:
+ * the whole path inside that mount) or at a bound (a tail, possibly with
+ * its outermost name cut). Evidence of where the exec ran, not a proof of
+ * which package ran it: a process can chdir anywhere first.
+ */
+#define SBT_CWD_NAMES	 6
+#define SBT_CWD_TAIL_MAX 256
 
 /*
  * The executed file's first SBT_EXE_HEAD_BYTES bytes as the kernel read them
- * (bprm->buf: for an ELF, its header, with the entry point and the section
- * table's offset). Userspace fingerprints them with the file's size; a shell
- * copied or linked under another name keeps both.
+ * (all of bprm->buf: for an ELF, its header and the first program headers,
+ * where the entry point and the loaded segments are). Userspace identifies a
+ * shell by that layout (exec/shellid.h), which a copy keeps whatever bytes
+ * are appended or patched outside it.
  */
-#define SBT_EXE_HEAD_BYTES 64
+#define SBT_EXE_HEAD_BYTES 256
 #define SBT_EXE_HEAD_WORDS (SBT_EXE_HEAD_BYTES / 8)
 #define SBT_EXE_NAME_LEN   16
 
@@ -64,7 +80,7 @@ struct sbt_record_hdr {
 /*
  * An exec inside a sandbox. After the fixed part follow, back to back:
  * filename (filename_len bytes, NUL included), interp (interp_len bytes, NUL
- * included) and argv (argv_len bytes: the NUL-separated arguments exactly as
+ * included), the cwd tail (cwd_len bytes, see SBT_CWD_NAMES) and argv (argv_len bytes: the NUL-separated arguments exactly as
  * found between mm->arg_start and mm->arg_end, possibly cut at argv_max).
  */
 struct sbt_exec_record {
@@ -85,14 +101,60 @@ struct sbt_exec_record {
 	__u32 argv_full_len; /* arg_end - arg_start, before any cut */
 	/* the file that runs (bprm->file: a #! script's interpreter), unless EXE_UNAVAILABLE */
 	__u64 exe_size;
+	__u64 exe_ctime; /* its inode's ctime, epoch ns: when it was last written, linked or chmod'ed */
 	__u64 exe_head[SBT_EXE_HEAD_WORDS]; /* its first bytes */
 	char exe_name[SBT_EXE_NAME_LEN];    /* its dentry's name: a symlink's target's */
 	char comm[SBT_COMM_LEN];
 	char parent_comm[SBT_COMM_LEN];
+	__u16 cwd_len;	 /* bytes of the cwd tail, its names' NULs included; 0: none */
+	__u16 cwd_names; /* names in it */
+	__u32 pad;
 	char data[];
 };
 
-#define SBT_EXEC_RECORD_MAX (sizeof(struct sbt_exec_record) + 2 * SBT_PATH_MAX + SBT_ARGV_CAP)
+#define SBT_EXEC_RECORD_MAX                                                                        \
+	(sizeof(struct sbt_exec_record) + 2 * SBT_PATH_MAX + SBT_CWD_TAIL_MAX + SBT_ARGV_CAP)
+
+/*
+ * An exec inside a sandbox that failed (execve or execveat returned an
+ * error: ENOENT, ENOEXEC, EACCES ...), seen at the syscall's exit. The
+ * kernel's sched_process_exec never sees these; a shell that could not be
+ * run (a distroless image has no /bin/sh) is one. After the fixed part:
+ * the path as the caller passed it (filename_len bytes, NUL included;
+ * relative to dirfd for execveat), then its first SBT_FAIL_ARGS arguments,
+ * each cut at SBT_FAIL_ARG_MAX bytes and NUL-terminated (argv_len bytes in
+ * all; argc of them).
+ */
+#define SBT_FAIL_ARGS		       4
+#define SBT_FAIL_ARG_MAX	       128
+#define SBT_EXEC_FAIL_EXECVEAT	       (1u << 0) /* execveat, not execve */
+#define SBT_EXEC_FAIL_PATH_FAULT       (1u << 1) /* the path could not be read */
+#define SBT_EXEC_FAIL_ARGV_FAULT       (1u << 2) /* an argument could not be read */
+#define SBT_EXEC_FAIL_ARGV_MORE	       (1u << 3) /* more than SBT_FAIL_ARGS arguments */
+#define SBT_EXEC_FAIL_REGS_UNAVAILABLE (1u << 4) /* the syscall's arguments could not be read */
+struct sbt_exec_fail_record {
+	struct sbt_record_hdr hdr;
+	__u64 ts_boot_ns;
+	__u64 cgroup_id; /* the task's own cgroup v2 id */
+	__u32 slot;
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u32 ppid; /* real parent's tgid */
+	__u32 uid;
+	__s32 err;	/* the syscall's return: -errno */
+	__s32 dirfd;	/* execveat's; AT_FDCWD (-100) for execve */
+	__u32 at_flags; /* execveat's flags (AT_EMPTY_PATH ...) */
+	__u32 flags;	/* SBT_EXEC_FAIL_* */
+	__u16 filename_len;
+	__u16 argv_len;
+	__u16 argc;
+	__u16 pad;
+	__u32 pad2;
+	char comm[SBT_COMM_LEN];
+	char data[];
+};
+#define SBT_EXEC_FAIL_RECORD_MAX                                                                   \
+	(sizeof(struct sbt_exec_fail_record) + SBT_PATH_MAX + SBT_FAIL_ARGS * SBT_FAIL_ARG_MAX)
 
 /* Per-sandbox counters (an array indexed by slot, updated atomically). */
 struct sbt_sandbox_stats {
@@ -100,6 +162,8 @@ struct sbt_sandbox_stats {
 	__u64 lost;	   /* exec records that could not be sent (ring buffer full) */
 	__u64 egress;	   /* egress records sent */
 	__u64 egress_lost; /* egress records that could not be sent */
+	__u64 failed;	   /* failed-exec records sent */
+	__u64 lost_failed; /* failed-exec records that could not be sent */
 };
 
 /* --- egress ---------------------------------------------------------- */
@@ -354,11 +418,16 @@ struct sbt_frag_key {
  */
 #define SBT_ABI_LAYOUT(cond, what) _Static_assert(cond, "event ABI layout: " what)
 SBT_ABI_LAYOUT(sizeof(struct sbt_record_hdr) == 8, "sbt_record_hdr");
-SBT_ABI_LAYOUT(sizeof(struct sbt_exec_record) == 192, "sbt_exec_record");
+SBT_ABI_LAYOUT(sizeof(struct sbt_exec_record) == 400, "sbt_exec_record");
 SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, exe_size) == 72,
 	       "sbt_exec_record.exe_size");
-SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, comm) == 160, "sbt_exec_record.comm");
-SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, data) == 192, "sbt_exec_record.data");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, comm) == 360, "sbt_exec_record.comm");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, cwd_len) == 392,
+	       "sbt_exec_record.cwd_len");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_record, data) == 400, "sbt_exec_record.data");
+SBT_ABI_LAYOUT(sizeof(struct sbt_exec_fail_record) == 88, "sbt_exec_fail_record");
+SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_exec_fail_record, comm) == 72,
+	       "sbt_exec_fail_record.comm");
 SBT_ABI_LAYOUT(sizeof(struct sbt_egress_record) == 120, "sbt_egress_record");
 SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, dport) == 56,
 	       "sbt_egress_record.dport");
@@ -366,7 +435,7 @@ SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, daddr) == 72,
 	       "sbt_egress_record.daddr");
 SBT_ABI_LAYOUT(__builtin_offsetof(struct sbt_egress_record, saddr) == 104,
 	       "sbt_egress_record.saddr");
-SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_stats) == 32, "sbt_sandbox_stats");
+SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_stats) == 48, "sbt_sandbox_stats");
 SBT_ABI_LAYOUT(sizeof(struct sbt_policy_key) == 24, "sbt_policy_key");
 SBT_ABI_LAYOUT(sizeof(struct sbt_policy_val) == 112, "sbt_policy_val");
 SBT_ABI_LAYOUT(sizeof(struct sbt_fold_key) == 32, "sbt_fold_key");

@@ -37,6 +37,7 @@
 #include "loader.h"
 #include "sandbox/sandbox.h"
 #include "lib/log.h"
+#include "lib/peeruid.h"
 
 /* The sandbox of cgroup id `id`, if the agent knows it. */
 static struct agent_sb *find_by_id(struct agent *a, uint64_t id)
@@ -579,8 +580,9 @@ static int agent_attach(struct agent *a)
 
 static void emit_started(struct agent *a)
 {
-	const struct sbt_hook_result *hooks[] = { &a->plan.exec, &a->membership, &a->mkdir_res,
-						  &a->eg.res, NULL };
+	const struct sbt_hook_result *hooks[] = { &a->plan.exec,	&a->membership,
+						  &a->mkdir_res,	&a->eg.res,
+						  &a->plan.exec_failed, NULL };
 
 	sbt_session_started(&a->sess.core, NULL, hooks, a->attach_ms);
 }
@@ -594,6 +596,7 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 	uint64_t now = sbt_mono_ms();
 
 	sbt_session_drops(&a->sess.core);
+	sbt_session_tick(&a->sess.core);
 	if (now >= *next_gone) {
 		check_gone(a);
 		*next_gone = now + 250;
@@ -659,7 +662,17 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	}
 	ret = agent_attach(a);
 	if (ret == SBT_EXIT_OK && o->metrics_addr) {
-		a->http = sbt_http_start(o->metrics_addr, render_metrics, a);
+		struct sbt_http_access acc = { .nr_uids = o->nr_metrics_uids,
+					       .token_file = o->metrics_token_file };
+		struct sockaddr_storage ss;
+		unsigned int sslen;
+
+		memcpy(acc.uids, o->metrics_uids, sizeof(acc.uids));
+		/* an address other peers reach, without a token: as open as it always was */
+		acc.open = !o->metrics_token_file &&
+			   !sbt_parse_hostport(o->metrics_addr, &ss, &sslen) &&
+			   !sbt_sockaddr_loopback((const struct sockaddr *)&ss);
+		a->http = sbt_http_start(o->metrics_addr, &acc, render_metrics, a);
 		if (!a->http)
 			ret = SBT_EXIT_USAGE;
 	}

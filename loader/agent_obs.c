@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 
 #include <bpf/bpf.h>
@@ -28,6 +29,7 @@
 #include "lib/dl.h"
 #include "loader.h"
 #include "lib/log.h"
+#include "lib/peeruid.h"
 
 #define MHD_SONAME "libmicrohttpd.so.12"
 
@@ -40,6 +42,7 @@ static struct {
 	__typeof__(&MHD_add_response_header) add_response_header;
 	__typeof__(&MHD_queue_response) queue_response;
 	__typeof__(&MHD_destroy_response) destroy_response;
+	__typeof__(&MHD_lookup_connection_value) lookup_connection_value;
 } mhd;
 
 /* The library's functions, once. 0, or -1 after a message. */
@@ -54,6 +57,7 @@ static int mhd_load(void)
 		{ "MHD_add_response_header", (void **)&mhd.add_response_header },
 		{ "MHD_queue_response", (void **)&mhd.queue_response },
 		{ "MHD_destroy_response", (void **)&mhd.destroy_response },
+		{ "MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value },
 		{ "MHD_start_daemon", (void **)&mhd.start_daemon }, /* last: set means loaded */
 	};
 	const char *err;
@@ -78,6 +82,7 @@ static int mhd_load(void)
 #define MHD_create_response_from_buffer (*mhd.create_response_from_buffer)
 #define MHD_add_response_header		(*mhd.add_response_header)
 #define MHD_queue_response		(*mhd.queue_response)
+#define MHD_lookup_connection_value	(*mhd.lookup_connection_value)
 #define MHD_destroy_response		(*mhd.destroy_response)
 
 void sbt_agent_obs_init(struct sbt_agent_obs *ob, int ringbuf_fd, uint64_t ringbuf_size)
@@ -145,7 +150,34 @@ struct sbt_http {
 	struct MHD_Daemon *d;
 	sbt_http_render_fn render;
 	void *arg;
+	struct sbt_http_access acc;
+	char token[256]; /* "Bearer TOKEN", "" without */
 };
+
+/*
+ * Before a connection takes one of the 64 slots: a loopback peer is served
+ * only when its socket is root's or an --metrics-allow-uid's (any local
+ * user's idle connections would otherwise hold every slot and stop root's
+ * scrape, and read every sandbox's names); a peer from elsewhere when a
+ * token is set (each request must carry it).
+ */
+static enum MHD_Result accept_peer(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	const struct sbt_http *h = cls;
+	unsigned int uid;
+
+	(void)addrlen;
+	if (!sbt_sockaddr_loopback(addr))
+		return h->token[0] || h->acc.open ? MHD_YES : MHD_NO;
+	if (sbt_tcp_peer_uid(addr, &uid))
+		return MHD_NO; /* not to be found: not served */
+	if (uid == 0)
+		return MHD_YES;
+	for (int i = 0; i < h->acc.nr_uids; i++)
+		if (h->acc.uids[i] == uid)
+			return MHD_YES;
+	return MHD_NO;
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *body, size_t len,
 			     const char *type)
@@ -182,6 +214,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (*upload_size)
 		return MHD_NO;
+	if (h->token[0]) {
+		const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							       MHD_HTTP_HEADER_AUTHORIZATION);
+
+		if (!auth || strcmp(auth, h->token) != 0)
+			return reply(c, MHD_HTTP_UNAUTHORIZED,
+				     strdup("give Authorization: Bearer TOKEN\n"), 34,
+				     "text/plain");
+	}
 	if (strcmp(url, "/metrics") != 0)
 		return reply(c, MHD_HTTP_NOT_FOUND, strdup("not found: try /metrics\n"), 24,
 			     "text/plain");
@@ -192,7 +233,35 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return reply(c, MHD_HTTP_OK, body, len, "text/plain; version=0.0.4; charset=utf-8");
 }
 
-struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render, void *arg)
+/* The token file: root's alone, one line. 0, or -1 after a message. */
+static int read_token(const char *path, char *out, size_t len)
+{
+	char tok[200];
+	struct stat st;
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f || fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || (st.st_mode & 077)) {
+		sbt_log("--metrics-token-file %s: %s", path,
+			!f ? strerror(errno)
+			   : "not a regular file readable by its owner alone (chmod 600)");
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	n = fgets(tok, sizeof(tok), f) ? strcspn(tok, "\r\n") : 0;
+	fclose(f);
+	tok[n] = '\0';
+	if (n < 16) {
+		sbt_log("--metrics-token-file %s: give a token of 16 characters or more", path);
+		return -1;
+	}
+	snprintf(out, len, "Bearer %s", tok);
+	return 0;
+}
+
+struct sbt_http *sbt_http_start(const char *hostport, const struct sbt_http_access *acc,
+				sbt_http_render_fn render, void *arg)
 {
 	struct sockaddr_storage ss;
 	unsigned int sslen;
@@ -210,9 +279,15 @@ struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render,
 		return NULL;
 	h->render = render;
 	h->arg = arg;
+	if (acc)
+		h->acc = *acc;
+	if (h->acc.token_file && read_token(h->acc.token_file, h->token, sizeof(h->token))) {
+		free(h);
+		return NULL;
+	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &ss,
+	h->d = MHD_start_daemon(flags, 0, accept_peer, h, on_request, h, MHD_OPTION_SOCK_ADDR, &ss,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64, MHD_OPTION_END);
 	if (!h->d) {

@@ -3,6 +3,7 @@
 #ifndef SBT_LOADER_AGENT_OBS_H
 #define SBT_LOADER_AGENT_OBS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,15 @@ void sbt_agent_obs_free(struct sbt_agent_obs *ob);
 struct sbt_http;
 typedef char *(*sbt_http_render_fn)(void *arg, size_t *len);
 /* NULL after a one-line message on failure. */
-struct sbt_http *sbt_http_start(const char *hostport, sbt_http_render_fn render, void *arg);
+/* Who may scrape (agent_obs.c, accept_peer). */
+struct sbt_http_access {
+	unsigned int uids[8]; /* loopback peers besides root's */
+	int nr_uids;
+	const char *token_file; /* a token every request must carry; NULL: none */
+	bool open;		/* peers from elsewhere without a token (an address not loopback) */
+};
+struct sbt_http *sbt_http_start(const char *hostport, const struct sbt_http_access *acc,
+				sbt_http_render_fn render, void *arg);
 int sbt_http_fd(const struct sbt_http *h); /* poll it for POLLIN, then sbt_http_run() */
 void sbt_http_run(struct sbt_http *h);
 void sbt_http_stop(struct sbt_http *h);

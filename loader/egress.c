@@ -435,7 +435,12 @@ static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct
 	int pid = sbt_target_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1, nsfd = -1, err;
 	char path[PATH_MAX + 16];
 
-	if (pid > 0) {
+	if (sb->dns_netns[0]) {
+		nsfd = open(sb->dns_netns, O_RDONLY | O_CLOEXEC);
+		if (nsfd < 0)
+			sbt_log("egress: sandbox %s: its network namespace %s: %s", sb->name,
+				sb->dns_netns, strerror(errno));
+	} else if (pid > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
@@ -519,7 +524,8 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		}
 		if (es->nr_hosts)
 			find_resolver(es, &targets[i], cfg);
-		if (es->nr_hosts && cfg->mode == SBT_EGRESS_ENFORCE && !cfg->dns_proxy_off &&
+		if ((es->nr_hosts || cfg->dns_proxy_always) && cfg->mode == SBT_EGRESS_ENFORCE &&
+		    !cfg->dns_proxy_off &&
 		    (sbt_target_has_cgroup(&targets[i]) || targets[i].has_tap))
 			start_proxy(st, i, &targets[i]);
 		for (size_t h = 0; h < es->nr_hosts; h++) {

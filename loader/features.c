@@ -48,7 +48,7 @@ int sbt_features_run(const struct sbt_exec_opts *exec_opts, FILE *out)
 	json_object_object_add(o, "hooks",
 			       sbt_hooks_json((const struct sbt_hook_result *const[]){
 				       &plan.exec, &membership, &plan.connect, &plan.packet,
-				       tap.capability ? &tap : NULL, NULL }));
+				       &plan.exec_failed, tap.capability ? &tap : NULL, NULL }));
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 							  JSON_C_TO_STRING_NOSLASHESCAPE));

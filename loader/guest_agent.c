@@ -34,6 +34,7 @@ struct gagent {
 	const struct sbt_guest_agent_opts *o;
 	struct sbt_plan plan;
 	struct sbt_target sb;
+	uint64_t own_cg; /* HELLO's: --own-cgroup's id, else --cgroup's */
 	struct ring_buffer *rb;
 	int port;
 	uint32_t seq;
@@ -108,6 +109,7 @@ static int send_hello(struct gagent *g)
 	snprintf(h.mode, sizeof(h.mode), "%s", g->plan.exec.mode ? g->plan.exec.mode : "");
 	if (uname(&u) == 0)
 		snprintf(h.kernel, sizeof(h.kernel), "%s", u.release);
+	h.cgroup_id = g->own_cg;
 	return send_frame(g, SBT_GS_HELLO, &h, sizeof(h));
 }
 
@@ -126,12 +128,23 @@ static void say_ready(int fd)
 static int attach(struct gagent *g)
 {
 	struct sbt_hook_result membership;
+	struct sbt_exec_opts eo;
 	int err = sbt_target_from_cgroup(g->o->cgroup, &g->sb);
 
 	if (err)
 		return SBT_EXIT_USAGE; /* it said why */
+	g->own_cg = g->sb.cgroup_id;
+	if (g->o->own_cgroup) {
+		struct sbt_target own;
+
+		if (sbt_target_from_cgroup(g->o->own_cgroup, &own))
+			return SBT_EXIT_USAGE;
+		g->own_cg = own.cgroup_id;
+	}
 	g->sb.slot = 0;
-	err = sbt_plan_attach(&g->o->exec, &g->plan);
+	eo = g->o->exec;
+	eo.no_exec_failed = true; /* its stream carries execs only (guest_stream.h) */
+	err = sbt_plan_attach(&eo, &g->plan);
 	if (err) {
 		sbt_log("cannot attach the exec hook: %s; does the guest kernel have BPF and BTF? "
 			"run 'sbtrace features' in the guest",

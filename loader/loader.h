@@ -18,7 +18,9 @@ struct bpf_link;
 struct sbt_plan {
 	struct sbtrace_bpf *skel;
 	struct bpf_link *exec_link, *connect_link, *packet_link;
-	struct sbt_hook_result exec, connect, packet;
+	struct bpf_link *failed_link[2]; /* sys_exit_execve, sys_exit_execveat */
+	struct sbt_hook_result exec, connect, packet, exec_failed;
+	int failed_err; /* the load error with the failed-exec programs, 0 if they loaded */
 	int iter_err;	/* the cgroup iterator did not load (-errno), 0 if it did */
 	int fentry_err; /* the fentry twin did not load (-errno) */
 	bool fentry_loaded;

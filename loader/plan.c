@@ -5,6 +5,7 @@
  * loads and attaches wins, and every failed try is reported.
  *
  *   exec        tp_btf, raw_tp, tracepoint             (required)
+ *   exec_failed tracepoint syscalls/sys_exit_execve(at)  (optional: reported)
  *   connect     fentry, kprobe, tp_btf, tracepoint     (observation; optional)
  *   packet      tracepoint syscalls/sys_enter_socket   (observation; optional)
  *   egress      cgroup sock_addr/sock_create/skb       (with a policy; attached per sandbox)
@@ -127,6 +128,7 @@ struct load_set {
 	enum sbt_exec_mode exec;
 	bool fentry;
 	bool iter;
+	bool failed; /* the failed-exec programs (their helpers may be refused here) */
 };
 
 static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
@@ -146,6 +148,8 @@ static struct sbtrace_bpf *open_load_btf(const struct sbt_exec_opts *opts,
 	}
 	bpf_object__for_each_program(prog, skel->obj) bpf_program__set_autoload(prog, false);
 	bpf_program__set_autoload(exec_prog(skel, ls->exec), true);
+	bpf_program__set_autoload(skel->progs.failed_execve, ls->failed);
+	bpf_program__set_autoload(skel->progs.failed_execveat, ls->failed);
 	bpf_program__set_autoload(skel->progs.cgroup_ptr, ls->iter);
 	if (opts->observe) {
 		/* the BTF-typed twins only where the kernel has BTF for tp_btf */
@@ -219,6 +223,8 @@ static struct sbtrace_bpf *load_for_mode(const struct sbt_exec_opts *opts, enum 
 		.exec = m,
 		.fentry = opts->observe && !sbt_hook_disabled("connect", "fentry"),
 		.iter = m == SBT_EXEC_TP_BTF && !sbt_hook_disabled("membership", "cgroup_ptr"),
+		.failed = !opts->no_exec_attach && !opts->no_exec_failed &&
+			  !sbt_hook_disabled("exec_failed", "tracepoint"),
 	};
 	struct sbtrace_bpf *skel;
 
@@ -237,6 +243,9 @@ static struct sbtrace_bpf *load_for_mode(const struct sbt_exec_opts *opts, enum 
 		if (ls.fentry) {
 			plan->fentry_err = *errp;
 			ls.fentry = false;
+		} else if (ls.failed) {
+			plan->failed_err = *errp;
+			ls.failed = false;
 		} else if (ls.iter) {
 			plan->iter_err = *errp;
 			ls.iter = false;
@@ -296,6 +305,44 @@ static void attach_packet(struct sbt_plan *plan)
 	res->mode = "tracepoint";
 }
 
+/*
+ * Failed execs (a shell that is not there): both syscalls' exit tracepoints
+ * or neither, so that "no failed exec" never means "half of them unseen".
+ */
+static void attach_failed(const struct sbt_exec_opts *opts, struct sbt_plan *plan)
+{
+	struct sbt_hook_result *res = &plan->exec_failed;
+	struct bpf_program *progs[2] = { plan->skel->progs.failed_execve,
+					 plan->skel->progs.failed_execveat };
+
+	if (opts->no_exec_failed) {
+		sbt_hook_record(res, "tracepoint", "disabled", -EOPNOTSUPP);
+		return;
+	}
+	if (sbt_hook_disabled("exec_failed", "tracepoint")) {
+		sbt_hook_record(res, "tracepoint", "disabled", -EPERM);
+		return;
+	}
+	if (plan->failed_err) { /* the object loaded only without them */
+		sbt_hook_record(res, "tracepoint", "load", plan->failed_err);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		plan->failed_link[i] =
+			bpf_program__fd(progs[i]) < 0 ? NULL : bpf_program__attach(progs[i]);
+		if (!plan->failed_link[i]) {
+			int err = bpf_program__fd(progs[i]) < 0 ? -EOPNOTSUPP : -errno;
+
+			sbt_hook_record(res, "tracepoint", "attach", err);
+			bpf_link__destroy(plan->failed_link[0]);
+			plan->failed_link[0] = NULL;
+			return;
+		}
+	}
+	sbt_hook_record(res, "tracepoint", "attached", 0);
+	res->mode = "tracepoint";
+}
+
 static int try_exec_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 			 struct sbt_plan *plan)
 {
@@ -319,6 +366,7 @@ static int try_exec_mode(const struct sbt_exec_opts *opts, enum sbt_exec_mode m,
 	}
 	sbt_hook_record(&plan->exec, sbt_exec_mode_name(m), "attached", 0);
 	plan->exec.mode = sbt_exec_mode_name(m);
+	attach_failed(opts, plan);
 	return 0;
 }
 
@@ -332,6 +380,7 @@ int sbt_plan_attach(const struct sbt_exec_opts *opts, struct sbt_plan *plan)
 	plan->exec.capability = "exec";
 	plan->connect.capability = "connect";
 	plan->packet.capability = "packet_socket";
+	plan->exec_failed.capability = "exec_failed";
 	if (opts->forced_mode >= 0) {
 		err = try_exec_mode(opts, (enum sbt_exec_mode)opts->forced_mode, plan);
 	} else {
@@ -368,6 +417,9 @@ void sbt_plan_destroy(struct sbt_plan *plan)
 	bpf_link__destroy(plan->packet_link);
 	bpf_link__destroy(plan->connect_link);
 	bpf_link__destroy(plan->exec_link);
+	bpf_link__destroy(plan->failed_link[0]);
+	bpf_link__destroy(plan->failed_link[1]);
+	plan->failed_link[0] = plan->failed_link[1] = NULL;
 	sbtrace_bpf__destroy(plan->skel);
 	plan->packet_link = plan->connect_link = plan->exec_link = NULL;
 	plan->skel = NULL;
@@ -379,6 +431,9 @@ void sbt_plan_detach(struct sbt_plan *plan)
 	bpf_link__destroy(plan->packet_link);
 	bpf_link__destroy(plan->connect_link);
 	bpf_link__destroy(plan->exec_link);
+	bpf_link__destroy(plan->failed_link[0]);
+	bpf_link__destroy(plan->failed_link[1]);
+	plan->failed_link[0] = plan->failed_link[1] = NULL;
 	plan->packet_link = plan->connect_link = plan->exec_link = NULL;
 }
 

@@ -60,6 +60,7 @@ static void emit_started(struct trace_ctx *ctx, uint64_t attach_ms)
 						  &ctx->membership,
 						  &ctx->plan.connect,
 						  &ctx->plan.packet,
+						  &ctx->plan.exec_failed,
 						  ctx->taps->nr ? &ctx->taps->res[0] : NULL,
 						  NULL };
 	memset(views, 0, sizeof(views));
@@ -204,6 +205,7 @@ static int trace_attach(struct trace_ctx *ctx)
 		return SBT_EXIT_KERNEL;
 	}
 	report_fallback(&plan->exec);
+	report_fallback(&plan->exec_failed);
 	if (opts->exec.observe_connect)
 		report_fallback(&plan->connect);
 	if (opts->exec.observe)
@@ -261,6 +263,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			return SBT_EXIT_RUNTIME;
 		}
 		sbt_session_drops(&ctx->sess.core);
+		sbt_session_tick(&ctx->sess.core);
 		sbt_session_guests_poll(&ctx->sess.core, GUEST_TICK_BYTES);
 		sbt_egress_dns_drain(ctx->egress, emit_dns, ctx);
 		sbt_egress_tick(ctx->egress);

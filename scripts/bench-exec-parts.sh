@@ -26,7 +26,7 @@ N=${BENCH_PARTS_EXECS:-1000}
 ROUNDS=${BENCH_PARTS_ROUNDS:-5}
 MODE=${BENCH_PARTS_MODE:-alone}
 # The parts in program order (bpf/exec.bpf.c, enum exec_part), then the send.
-PARTS="membership header comm exe filename interp argv"
+PARTS="membership header comm exe filename interp cwd argv"
 
 die() { echo "bench-exec-parts: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root"

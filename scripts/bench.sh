@@ -8,13 +8,22 @@
 #   inside   execsnoop (libbpf-tools) started, N execs of /bin/true in SB
 #            (traced by sbtrace): BPF ns per exec of sbtrace (other execs on
 #            the machine taken out at the round's outside cost) vs
-#            execsnoop's two programs; target: the median ratio <= 0.10
+#            execsnoop's two programs; sbtrace's is its exec program plus
+#            its sys_exit_execve program (failed execs: on a successful one it
+#            returns at once); target: the median ratio <= 0.05
+#   failed   N execs of a file that does not exist in SB: sbtrace's BPF ns per
+#            failed exec (its sys_exit_execve program), and exactly N
+#            ProcessExecFailed events at the end
 #   outside  execsnoop stopped, N execs in OUT (not traced): sbtrace's per-call
 #            cost minus the floor, the mean of the empty tp_btf program attached
 #            before sbtrace and the one attached after (the first program on a
 #            tracepoint pays for warming the shared dispatch path);
 #            target: the median delta <= 100 ns
 # each figure printed per round and as the median with its range; then
+#   syscalls the syscall tracepoints route every task's syscalls through the
+#            tracing slow path: ns per syscall of a read/write loop (dd, best of
+#            5) before any tracer and with sbtrace attached (no target: the
+#            price of seeing failed execs, as execsnoop pays it too)
 #   attach   BENCH_STARTS starts of sbtrace --duration 0.2: median attach_ms
 #            (as sbtrace reports it) and median launch -> TraceStarted line
 #            (wall clock, measured here); target median <= 100 ms
@@ -44,7 +53,7 @@ STARTS=${BENCH_STARTS:-20}
 WORKLOAD=/bin/true
 
 # Targets.
-T_RATIO=0.10
+T_RATIO=0.05
 T_DELTA_NS=100
 T_ATTACH_MS=100
 T_RSS_MIB=16
@@ -260,6 +269,21 @@ sysctl -q -w kernel.bpf_stats_enabled=1 > /dev/null || die "cannot enable kernel
 
 log "cgroup v2 at $CG2; sandbox $SB, outside $OUT; $ROUNDS rounds of $N execs per phase, $STARTS starts"
 
+# syscall_ns: ns per syscall of a dd read/write loop, the best of 5.
+SYSCALL_BYTES=200000
+syscall_ns() {
+	local best="" t0 t1 d k
+	for k in 1 2 3 4 5; do
+		t0=$(now_us)
+		dd if=/dev/zero of=/dev/null bs=1 count=$SYSCALL_BYTES 2> /dev/null
+		t1=$(now_us)
+		d=$((t1 - t0))
+		[ -z "$best" ] || [ "$d" -lt "$best" ] && best=$d
+	done
+	calc '"%.1f", '"$best * 1000 / (2 * $SYSCALL_BYTES)"
+}
+SYSCALL_BEFORE=$(syscall_ns)
+
 # --- start the three tracers ----------------------------------------------
 # wait_first_line FILE PATTERN PID TIMEOUT_S: until the first complete line of
 # FILE contains PATTERN (sets FIRST_LINE); 1 if PID died, 2 on timeout.
@@ -301,20 +325,23 @@ wait_first_line "$WORK/empty2.out" 'attached ' "$EMPTY2_PID" 10 ||
 EMPTY2_ID=${FIRST_LINE#attached }
 
 "$BPFTOOL" prog show -j > "$WORK/progs.json" 2>/dev/null || die "bpftool prog show failed"
-SB_ID="" SB_MODE="" SB_OTHER=""
+SB_ID="" SB_MODE="" SB_OTHER="" SB_FAIL=""
 for id in $(prog_ids_of "$SB_PID"); do
 	name=$(prog_name "$id")
 	case "$name" in
 	exec_tp_btf | exec_raw_tp | exec_tracepoint)
 		if [ -z "$SB_ID" ] || [ "$name" = exec_tp_btf ]; then SB_ID=$id SB_MODE=$name; fi ;;
+	failed_execve) SB_FAIL=$id ;;
+	failed_execveat) ;;
 	*) SB_OTHER="$SB_OTHER $id($name)" ;;
 	esac
 done
 [ -n "$SB_ID" ] || die "no exec_* program found among sbtrace's (pid $SB_PID) fds"
+[ -n "$SB_FAIL" ] || die "no failed_execve program among sbtrace's (pid $SB_PID) fds"
 [ "$SB_MODE" = exec_tp_btf ] || log "note: sbtrace attached $SB_MODE, not exec_tp_btf"
 [ -z "$SB_OTHER" ] || log "note: sbtrace also holds programs$SB_OTHER (not counted)"
 [ "$(prog_name "$EMPTY_ID")" = bench_empty_exec ] || die "empty_tp id $EMPTY_ID is not bench_empty_exec"
-remember_ids "$SB_ID" "$EMPTY_ID" "$EMPTY2_ID" $(prog_ids_of "$SB_PID")
+remember_ids "$SB_ID" "$SB_FAIL" "$EMPTY_ID" "$EMPTY2_ID" $(prog_ids_of "$SB_PID")
 log "sbtrace hooks: $(head -n 1 "$TRACE_OUT" | jq -c '.hooks | map_values(.mode)')"
 log "attached: sbtrace pid $SB_PID prog $SB_ID; empty_tp pid $EMPTY_PID prog $EMPTY_ID, $EMPTY2_PID prog $EMPTY2_ID"
 
@@ -360,13 +387,18 @@ start_execsnoop() {
 }
 
 # --- rounds: execs inside and outside ---------------------------------------
-# run_phase NAME CGROUP: N execs; sets <NAME>_{sb,ese,esx,empty,empty2} = "d_rt d_cnt"
+# run_phase NAME CGROUP [PROG]: N execs of PROG (default WORKLOAD); sets
+# <NAME>_{sb,sbf,ese,esx,empty,empty2} = "d_rt d_cnt"
 run_phase() {
-	local name=$1 cg=$2 id var
+	local name=$1 cg=$2 prog=${3:-$WORKLOAD} id var
 	snapshot "$WORK/$name.s0"
-	"$SPAWN" "$cg" -n "$N" -- "$WORKLOAD" || die "sbt-spawn $cg -n $N failed"
+	if [ "$prog" = "$WORKLOAD" ]; then
+		"$SPAWN" "$cg" -n "$N" -- "$prog" || die "sbt-spawn $cg -n $N failed"
+	else
+		"$SPAWN" "$cg" -n "$N" -- "$prog" 2> /dev/null # each child's exec fails: 127
+	fi
 	snapshot "$WORK/$name.s1"
-	for var in sb:$SB_ID ese:$ES_ENTER esx:$ES_EXIT empty:$EMPTY_ID empty2:$EMPTY2_ID; do
+	for var in sb:$SB_ID sbf:$SB_FAIL ese:$ES_ENTER esx:$ES_EXIT empty:$EMPTY_ID empty2:$EMPTY2_ID; do
 		id=${var#*:}
 		eval "${name}_${var%%:*}=\"\$(delta \"\$WORK/\$name.s0\" \"\$WORK/\$name.s1\" \$id)\""
 	done
@@ -388,7 +420,11 @@ round() {
 	stop_pid "$ES_PID" INT
 	[ "$STOP_RC" -eq 0 ] || log "note: execsnoop exited $STOP_RC"
 	run_phase out "$OUT"
+	run_phase fail "$SB" /nonexistent/sbtrace-bench/sh
 	set -- $in_sb; in_sb_rt=$1 in_sb_n=$2
+	set -- $in_sbf; in_sbf_rt=$1 in_sbf_n=$2
+	set -- $out_sbf; out_sbf_rt=$1 out_sbf_n=$2
+	set -- $fail_sbf; fail_sbf_rt=$1 fail_sbf_n=$2
 	set -- $in_ese; in_ese_rt=$1 in_ese_n=$2
 	set -- $in_esx; in_esx_rt=$1
 	set -- $in_empty; in_empty_rt=$1 in_empty_n=$2
@@ -405,9 +441,16 @@ round() {
 	# cheap outside calls: they are taken out at this round's outside cost.
 	in_bg=$((in_sb_n - N))
 	in_sb_ns=$(calc '"%.1f", '"($in_sb_rt - $in_bg * $out_sb_ns) / $N")
+	# its sys_exit_execve program on each successful exec (it returns at once), per call
+	in_sbf_ns=$(per "$in_sbf_rt" "$in_sbf_n")
+	out_sbf_ns=$(per "$out_sbf_rt" "$out_sbf_n")
+	in_sb_ns=$(calc '"%.1f", '"$in_sb_ns + $in_sbf_ns")
+	# a failed exec in the sandbox: the other execs' exits taken out at the outside cost
+	[ "$fail_sbf_n" -ge "$N" ] 2>/dev/null || die "fail_sbf_n = $fail_sbf_n: fewer runs than the $N failed execs"
+	fail_ns=$(calc '"%.1f", '"($fail_sbf_rt - ($fail_sbf_n - $N) * $out_sbf_ns) / $N")
 	in_es_ns=$(per "$((in_ese_rt + in_esx_rt))" "$in_ese_n")
 	echo "$(calc '"%.4f", '"$in_sb_ns / $in_es_ns") $in_sb_ns $in_es_ns $(per "$in_empty_rt" "$in_empty_n") $in_bg" \
-		"$(calc '"%.1f", '"$out_sb_ns - $out_empty_ns") $out_sb_ns $out_empty_ns" >> "$WORK/rounds"
+		"$(calc '"%.1f", '"$out_sb_ns - $out_empty_ns") $out_sb_ns $out_empty_ns $in_sbf_ns $fail_ns" >> "$WORK/rounds"
 }
 
 cpu0=$(cpu_ns_of "$SB_PID")
@@ -416,6 +459,7 @@ for r in $(seq 1 "$ROUNDS"); do round "$r"; done
 nap 0.3 # let sbtrace drain the ring buffer before reading its CPU time and RSS
 cpu1=$(cpu_ns_of "$SB_PID")
 RSS_KB=$(awk '/^VmHWM:/ { print $2 }' /proc/"$SB_PID"/status 2>/dev/null)
+SYSCALL_WITH=$(syscall_ns) # sbtrace attached, execsnoop stopped
 [ -n "$RSS_KB" ] || die "cannot read VmHWM of sbtrace (pid $SB_PID)"
 
 # Stop the tracers (sbtrace writes its final lines on SIGINT).
@@ -435,6 +479,9 @@ LOST=$(jq -r 'select(.event == "TraceStopped") | [.sandboxes[].lost] | add' "$TR
 if [ "$NEXEC" -ne "$NTOTAL" ] || [ "$NEXEC_TRUE" -ne "$NTOTAL" ]; then
 	harness_fail "sbtrace reported $NEXEC ProcessExec events ($NEXEC_TRUE of $WORKLOAD), expected exactly $NTOTAL (lost: ${LOST:-?})"
 fi
+NFAIL=$(jq -c 'select(.event == "ProcessExecFailed" and .filename == "/nonexistent/sbtrace-bench/sh")' "$TRACE_OUT" | wc -l)
+[ "$NFAIL" -eq "$NTOTAL" ] ||
+	harness_fail "sbtrace reported $NFAIL ProcessExecFailed events, expected exactly $NTOTAL"
 
 # --- phase d: attach latency ------------------------------------------------
 log "phase attach: $STARTS starts of sbtrace --duration 0.2"
@@ -480,6 +527,8 @@ read -r in_es_ns in_es_lo in_es_hi < <(stat 3)
 read -r delta_ns delta_lo delta_hi < <(stat 6)
 read -r out_sb_ns _ _ < <(stat 7)
 read -r out_empty_ns _ _ < <(stat 8)
+read -r sbf_ns sbf_lo sbf_hi < <(stat 9)
+read -r fail_ns fail_lo fail_hi < <(stat 10)
 rss_mib=$(calc '"%.1f", '"$RSS_KB / 1024")
 cpu_ms=$(calc '"%.1f", '"($cpu1 - $cpu0) / 1e6")
 cpu_per_ev=$(calc '"%.2f", '"($cpu1 - $cpu0) / 1e3 / $NTOTAL")
@@ -491,7 +540,8 @@ printf '%-6s %10s %10s %8s %8s %7s   %10s %10s %8s\n' round "sbtrace" execsnoop 
 awk '{ printf "%-6d %10.1f %10.1f %8.4f %8.1f %7d   %10.1f %10.1f %8.1f\n", NR, $2, $3, $1, $4, $5, $7, $8, $6 }' "$WORK/rounds"
 echo "(ns per exec inside, with the other execs on the machine taken out at the round's outside cost;"
 echo " execsnoop: both its programs, per sys_enter call; outside: ns per call, floor the mean of the two empty programs)"
-echo "events:  $NEXEC ProcessExec events for $NTOTAL execs (lost ${LOST:-?}); sbtrace userspace CPU ${cpu_ms} ms = ${cpu_per_ev} us/event"
+echo "(sbtrace inside: its exec program and its sys_exit_execve program, $sbf_ns ns of it ($sbf_lo-$sbf_hi) per successful exec)"
+echo "events:  $NEXEC ProcessExec events for $NTOTAL execs (lost ${LOST:-?}), $NFAIL ProcessExecFailed for $NTOTAL failed execs; sbtrace userspace CPU ${cpu_ms} ms = ${cpu_per_ev} us/event"
 echo "attach:  attach_ms median $ATTACH_MED (max $ATTACH_MAX); launch->TraceStarted median $ATTACH_EXT_MED ms (max $ATTACH_EXT_MAX) over $STARTS starts"
 echo "RSS:     sbtrace VmHWM $RSS_KB kB after the rounds"
 echo
@@ -507,6 +557,10 @@ printf 'bench: exec inside sandbox   sbtrace %s us/exec (%s-%s)  execsnoop %s us
 printf 'bench: exec outside sandbox  sbtrace %s ns  empty tp_btf %s ns  delta %s ns (%s to %s), median of %s rounds  (target <= %s ns: %s)\n' \
 	"$(calc '"%.0f", '"$out_sb_ns")" "$(calc '"%.0f", '"$out_empty_ns")" "$(calc '"%.0f", '"$delta_ns")" \
 	"$(calc '"%.0f", '"$delta_lo")" "$(calc '"%.0f", '"$delta_hi")" "$ROUNDS" "$T_DELTA_NS" "$v2"
+printf 'bench: exec failed in sandbox sbtrace %s us/failed exec (%s-%s), median of %s rounds (its sys_exit_execve program: the record of path and argv)\n' \
+	"$(calc '"%.2f", '"$fail_ns / 1000")" "$(calc '"%.2f", '"$fail_lo / 1000")" "$(calc '"%.2f", '"$fail_hi / 1000")" "$ROUNDS"
+printf 'bench: syscall slow path     %s ns per syscall before any tracer, %s ns with sbtrace attached: %s ns more (the syscall tracepoints)\n' \
+	"$SYSCALL_BEFORE" "$SYSCALL_WITH" "$(calc '"%.1f", '"$SYSCALL_WITH - $SYSCALL_BEFORE")"
 printf 'bench: attach                median %s ms (external %s ms)  (target <= %s ms: %s)\n' \
 	"$(calc '"%.0f", '"$ATTACH_MED")" "$(calc '"%.0f", '"$ATTACH_EXT_MED")" "$T_ATTACH_MS" "$v3"
 printf 'bench: loader RSS            %s MiB  (target <= %s MiB: %s)\n' "$rss_mib" "$T_RSS_MIB" "$v4"

@@ -20,8 +20,9 @@
 #  - Modules: virtio-net over virtio-mmio (microvm) and virtio-pci, 9p
 #    over virtio (the host's /usr and the workspace, read-only) and
 #    overlayfs (their tmpfs upper layers), virtio_console (the guest
-#    agent's virtio-serial port), with their dependencies (the modules'
-#    own depends= fields) in load order,
+#    agent's virtio-serial port), virtio_blk, ext4 and crc32c_generic (ext4's checksums:
+#    the engine's throw-away disk, the probe's Dockerfile build), with
+#    their dependencies (the modules' own depends= fields) in load order,
 #    decompressed here when the package ships .ko.xz/.ko.zst/.ko.gz (the
 #    guest uses plain insmod); those in modules.builtin are skipped.
 # Built in a temporary directory in CACHE and renamed into place: a guest
@@ -35,9 +36,9 @@
 set -eu
 
 # Part of the cache key with the init script: bump it when what this script builds changes.
-VERSION=3
+VERSION=5
 META=linux-image-amd64
-MODULES="virtio_mmio virtio_net virtio_pci 9p 9pnet_virtio overlay virtio_console"
+MODULES="virtio_mmio virtio_net virtio_pci 9p 9pnet_virtio overlay virtio_console virtio_blk ext4 crc32c_generic"
 
 prog=guest-build
 die() {

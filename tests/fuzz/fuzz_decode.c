@@ -14,6 +14,7 @@
 
 #include "event/decode.h"
 #include "event/events.h"
+#include "event/kinds.h"
 #include "event/sink_json.h"
 #include "exec/shell.h"
 
@@ -37,6 +38,7 @@ static void consume(const struct sbt_exec *ev)
 	bool is_shell;
 
 	check(ev->argc <= SBT_ARGV_MAX_ARGS);
+	check(strlen(ev->cwd) < SBT_CWD_TAIL_MAX);
 	is_shell = sbt_shell_classify(ev->filename, ev->interp, ev->argv, ev->argc, &cls);
 	check(is_shell == (cls.kind != SBT_SHELL_NONE));
 	o = sbt_event_exec(ev, ev->ts_boot_ns, ev->slot & 1 ? "fuzz" : NULL,
@@ -78,6 +80,7 @@ static size_t take(size_t want, size_t *avail)
 static void constructed(const uint8_t *data, size_t size)
 {
 	const uint8_t *mat = data + 8;
+	static const char cwd[] = "dep\0node_modules"; /* innermost first, + its NUL */
 	size_t avail = size - 8, fl, il, al, len;
 	struct sbt_exec_record r;
 	struct sbt_exec ev;
@@ -89,7 +92,7 @@ static void constructed(const uint8_t *data, size_t size)
 	il = take(le16(data + 2) % SBT_PATH_MAX, &avail) + 1;
 	al = take(((size_t)le16(data + 4) | (size_t)(data[6] & 0x7f) << 16) % (SBT_ARGV_CAP + 1),
 		  &avail);
-	len = sizeof(r) + fl + il + al;
+	len = sizeof(r) + fl + il + sizeof(cwd) + al;
 	check(len <= SBT_EXEC_RECORD_MAX);
 
 	memset(&r, 0, sizeof(r));
@@ -110,6 +113,8 @@ static void constructed(const uint8_t *data, size_t size)
 	r.interp_len = (__u16)il;
 	r.argv_len = (__u32)al;
 	r.argv_full_len = (__u32)al + (data[7] & SBT_EXEC_ARGV_TRUNCATED);
+	r.cwd_len = sizeof(cwd);
+	r.cwd_names = 2;
 	/* comm without a NUL, from whatever material there is */
 	for (size_t i = 0; i < SBT_COMM_LEN; i++) {
 		r.comm[i] = size > 8 ? (char)mat[i % (size - 8)] : 'c';
@@ -125,7 +130,8 @@ static void constructed(const uint8_t *data, size_t size)
 	payload[fl - 1] = '\0';
 	memcpy(payload + fl, mat + fl - 1, il - 1);
 	payload[fl + il - 1] = '\0';
-	memcpy(payload + fl + il, mat + fl - 1 + il - 1, al);
+	memcpy(payload + fl + il, cwd, sizeof(cwd));
+	memcpy(payload + fl + il + sizeof(cwd), mat + fl - 1 + il - 1, al);
 
 	check(sbt_decode_exec(buf, len, &ev, argv_store, tail) == SBT_DECODE_OK);
 	check(ev.argc <= SBT_ARGV_MAX_ARGS);
@@ -134,6 +140,7 @@ static void constructed(const uint8_t *data, size_t size)
 	check(ev.interp == payload + fl && strlen(ev.interp) < il);
 	check(ev.comm[SBT_COMM_LEN - 1] == '\0' && ev.parent_comm[SBT_COMM_LEN - 1] == '\0');
 	check(ev.argv_truncated == !!(r.flags & SBT_EXEC_ARGV_TRUNCATED));
+	check(strcmp(ev.cwd, "node_modules/dep") == 0);
 	consume(&ev);
 
 	/* Every strict prefix of a valid record is rejected. */
@@ -141,8 +148,76 @@ static void constructed(const uint8_t *data, size_t size)
 	free(buf);
 }
 
+/* A decoded failed exec as ProcessExecFailed JSON: bounded, NUL-terminated, serializable. */
+static void consume_failed(const struct sbt_exec_fail *f)
+{
+	struct sbt_event ev = {
+		.kind = SBT_EV_EXEC_FAILED,
+		.exec_failed = { .rec = f, .tried = &f->filename, .ntried = 1, .err = f->err }
+	};
+	json_object *o;
+
+	check(f->argc <= SBT_FAIL_ARGS && f->err > 0 && f->err <= 4095);
+	for (size_t i = 0; i < f->argc; i++)
+		check(strlen(f->argv[i]) < SBT_FAIL_ARGS * SBT_FAIL_ARG_MAX);
+	o = sbt_json_exec_failed(&ev);
+	check(o != NULL && json_object_to_json_string(o) != NULL);
+	json_object_put(o);
+}
+
+/* A valid failed-exec record from the input: path, then up to 4 arguments. */
+static void constructed_failed(const uint8_t *data, size_t size)
+{
+	const uint8_t *mat = data + 8;
+	size_t avail = size - 8, fl, len, off, argc = data[6] % (SBT_FAIL_ARGS + 1), al = 0;
+	struct sbt_exec_fail_record r;
+	struct sbt_exec_fail f;
+	unsigned char *buf;
+
+	fl = take(le16(data) % SBT_PATH_MAX, &avail) + 1;
+	size_t alen[SBT_FAIL_ARGS];
+	for (size_t i = 0; i < argc; i++) {
+		alen[i] = take(data[i % 8] % SBT_FAIL_ARG_MAX, &avail) + 1;
+		al += alen[i];
+	}
+	len = sizeof(r) + fl + al;
+	check(len <= SBT_EXEC_FAIL_RECORD_MAX);
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = SBT_REC_EXEC_FAILED;
+	r.hdr.abi = SBT_ABI_VERSION;
+	r.hdr.size = (__u32)len;
+	r.err = -(int)(1 + data[1] % 200);
+	r.flags = data[7];
+	r.filename_len = (__u16)fl;
+	r.argv_len = (__u16)al;
+	r.argc = (__u16)argc;
+	for (size_t i = 0; i < SBT_COMM_LEN; i++)
+		r.comm[i] = size > 8 ? (char)mat[i % (size - 8)] : 'c';
+	buf = malloc(len);
+	check(buf != NULL);
+	memcpy(buf, &r, sizeof(r));
+	off = sizeof(r);
+	memcpy(buf + off, mat, fl - 1);
+	buf[off + fl - 1] = 0;
+	off += fl;
+	for (size_t i = 0, m = fl - 1; i < argc; i++) {
+		memcpy(buf + off, mat + m, alen[i] - 1);
+		buf[off + alen[i] - 1] = 0;
+		m += alen[i] - 1;
+		off += alen[i];
+	}
+	/* a NUL inside the material cuts an argument short: then the count disagrees */
+	if (sbt_decode_exec_failed(buf, len, &f) == SBT_DECODE_OK) {
+		check(f.filename == (const char *)buf + sizeof(r));
+		consume_failed(&f);
+	}
+	check(sbt_decode_exec_failed(buf, len - 1, &f) != SBT_DECODE_OK);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct sbt_exec_fail f;
 	struct sbt_exec ev;
 	int type = sbt_record_type(data, size);
 
@@ -151,7 +226,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(type == SBT_REC_EXEC);
 		consume(&ev);
 	}
-	if (size >= 8)
+	if (sbt_decode_exec_failed(data, size, &f) == SBT_DECODE_OK) {
+		check(type == SBT_REC_EXEC_FAILED);
+		consume_failed(&f);
+	}
+	if (size >= 8) {
 		constructed(data, size);
+		constructed_failed(data, size);
+	}
 	return 0;
 }

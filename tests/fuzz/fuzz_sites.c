@@ -74,7 +74,7 @@ static int feed(struct probe_sites *ss, enum probe_phase ph, uint32_t pid, uint6
 	site = probe_site_of(ss, ph, &e, shell ? &cls : NULL, anc, nanc, 1);
 	if (!shell)
 		return 0;
-	if (site < 0 || probe_site_count(ss, site, &e, &cls, anc, nanc))
+	if (site < 0 || probe_site_count(ss, site, &e, &cls, 0, anc, nanc))
 		abort();
 	return 1;
 }

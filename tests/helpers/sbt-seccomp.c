@@ -38,6 +38,7 @@
 #include <unistd.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -154,6 +155,12 @@ static const struct check checks[] = {
 	D("open_by_handle_at", open_by_handle_at, AT_FDCWD),
 	D("iopl", iopl, 3),
 	D("ioperm", ioperm, 0x80, 1, 1),
+	D("socket:AF_VSOCK", socket, AF_VSOCK, SOCK_STREAM, 0),
+	D("socket:AF_PACKET", socket, AF_PACKET, SOCK_RAW, 0),
+	D("socket:AF_ALG", socket, AF_ALG, SOCK_SEQPACKET, 0),
+	D("socket:AF_MAX+7", socket, AF_MAX + 7, SOCK_STREAM, 0),
+	D("socket:-1", socket, -1, SOCK_STREAM, 0),
+	D("socketpair:AF_VSOCK", socketpair, AF_VSOCK, SOCK_STREAM, 0, 0),
 
 	P("unshare:CLONE_NEWNS", unshare, CLONE_NEWNS),
 	P("unshare:CLONE_FS|CLONE_FILES", unshare, CLONE_FS | CLONE_FILES),
@@ -167,6 +174,11 @@ static const struct check checks[] = {
 	P("mknod:S_IFIFO", mknod, 0, S_IFIFO | 0644),
 	P("mknodat:S_IFSOCK", mknodat, AT_FDCWD, 0, S_IFSOCK | 0644),
 	P("personality:PER_LINUX32", personality, PER_LINUX32),
+	P("socket:AF_INET", socket, AF_INET, SOCK_STREAM, 0),
+	P("socket:AF_INET6", socket, AF_INET6, SOCK_DGRAM, 0),
+	P("socket:AF_UNIX", socket, AF_UNIX, SOCK_STREAM, 0),
+	P("socket:AF_NETLINK", socket, AF_NETLINK, SOCK_RAW, 0),
+	P("socketpair:AF_UNIX", socketpair, AF_UNIX, SOCK_STREAM, 0, 0),
 
 	D32("keyctl", keyctl, 288, 0),
 	D32("unshare:CLONE_NEWUSER", unshare, 310, CLONE_NEWUSER),
@@ -179,6 +191,8 @@ static const struct check checks[] = {
 	D32("chmod:S_ISUID", chmod, 15, 0, 04755),
 	D32("open:O_CREAT+S_ISGID", open, 5, 0, O_WRONLY | O_CREAT, 02755),
 	D32("bpf", bpf, 357, 0),
+	D32("socketcall", socketcall, 102, 1, 0),
+	D32("socket:AF_VSOCK", socket, 359, AF_VSOCK, SOCK_STREAM, 0),
 	P32("unshare:CLONE_NEWNS", unshare, 310, CLONE_NEWNS),
 	P32("chmod:0755", chmod, 15, 0, 0755),
 

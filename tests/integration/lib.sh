@@ -99,7 +99,8 @@ cleanup() {
 		wait "$TRACE_PID" 2>/dev/null
 	fi
 	rm_cgroup_tree "$CG_PARENT"
-	rm -rf "$WORK"
+	# SBT_KEEP_WORK=1: leave the files for a look after a failure
+	[ -n "${SBT_KEEP_WORK:-}" ] && log "work files kept in $WORK" || rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -254,6 +255,29 @@ qemu_run_stream() {
 		wait "$qr_tpid"
 		QR_TRACE_RC=$?
 	fi
+}
+
+# podman_up [images]: the project's podman configuration (CONTAINERS_CONF, the
+# busybox base image), and with "images" the Debian-built stand-ins for node:*
+# and debian:* too (scripts/base-images.sh: idempotent; ~2 min the first time).
+# A failure is a failure, never a skip: `make deps` installs podman, runc and
+# mmdebstrap.
+podman_up() {
+	if PODMAN_ENV=$("$TOP/scripts/podman-setup.sh"); then
+		eval "$PODMAN_ENV"
+	else
+		fail "scripts/podman-setup.sh failed (podman and runc come with 'make deps')"
+	fi
+	[ "${1:-}" != images ] || "$TOP/scripts/base-images.sh" > /dev/null ||
+		fail "scripts/base-images.sh failed (mmdebstrap comes with 'make deps')"
+}
+
+# diag NAME FILE: what a failed probe's build said (its errors, the tail of
+# FILE), as "diag:" lines, which run.sh repeats with the FAIL lines at the end
+# of a failed run: a CI log alone tells why.
+diag() {
+	{ grep -a -i -E 'err|fail|timed? ?out|EAI_|ECONN|refused|denied|exit (code|status)' "$2" | tail -n 12
+	  tail -n 4 "$2"; } | cut -c 1-300 | while IFS= read -r _l; do log "diag: $1: $_l"; done
 }
 
 finish() {

@@ -20,6 +20,7 @@
 # 192.0.2.53:53 (log $NET_DNS_LOG; no upstream, answers only *.test):
 #   allowed.test -> 192.0.2.1, 2001:db8:1::1   blocked.test -> 198.51.100.7
 #   other.test -> 203.0.113.5                  anything else.test -> NXDOMAIN
+#   registry.test -> 198.51.100.80 (t_probe_net.sh serves it)
 #   inside the floor: floor.test -> 169.254.169.254, fd00:ec2::254; lo.test -> 127.0.0.1, ::1;
 #   nat64.test -> 64:ff9b::a9fe:a9fe; sixtofour.test -> 2002:a9fe:a9fe::1
 # (dnsmasq answers AAAA for blocked.test/other.test, which have only an IPv4
@@ -168,7 +169,7 @@ _net_services() {
 		--address=/allowed.test/192.0.2.1 --address=/allowed.test/2001:db8:1::1 \
 		--address=/blocked.test/198.51.100.7 --address=/other.test/203.0.113.5 \
 		--address=/floor.test/169.254.169.254 --address=/floor.test/fd00:ec2::254 \
-		--address=/lo.test/127.0.0.1 --address=/lo.test/::1 \
+		--address=/lo.test/127.0.0.1 --address=/lo.test/::1 --address=/registry.test/198.51.100.80 \
 		--address=/nat64.test/64:ff9b::a9fe:a9fe --address=/sixtofour.test/2002:a9fe:a9fe::1 \
 		--pid-file="$WORK/dnsmasq.pid" --log-queries --log-facility="$NET_DNS_LOG"
 	NET_DNS_PID=$_net_last

@@ -11,6 +11,8 @@ cat > "$WORK/s.sh" <<'S'
 exec /bin/true
 S
 chmod +x "$WORK/s.sh"
+DEEP="$WORK/a/b/c/node_modules/@s/p"
+mkdir -p "$DEEP"
 
 check "features: preferred mode here" tp_btf "$("$SBTRACE" features | jq -r .hooks.exec.mode)"
 
@@ -19,8 +21,8 @@ run_mode() {
 	label=$1 want=$2 interp=$3; shift 3
 	out="$WORK/$label.jsonl"
 	start_trace "$out" --cgroup "$A" "$@" || { fail "$label: start"; return; }
-	"$SPAWN" "$A" -- "$WORK/s.sh" || fail "$label: spawn"
-	"$SPAWN" "$A" -- /bin/echo 'x y' > /dev/null || fail "$label: spawn echo"
+	(cd / && "$SPAWN" "$A" -- "$WORK/s.sh") || fail "$label: spawn"
+	(cd "$DEEP" && "$SPAWN" "$A" -- /bin/echo 'x y' > /dev/null) || fail "$label: spawn echo"
 	stop_trace INT
 	check "$label: exit" 0 "$TRACE_RC"
 	check "$label: mode" "$want" "$(head -n 1 "$out" | jq -r .hooks.exec.mode)"
@@ -29,6 +31,11 @@ run_mode() {
 		"$(jq -r --arg f "$WORK/s.sh" 'select(.event == "ProcessExec" and .filename == $f) | .interp' "$out")"
 	check "$label: argv" '["/bin/echo","x y"]' \
 		"$(jq -c 'select(.event == "ProcessExec" and .filename == "/bin/echo") | .argv' "$out")"
+	# the cwd's tail, every twin alike: its last 6 names, or / (no name, the whole path)
+	check "$label: a deep cwd's tail" '{"tail":"a/b/c/node_modules/@s/p","complete":false}' \
+		"$(jq -c 'select(.event == "ProcessExec" and .filename == "/bin/echo") | .cwd' "$out")"
+	check "$label: / as the cwd" '{"tail":"","complete":true}' \
+		"$(jq -c --arg f "$WORK/s.sh" 'select(.event == "ProcessExec" and .filename == $f) | .cwd' "$out")"
 	check "$label: script is a shell" 1 \
 		"$(jq -r 'select(.event == "ShellInvocationObserved") | .count' "$out")"
 }
@@ -57,6 +64,21 @@ SBTRACE_DISABLE_HOOKS=tp_btf,raw_tp run_mode tracepoint_only tracepoint null
 run_mode forced_raw_tp raw_tp /bin/sh --exec-hook raw_tp
 check "forced mode tries only itself" 1 \
 	"$(head -n 1 "$WORK/forced_raw_tp.jsonl" | jq -r '.hooks.exec.tried | length')"
+
+# At a mount's root the tail is the whole path inside it ("complete"), unless its last
+# name took all of the tail's 256 bytes and may have been cut. A tmpfs in a mount
+# namespace of its own, gone with it.
+LONG=$(printf '%0255d' 0)
+start_trace "$WORK/mnt.jsonl" --cgroup "$A" || fail "mnt: start"
+for d in short "$LONG"; do
+	unshare -m sh -c 'mount -t tmpfs none "$1" && mkdir "$1/$2" && cd "$1/$2" &&
+		exec "$3" "$4" -- /bin/true' sh "$WORK" "$d" "$SPAWN" "$A" || fail "mnt: spawn in $d"
+done
+stop_trace INT
+check "mnt: a cwd at a mount's root: the whole path" '{"tail":"short","complete":true}' \
+	"$(jq -c 'select(.event == "ProcessExec" and .cwd.tail == "short") | .cwd' "$WORK/mnt.jsonl")"
+check "mnt: a name that fills the tail: maybe cut, not complete" false \
+	"$(jq -r --arg l "$LONG" 'select(.event == "ProcessExec" and .cwd.tail == $l) | .cwd.complete' "$WORK/mnt.jsonl")"
 
 # The cut-down kernel BTF (scripts/min-btf.sh, loader/minbtf.c) is a speed-up only:
 # none, one for another kernel, or a damaged one for this kernel all trace the same.

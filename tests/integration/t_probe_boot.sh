@@ -7,14 +7,7 @@
 # SIGINT during the boot).
 . "$(dirname "$0")/lib.sh"
 
-if PODMAN_ENV=$("$TOP/scripts/podman-setup.sh"); then
-	eval "$PODMAN_ENV"
-else
-	fail "scripts/podman-setup.sh failed (podman and runc come with 'make deps')"
-fi
-# Debian-built stand-ins for node:* and debian:* (idempotent; ~2 min the first time).
-"$TOP/scripts/base-images.sh" > /dev/null ||
-	fail "scripts/base-images.sh failed (mmdebstrap comes with 'make deps')"
+podman_up images
 command -v npm > /dev/null || fail "npm missing (Debian's npm comes with 'make deps')"
 
 FIX="$TOP/tests/fixtures"
@@ -69,19 +62,77 @@ probe hc "$FIX/boot-healthcheck"
 check "HEALTHCHECK: unsafe, boot, its line" "unsafe boot #0 true HEALTHCHECK 3 true" \
 	"$(field hc .verdict) $(loc hc 0)"
 check "HEALTHCHECK: it ran, and passed" 0 "$(field hc .boot.healthcheck_exit_code)"
+# a passing HEALTHCHECK is readiness: the boot ends after it and the quiet second, not at 30 s
+probe hcready --boot-seconds 30 "$FIX/boot-healthcheck"
+check "HEALTHCHECK passed: the boot ended at it" "healthcheck 0" \
+	"$(field hcready '"\(.boot.ended_by) \(.boot.healthcheck_exit_code)"')"
+check_true "HEALTHCHECK passed: ready_ms set" [ "$(field hcready '.boot.ready_ms // -1')" -ge 0 ]
+check_true "HEALTHCHECK passed: the boot far below 30 s" [ "$(field hcready '.boot.seconds * 10 | floor')" -lt 100 ]
 
-# 6. A container whose PID 1 ignores SIGTERM is killed at the deadline.
+# 6. A container whose PID 1 ignores SIGTERM is killed at the deadline: it never became
+# ready, so what it would run later (a late shell) was not seen: not a confident answer.
 t0=$(date +%s)
 probe sigterm "$FIX/boot-sigterm"
 t1=$(date +%s)
-check "SIGTERM ignored: killed after the grace, exit 137" "killed 137 safe" \
-	"$(field sigterm '"\(.boot.ended) \(.boot.exit_code) \(.verdict)"')"
+check "SIGTERM dropped for a PID 1 never ready: killed at once, exit 137, not confident" \
+	"killed time_limit 137 inconclusive low boot_killed" \
+	"$(field sigterm '"\(.boot.ended) \(.boot.ended_by) \(.boot.exit_code) \(.verdict) \(.confidence) \(.reason)"')"
 check_true "SIGTERM ignored: 2 s boot + 2 s grace, not the 60 s it asks for" [ $((t1 - t0)) -lt 30 ]
+check_true "SIGTERM dropped for PID 1: killed well before the 2 s grace ends" \
+	[ "$(field sigterm '.boot.seconds * 10 | floor')" -lt 35 ]
 
 # ... and one that exits on SIGTERM is stopped, not killed (podman run passes it on).
 probe stops "$FIX/boot-stops"
 check "SIGTERM handled: stopped, its own exit code" "stopped 0" \
 	"$(field stops '"\(.boot.ended) \(.boot.exit_code)"')"
+
+# 6b. A server's boot ends at readiness: it listens, then a quiet second (not --boot-seconds).
+ms_now() { date +%s%3N; }
+t0=$(ms_now)
+probe srvimg --boot-seconds 30 --image-map "$TOP/scripts/image-map" "$FIX/boot-server-image"
+t1=$(ms_now)
+check "server image: ended at readiness, safe, high" "ready safe high" \
+	"$(field srvimg '"\(.boot.ended_by) \(.verdict) \(.confidence)"')"
+check_true "server image: it was seen listening (ready_ms)" [ "$(field srvimg '.boot.ready_ms // -1')" -ge 0 ]
+check "server image: ready, then killed idle (PID 1 without a SIGTERM handler): warned, still confident" \
+	"killed shell_invocation_trace.boot_stop_unhandled" \
+	"$(field srvimg '"\(.boot.ended) \([.warnings[].id | select(. == "shell_invocation_trace.boot_stop_unhandled")][0])"')"
+check_true "server image: the app's own output" grep -q "listening on 127.0.0.1:8080" "$WORK/srvimg.err"
+# node as PID 1 re-raises its SIGTERM, which the kernel drops: killed at once, not after the grace
+check_true "server image: the boot ends within 1.5 s of its listen (+ the kill's 0.5 s), not 30 s" \
+	[ "$(field srvimg '(.boot.seconds * 1000 - .boot.ready_ms) | floor')" -lt 2000 ]
+check_true "server image: the whole probe far below --boot-seconds ($((t1 - t0)) ms)" [ $((t1 - t0)) -lt 15000 ]
+# ... and one whose server traps SIGTERM and goes on: killed, not a confident safe
+probe srvterm --boot-seconds 30 --image-map "$TOP/scripts/image-map" \
+	--boot-cmd "node server.js --ignore-term" "$FIX/boot-server-image"
+check "server image trapping SIGTERM: killed, inconclusive, low, warned" \
+	"killed ready inconclusive low boot_killed shell_invocation_trace.boot_killed" \
+	"$(field srvterm '"\(.boot.ended) \(.boot.ended_by) \(.verdict) \(.confidence) \(.reason) \(.warnings[0].id)"')"
+
+# The ns backend: --boot-cmd after a build, ready once it listens.
+t0=$(ms_now)
+probe srvns --boot-seconds 30 --cmd "node build.js" --boot-cmd "node server.js" "$FIX/boot-server"
+t1=$(ms_now)
+check "ns server: ended at readiness, stopped by SIGTERM, safe, high" "ready stopped safe high" \
+	"$(field srvns '"\(.boot.ended_by) \(.boot.ended) \(.verdict) \(.confidence)"')"
+check_true "ns server: the boot ends within 1.5 s of its listen" \
+	[ "$(field srvns '(.boot.seconds * 1000 - .boot.ready_ms) | floor')" -lt 1500 ]
+check_true "ns server: the whole probe far below --boot-seconds ($((t1 - t0)) ms)" [ $((t1 - t0)) -lt 8000 ]
+probe srvnsq --boot-seconds 30 --boot-quiet-ms 3000 --cmd "node build.js" --boot-cmd "node server.js" \
+	"$FIX/boot-server"
+check_true "ns server: --boot-quiet-ms 3000 waits 3 s after the listen" \
+	[ "$(field srvnsq '(.boot.seconds * 1000 - .boot.ready_ms) | floor')" -ge 2900 ]
+"$SBTRACE" probe -q --boot-quiet-ms -1 "$FIX/boot-server" > /dev/null 2> "$WORK/badquiet.err"
+check "--boot-quiet-ms -1: exit 2, named" "2 1" "$? $(grep -c -- '--boot-quiet-ms' "$WORK/badquiet.err")"
+probe srvnsterm --boot-seconds 30 --cmd "node build.js" --boot-cmd "node server.js --ignore-term" \
+	"$FIX/boot-server"
+check "ns server trapping SIGTERM: killed, not a confident safe" "killed ready inconclusive low boot_killed" \
+	"$(field srvnsterm '"\(.boot.ended) \(.boot.ended_by) \(.verdict) \(.confidence) \(.reason)"')"
+check_true "ns server trapping SIGTERM: the grace, not --boot-seconds" \
+	[ "$(field srvnsterm '.boot.seconds * 10 | floor')" -lt 60 ]
+probe notready --boot-seconds 2 --cmd "node build.js" --boot-cmd "sleep 30" "$FIX/boot-server"
+check "a boot that never listens: its time limit" "time_limit null stopped" \
+	"$(field notready '"\(.boot.ended_by) \(.boot.ready_ms) \(.boot.ended)"')"
 
 # 7. npm start (package.json's start script) after a shell-free make build:
 #    unsafe at boot, the script's line, and the exec form that needs no shell.

@@ -106,6 +106,15 @@ check "pre-built: the same answer as a clean copy" "$(verdict oracle-make)" "$(v
 probe nothing --no-cache --cmd "true" "$WORK/prebuilt"
 check "a build that ran nothing: not a confident safe" "inconclusive low build_did_nothing 0 false" \
 	"$(verdict nothing)"
+# "Did nothing" is what the build wrote, not how many programs it ran: one exec that writes its
+# output is a real build, one that writes nothing is not.
+probe onewrite --no-cache --no-boot --cmd "node build.js" "$FIX/boot-server"
+check "one exec that writes its output: a confident answer" "safe high null 0 false" "$(verdict onewrite)"
+probe onenothing --no-cache --no-boot --cmd "node check.js" "$FIX/boot-server"
+check "one exec that writes nothing: build_did_nothing" "inconclusive low build_did_nothing 0 false" \
+	"$(verdict onenothing)"
+check_true "... and the warning says it wrote nothing" \
+	grep -q "wrote nothing to its workspace" "$WORK/onenothing.json"
 
 # ---- 3. failed builds are not cached ---------------------------------------
 mkdir "$WORK/failing"

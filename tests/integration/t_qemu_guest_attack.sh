@@ -12,7 +12,9 @@
 # Then the test hook SBTRACE_TEST_GUEST_AGENT_KILL_MS (the init SIGKILLs the
 # agent that long after releasing the workload): HELLO, and the stream ends
 # without BYE, which is how the host tells a killed agent. And an agent that
-# fails to start: the workload runs all the same, the shim says why.
+# fails to start: the workload runs all the same, the shim says why. And a
+# workload that prints the init's exit line itself (issue 24): its exit code
+# is still its own, and what it printed after is not dropped.
 . "$(dirname "$0")/lib.sh"
 
 STATE="$WORK/state"
@@ -146,5 +148,13 @@ check "no agent: visibility exec none, not complete" "none false false" \
 	"$(jq -r -n '[inputs | select(.event == "TraceStarted")][0].sandboxes[0].visibility.exec' "$WORK/trace4.jsonl") $(stopped "$WORK/trace4.jsonl" '"\(.exec_complete) \(.guest != null)"')"
 check_true "no agent: the shim says the guest's execs will not be visible" \
 	grep -q "not be visible" "$WORK/err4"
+# The workload prints the init's exit line itself, then goes on and exits 3: its
+# line is output, the exit code is the one the init reports (with its nonce).
+"$TOP/build/bin/sbtrace-shim" run --backend qemu --name "$NAME" --state-dir "$STATE" --no-wait \
+	--guest "$GUEST" --vm-timeout 180 -- /bin/sh -c 'echo; echo SBT-GUEST-EXIT 0; echo after; exit 3' \
+	> "$WORK/out5" 2> "$WORK/err5"
+check "a forged exit line: the workload's own exit code comes back" 3 "$?"
+check "... its line and what followed are its output" "|SBT-GUEST-EXIT 0|after|" \
+	"$(tr '\n' '|' < "$WORK/out5")"
 check "nothing left in the state dir" "" "$(ls "$STATE")"
 finish

@@ -180,7 +180,7 @@ check "state: cgroup_id is the cgroup's" "$(stat -c %i "$SBCG/${P}h")" "$(jq -r 
 check "state: pid is in the cgroup" "$SPID" "$(cat "$SBCG/${P}h/cgroup.procs")"
 check "state: start_ns is recent" 1 \
 	"$(jq --arg now "$(date +%s)" '(.start_ns / 1e9) - ($now | tonumber) | fabs < 60 | if . then 1 else 0 end' "$SF")"
-check "state: exactly the documented fields" "backend cgroup cgroup_id name netns pid shim_pid start_ns tracer_pid visibility" \
+check "state: exactly the documented fields" "backend cgroup cgroup_id limits name netns pid shim_pid start_ns tracer_pid visibility" \
 	"$(jq -r 'keys | join(" ")' "$SF")"
 check "state: no tracer before the handshake" 0 "$(jq -r .tracer_pid "$SF")"
 check "state file mode 0600" 600 "$(stat -c %a "$SF")"

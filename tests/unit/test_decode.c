@@ -34,6 +34,13 @@ struct rec_spec {
 	uint32_t flags;
 };
 
+/* A cwd tail for a test record: its bytes (innermost name first) and its count of names. */
+struct cwd_spec {
+	const void *cwd;
+	size_t cl;
+	uint16_t names;
+};
+
 /* Buffers handed to sbt_decode_exec(), sized exactly as decode.h demands. */
 struct decode_bufs {
 	const char **argv_store;
@@ -82,10 +89,11 @@ static void put_fixed(unsigned char *buf, const struct sbt_exec_record *r)
  * A record built from `s`, in a malloc'ed buffer of exactly its size (so that
  * ASan flags any read past its end). Fixed fields get the T_* values.
  */
-static unsigned char *make_record(const struct rec_spec *s, size_t *len)
+static unsigned char *make_record_cwd(const struct rec_spec *s, const struct cwd_spec *c,
+				      size_t *len)
 {
 	struct sbt_exec_record r;
-	size_t n = FIXED + s->fl + s->il + s->al;
+	size_t n = FIXED + s->fl + s->il + c->cl + s->al;
 	unsigned char *buf = malloc(n);
 
 	assert_non_null(buf);
@@ -107,6 +115,8 @@ static unsigned char *make_record(const struct rec_spec *s, size_t *len)
 	r.interp_len = (__u16)s->il;
 	r.argv_len = (__u32)s->al;
 	r.argv_full_len = (__u32)s->al;
+	r.cwd_len = (__u16)c->cl;
+	r.cwd_names = c->names;
 	memcpy(r.comm, "make", 5);
 	memcpy(r.parent_comm, "bash", 5);
 	put_fixed(buf, &r);
@@ -114,10 +124,19 @@ static unsigned char *make_record(const struct rec_spec *s, size_t *len)
 		memcpy(buf + FIXED, s->filename, s->fl);
 	if (s->il)
 		memcpy(buf + FIXED + s->fl, s->interp, s->il);
+	if (c->cl)
+		memcpy(buf + FIXED + s->fl + s->il, c->cwd, c->cl);
 	if (s->al)
-		memcpy(buf + FIXED + s->fl + s->il, s->argv, s->al);
+		memcpy(buf + FIXED + s->fl + s->il + c->cl, s->argv, s->al);
 	*len = n;
 	return buf;
+}
+
+static unsigned char *make_record(const struct rec_spec *s, size_t *len)
+{
+	static const struct cwd_spec none = { NULL, 0, 0 };
+
+	return make_record_cwd(s, &none, len);
 }
 
 /* sizeof of a string literal including its NUL, and without it. */
@@ -640,6 +659,7 @@ static void test_max_record_all_nuls(void **state)
 	char *path = malloc(SBT_PATH_MAX);
 	char *argv = calloc(1, SBT_ARGV_CAP);
 	struct rec_spec s;
+	struct cwd_spec c;
 	unsigned char *buf;
 
 	assert_non_null(path);
@@ -647,7 +667,9 @@ static void test_max_record_all_nuls(void **state)
 	memset(path, 'f', SBT_PATH_MAX - 1);
 	path[SBT_PATH_MAX - 1] = '\0';
 	s = (struct rec_spec){ path, SBT_PATH_MAX, path, SBT_PATH_MAX, argv, SBT_ARGV_CAP, 0 };
-	buf = make_record(&s, &len);
+	/* and a cwd tail of one name as long as the tail may be */
+	c = (struct cwd_spec){ path, SBT_CWD_TAIL_MAX, 1 };
+	buf = make_record_cwd(&s, &c, &len);
 	assert_int_equal(len, SBT_EXEC_RECORD_MAX);
 
 	assert_int_equal(decode(b, buf, len, &ev), SBT_DECODE_OK);
@@ -655,15 +677,17 @@ static void test_max_record_all_nuls(void **state)
 	assert_true(ev.argc <= SBT_ARGV_MAX_ARGS);
 	assert_int_equal(strlen(ev.filename), SBT_PATH_MAX - 1);
 	assert_int_equal(strlen(ev.interp), SBT_PATH_MAX - 1);
+	assert_int_equal(strlen(ev.cwd), SBT_CWD_TAIL_MAX - 1);
 	for (size_t i = 0; i < ev.argc; i++) {
-		assert_ptr_equal(ev.argv[i], (const char *)buf + FIXED + 2 * SBT_PATH_MAX + i);
+		assert_ptr_equal(ev.argv[i], (const char *)buf + FIXED + 2 * SBT_PATH_MAX +
+						     SBT_CWD_TAIL_MAX + i);
 		assert_string_equal(ev.argv[i], "");
 	}
 	free(buf);
 
 	/* Same size, no NUL at all: one argument of SBT_ARGV_CAP bytes in `tail`. */
 	memset(argv, 'a', SBT_ARGV_CAP);
-	buf = make_record(&s, &len);
+	buf = make_record_cwd(&s, &c, &len);
 	assert_int_equal(decode(b, buf, len, &ev), SBT_DECODE_OK);
 	assert_int_equal(ev.argc, 1);
 	assert_ptr_equal(ev.argv[0], b->tail);
@@ -684,9 +708,110 @@ static void test_max_record_all_nuls(void **state)
 	free(path);
 }
 
+/* The cwd tail travels innermost name first; it decodes outermost first, joined by '/'. */
+static void test_cwd_tail(void **state)
+{
+	static const char cwd[] = "b\0@scope\0node_modules\0app"; /* + its NUL */
+	struct rec_spec s = { Z("/bin/sh"), Z("/bin/sh"), "sh\0-c\0true", 11, SBT_EXEC_CWD_TOP };
+	struct cwd_spec c = { cwd, sizeof(cwd), 4 }, none = { NULL, 0, 0 };
+	struct sbt_exec ev;
+	size_t len;
+	unsigned char *buf = make_record_cwd(&s, &c, &len);
+
+	assert_int_equal(decode(*state, buf, len, &ev), SBT_DECODE_OK);
+	assert_string_equal(ev.cwd, "app/node_modules/@scope/b");
+	assert_true(ev.cwd_top);
+	assert_int_equal(ev.argc, 3);
+	assert_string_equal(ev.argv[2], "true"); /* argv after the tail */
+	free(buf);
+
+	s.flags = SBT_EXEC_CWD_FAULT;
+	buf = make_record_cwd(&s, &none, &len);
+	assert_int_equal(decode(*state, buf, len, &ev), SBT_DECODE_OK);
+	assert_string_equal(ev.cwd, "");
+	assert_false(ev.cwd_top);
+	free(buf);
+}
+
+/* A tail that overruns, lacks its NUL, has an empty name or a '/', or miscounts its names. */
+static void test_cwd_tail_bad(void **state)
+{
+	static char big[SBT_CWD_TAIL_MAX + 1];
+	const struct {
+		struct cwd_spec c;
+		enum sbt_decode_err want;
+	} cases[] = {
+		{ { "dep", 3, 1 }, SBT_DECODE_BAD_STRING },	     /* no NUL */
+		{ { "dep\0\0x", 7, 2 }, SBT_DECODE_BAD_STRING },     /* an empty name */
+		{ { "a/b\0", 4, 1 }, SBT_DECODE_BAD_STRING },	     /* a '/' in a name */
+		{ { "dep\0nm\0", 7, 1 }, SBT_DECODE_BAD_LENGTHS },   /* 2 names, 1 said */
+		{ { big, sizeof(big), 1 }, SBT_DECODE_BAD_LENGTHS }, /* past its bound */
+	};
+	struct rec_spec s = { Z("/bin/sh"), Z(""), NULL, 0, 0 };
+	struct sbt_exec ev;
+	size_t len;
+
+	memset(big, 'x', sizeof(big) - 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned char *buf = make_record_cwd(&s, &cases[i].c, &len);
+
+		assert_int_equal(decode(*state, buf, len, &ev), cases[i].want);
+		free(buf);
+	}
+}
+
+/* A failed exec's record: its path and arguments; every inconsistency rejected. */
+static void test_failed_record(void **state)
+{
+	unsigned char buf[sizeof(struct sbt_exec_fail_record) + 32];
+	struct sbt_exec_fail_record r;
+	struct sbt_exec_fail f;
+	static const char payload[] = "/bin/sh\0sh\0-c\0id"; /* + its NUL */
+	size_t len = sizeof(r) + sizeof(payload);
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = SBT_REC_EXEC_FAILED;
+	r.hdr.abi = SBT_ABI_VERSION;
+	r.hdr.size = (__u32)len;
+	r.pid = 9;
+	r.err = -2;
+	r.dirfd = -100;
+	r.filename_len = 8;
+	r.argv_len = sizeof(payload) - 8;
+	r.argc = 3;
+	memcpy(r.comm, "makemakemakemake", SBT_COMM_LEN); /* no NUL */
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), payload, sizeof(payload));
+	assert_int_equal(sbt_decode_exec_failed(buf, len, &f), SBT_DECODE_OK);
+	assert_string_equal(f.filename, "/bin/sh");
+	assert_int_equal(f.argc, 3);
+	assert_string_equal(f.argv[1], "-c");
+	assert_string_equal(f.argv[2], "id");
+	assert_int_equal(f.err, 2);
+	assert_int_equal(f.comm[SBT_COMM_LEN - 1], 0);
+	assert_int_equal(sbt_decode_exec_failed(buf, len - 1, &f), SBT_DECODE_BAD_SIZE);
+	/* an argument count the area does not hold */
+	((struct sbt_exec_fail_record *)buf)->argc = 2;
+	assert_int_equal(sbt_decode_exec_failed(buf, len, &f), SBT_DECODE_BAD_LENGTHS);
+	((struct sbt_exec_fail_record *)buf)->argc = 4;
+	assert_int_equal(sbt_decode_exec_failed(buf, len, &f), SBT_DECODE_BAD_LENGTHS);
+	((struct sbt_exec_fail_record *)buf)->argc = 3;
+	/* no error is no failed exec */
+	((struct sbt_exec_fail_record *)buf)->err = 0;
+	assert_int_equal(sbt_decode_exec_failed(buf, len, &f), SBT_DECODE_BAD_FIELD);
+	((struct sbt_exec_fail_record *)buf)->err = -2;
+	buf[sizeof(r) + 7] = 'x'; /* the path without its NUL */
+	assert_int_equal(sbt_decode_exec_failed(buf, len, &f), SBT_DECODE_BAD_STRING);
+	buf[sizeof(r) + 7] = 0;
+	((struct sbt_exec_fail_record *)buf)->hdr.type = SBT_REC_EXEC;
+	assert_int_equal(sbt_decode_exec_failed(buf, len, &f), SBT_DECODE_BAD_TYPE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_failed_record),
 		cmocka_unit_test(test_well_formed),
 		cmocka_unit_test(test_leading_empty_and_only_empty),
 		cmocka_unit_test(test_comm_without_nul),
@@ -700,6 +825,8 @@ int main(void)
 		cmocka_unit_test(test_lengths_disagree_with_record),
 		cmocka_unit_test(test_bad_strings),
 		cmocka_unit_test(test_every_truncation),
+		cmocka_unit_test_setup_teardown(test_cwd_tail, setup_bufs, teardown_bufs),
+		cmocka_unit_test_setup_teardown(test_cwd_tail_bad, setup_bufs, teardown_bufs),
 		cmocka_unit_test(test_record_type),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_max_record_all_nuls),

@@ -193,6 +193,71 @@ static void test_crlf(void **state)
 
 /* --- instructions --------------------------------------------------------- */
 
+/* refused(text, line, want): sbt_dockerfile_unconfined_run on the final stage says want at line. */
+static void refused(const char *text, unsigned int line, const char *want)
+{
+	struct sbt_dockerfile df;
+	struct sbt_df_error err = { 0 };
+
+	parse(text, &df);
+	if (want) {
+		assert_int_equal(sbt_dockerfile_unconfined_run(&df, df.nr_stages - 1, &err), -1);
+		if (!strstr(err.msg, want))
+			fail_msg("error '%s', want '%s'", err.msg, want);
+		assert_int_equal(err.line, line);
+	} else if (sbt_dockerfile_unconfined_run(&df, df.nr_stages - 1, &err) != 0) {
+		fail_msg("refused: line %u: %s (%s)", err.line, err.msg, text);
+	}
+	sbt_dockerfile_free(&df);
+}
+
+static void test_unconfined_run(void **state)
+{
+	(void)state;
+	/* what a host engine's RUN step can be confined to */
+	refused("FROM a\nRUN --mount=type=bind,source=src,target=/s make\n", 0, NULL);
+	refused("FROM a\nRUN --mount=target=/s,ro make\n", 0, NULL); /* bind, the context */
+	refused("FROM a\nRUN --mount=type=bind,target=/s,rw=false make\n", 0, NULL);
+	refused("FROM a\nRUN --mount=type=tmpfs,target=/t --network=none make\n", 0, NULL);
+	refused("FROM a\nRUN --security=sandbox make\nCOPY --from=a /x /y\n", 0, NULL);
+	refused("FROM a\nRUN --mount=type=bind,source=a..b/x,target=/s make\n", 0, NULL);
+	/* a stage after the target is not built: its RUN is not refused */
+	{
+		struct sbt_dockerfile df;
+		struct sbt_df_error err;
+
+		parse("FROM a AS one\nRUN x\nFROM one\nRUN --mount=type=cache,target=/c y\n", &df);
+		assert_int_equal(sbt_dockerfile_unconfined_run(&df, 0, &err), 0);
+		assert_int_equal(sbt_dockerfile_unconfined_run(&df, 1, &err), -1);
+		assert_int_equal(err.line, 4);
+		sbt_dockerfile_free(&df);
+	}
+	/* what it cannot: each with its line, the flag and what to do */
+	refused("FROM a\n\nRUN --mount=type=cache,target=/c make\n", 3,
+		"RUN --mount=type=cache: a cache mount keeps what the build writes on the host");
+	refused("FROM a\nRUN --mount=type=bind,target=/s,rw make\n", 2,
+		"RUN --mount=type=bind: a read-write bind");
+	refused("FROM a\nRUN --mount=target=/s,readwrite=true make\n", 2, "read-write bind");
+	refused("FROM a\nRUN --mount=type=bind,target=/s,RW=1 make\n", 2, "read-write bind");
+	refused("FROM a\nRUN --mount=\"type=bind,source=/etc\",target=/s make\n", 2,
+		"its source leaves the build context");
+	refused("FROM a\nRUN --mount=type=bind,src=x/../../y,target=/s make\n", 2,
+		"its source leaves the build context");
+	refused("FROM a\nRUN --mount=type=bind,source=..,target=/s make\n", 2, "leaves");
+	refused("FROM a AS b\nFROM a\nRUN --mount=type=bind,from=b,source=/x,target=/s make\n", 3,
+		"a bind from another image or stage");
+	refused("FROM a\nRUN --mount=type=secret,id=t make\n", 2, "RUN --mount=type=secret:");
+	refused("FROM a\nRUN --mount=type=ssh make\n", 2, "no secrets or ssh agent");
+	refused("FROM a\nRUN --mount=type=weird,target=/w make\n", 2, "RUN --mount=type=weird:");
+	refused("FROM a\nRUN --network=host make\n", 2, "RUN --network=host: the step's network");
+	refused("FROM a\nRUN --security=insecure make\n", 2, "RUN --security=insecure:");
+	refused("FROM a\nRUN --device=/dev/kvm make\n", 2,
+		"RUN --device=/dev/kvm: a RUN flag the probe does not know");
+	/* continuation lines: the RUN's first line */
+	refused("FROM a\nRUN echo a && \\\n  echo b\nRUN --network=host \\\n  x\n", 4,
+		"--network=host");
+}
+
 static void test_keywords_and_flags(void **state)
 {
 	struct sbt_dockerfile df;
@@ -409,6 +474,26 @@ static void test_stages(void **state)
 	parse_fails("FROM a AS b/c\n", 1, "invalid name for build stage");
 	parse_fails("FROM\n", 1, "FROM requires either one or three arguments");
 	parse_fails("FROM --platform=x\n", 1, "FROM requires either one or three arguments");
+}
+
+/* The ENTRYPOINT a stage has: its own, a FROM stage's, else none (its base image's). */
+static void test_entrypoint(void **state)
+{
+	static const char text[] = "FROM base AS a\nENTRYPOINT [\"/x\"]\n"
+				   "FROM a AS b\nCMD [\"y\"]\n"
+				   "FROM base\nCMD [\"z\"]\n";
+	const struct sbt_df_instr *in;
+	struct sbt_dockerfile df;
+
+	(void)state;
+	parse(text, &df);
+	in = sbt_dockerfile_entrypoint(&df, 1);
+	assert_non_null(in);
+	assert_int_equal(in->line, 2);
+	assert_null(sbt_dockerfile_entrypoint(&df, 2));
+	assert_non_null(sbt_dockerfile_start(&df, 2)); /* its CMD */
+	assert_string_equal(sbt_df_entrypoint_keyword(), in->keyword);
+	sbt_dockerfile_free(&df);
 }
 
 static void test_arg_substitution(void **state)
@@ -751,10 +836,12 @@ int main(void)
 		cmocka_unit_test(test_continuation),
 		cmocka_unit_test(test_crlf),
 		cmocka_unit_test(test_keywords_and_flags),
+		cmocka_unit_test(test_unconfined_run),
 		cmocka_unit_test(test_exec_and_shell_form),
 		cmocka_unit_test(test_healthcheck),
 		cmocka_unit_test(test_heredocs),
 		cmocka_unit_test(test_stages),
+		cmocka_unit_test(test_entrypoint),
 		cmocka_unit_test(test_arg_substitution),
 		cmocka_unit_test(test_images_and_deps),
 		cmocka_unit_test(test_probe_cases),

@@ -56,6 +56,8 @@ static const struct sbt_hook_result *const hooks[] = { &hook_exec, &hook_members
 static const char *const make_argv[] = { "make", "-j8", "", "hello world", "x;y" };
 static const char *const sh_argv[] = { "/bin/sh", "-c", "echo 'hi' \x01", "bad\xff" };
 static struct sbt_exec exec_make, exec_sh;
+static struct sbt_exec_fail fail_sh;
+static const char *const fail_tried[] = { "/usr/local/bin/sh", "/usr/bin/sh", "/bin/sh" };
 static struct sbt_shell_class sh_class;
 static struct sbt_ancestor sh_anc[2];
 static struct sbt_egress eg_allowed, eg_denied, eg_observed;
@@ -182,6 +184,8 @@ static void setup_execs(void)
 	strcpy(exec_make.parent_comm, "bash");
 	exec_make.filename = "/usr/bin/make";
 	exec_make.interp = "/usr/bin/make";
+	strcpy(exec_make.cwd, "src/app");
+	exec_make.cwd_top = true;
 	init_exec(&exec_sh, sh_argv, ARRAY_SIZE(sh_argv));
 	exec_sh.pid = exec_sh.tid = 1002;
 	exec_sh.ppid = 1001;
@@ -205,6 +209,27 @@ static void setup_execs(void)
 	assert_non_null(agg);
 	assert_int_equal(sbt_shellagg_add(agg, &sh_class, exec_sh.pid, exec_sh.filename,
 					  exec_sh.argv, exec_sh.argc, sh_anc, 2),
+			 0);
+	/* a shell tried where there is none, and an ELF the build wrote */
+	memset(&fail_sh, 0, sizeof(fail_sh));
+	fail_sh.cgroup_id = 4242;
+	fail_sh.pid = fail_sh.tid = 1003;
+	fail_sh.ppid = 1001;
+	fail_sh.uid = 1000;
+	fail_sh.err = ENOENT;
+	fail_sh.dirfd = -100;
+	strcpy(fail_sh.comm, "make");
+	fail_sh.filename = "/usr/local/bin/sh";
+	fail_sh.argv[0] = "sh";
+	fail_sh.argv[1] = "-c";
+	fail_sh.argv[2] = "echo hi";
+	fail_sh.argc = 3;
+	assert_int_equal(sbt_shellagg_add_failed(agg, &sh_class, ENOENT, fail_sh.pid,
+						 fail_sh.filename, fail_sh.argv, fail_sh.argc,
+						 sh_anc, 1),
+			 0);
+	assert_int_equal(sbt_shellagg_unidentified(agg, "/app/bin/tool", "tool", 1004, sh_argv,
+						   ARRAY_SIZE(sh_argv)),
 			 0);
 }
 
@@ -357,6 +382,16 @@ static size_t build_events(struct sbt_event *evs)
 		.sandbox = c,
 		.exec = { .rec = &exec_sh, .shell = &sh_class, .anc = sh_anc, .nanc = 2 }
 	};
+	evs[n++] = (struct sbt_event){ .kind = SBT_EV_EXEC_FAILED,
+				       .ts = T0 + 3000,
+				       .sandbox = c,
+				       .exec_failed = { .rec = &fail_sh,
+							.tried = fail_tried,
+							.ntried = ARRAY_SIZE(fail_tried),
+							.err = ENOENT,
+							.shell = &sh_class,
+							.anc = sh_anc,
+							.nanc = 1 } };
 	evs[n++] = (struct sbt_event){
 		.kind = SBT_EV_DNS, .ts = dns_query.ts, .sandbox = c, .dns = { .rec = &dns_query }
 	};

@@ -93,7 +93,7 @@ static void assert_u64_member(json_object *o, const char *key, uint64_t want)
 static const char *const exec_keys[] = {
 	"event",    "ts",     "time", "run_id",		"sandbox",     "pid",	    "tid",
 	"ppid",	    "uid",    "gid",  "comm",		"parent_comm", "cgroup_id", "seq",
-	"filename", "interp", "argv", "argv_truncated", "shell",
+	"filename", "interp", "argv", "argv_truncated", "cwd",	       "shell",
 };
 
 /* Serialize and parse back: what a consumer of the output sees. */
@@ -162,7 +162,41 @@ static void check_exec_shape(json_object *o, const char *sandbox)
 	}
 	assert_true(json_object_is_type(member(o, "argv_truncated"), json_type_boolean));
 	assert_false(json_object_get_boolean(member(o, "argv_truncated")));
+	assert_null(member(o, "cwd")); /* none read */
 	assert_null(member(o, "shell"));
+}
+
+/* The cwd's tail as read: outermost first, and whether it is the whole path in its mount. */
+static void test_exec_cwd(void **state)
+{
+	struct sbt_exec ev;
+	json_object *o, *cwd, *w;
+
+	(void)state;
+	init_exec(&ev, plain_argv, ARRAY_SIZE(plain_argv));
+	strcpy(ev.cwd, "app/node_modules/dep");
+	ev.cwd_top = true;
+	o = sbt_event_exec(&ev, T_TS, "sb-1", NULL);
+	cwd = member(o, "cwd");
+	assert_str_member(cwd, "tail", "app/node_modules/dep");
+	assert_true(json_object_get_boolean(member(cwd, "complete")));
+	json_object_put(o);
+
+	/* "/" itself: no name, the whole path */
+	ev.cwd[0] = '\0';
+	o = sbt_event_exec(&ev, T_TS, "sb-1", NULL);
+	assert_str_member(member(o, "cwd"), "tail", "");
+	json_object_put(o);
+
+	/* unreadable: null, and said */
+	ev.cwd_top = false;
+	ev.flags = SBT_EXEC_CWD_FAULT;
+	o = sbt_event_exec(&ev, T_TS, "sb-1", NULL);
+	assert_null(member(o, "cwd"));
+	w = member(o, "capture_issues");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(w, 0)),
+			    "cwd_unreadable");
+	json_object_put(o);
 }
 
 static void test_exec_shape(void **state)
@@ -233,7 +267,7 @@ static void test_exec_capture_issues(void **state)
 {
 	static const struct {
 		uint32_t flags;
-		const char *want[5];
+		const char *want[6];
 		size_t n;
 	} cases[] = {
 		{ 0, { NULL }, 0 },
@@ -245,13 +279,15 @@ static void test_exec_capture_issues(void **state)
 		{ SBT_EXEC_INTERP_FAULT, { "interp_unreadable" }, 1 },
 		{ SBT_EXEC_FILENAME_TRUNCATED, { "filename_truncated" }, 1 },
 		{ SBT_EXEC_INTERP_TRUNCATED, { "interp_truncated" }, 1 },
+		{ SBT_EXEC_CWD_FAULT, { "cwd_unreadable" }, 1 },
+		{ SBT_EXEC_CWD_TOP, { NULL }, 0 },
 		{ SBT_EXEC_ARGV_FAULT | SBT_EXEC_INTERP_TRUNCATED | SBT_EXEC_ARGV_TRUNCATED,
 		  { "argv_unreadable", "interp_truncated" },
 		  2 },
 		{ 0xffffffffu,
 		  { "argv_unreadable", "filename_unreadable", "interp_unreadable",
-		    "filename_truncated", "interp_truncated" },
-		  5 },
+		    "filename_truncated", "interp_truncated", "cwd_unreadable" },
+		  6 },
 	};
 
 	(void)state;
@@ -644,6 +680,40 @@ static void test_sink_text_quoting(void **state)
 	free(buf);
 }
 
+/*
+ * A sandbox names its cgroup and its processes: COMM and SANDBOX reach the
+ * operator's terminal escaped like ARGS, C1 controls (CSI) too.
+ */
+static void test_text_names_escaped(void **state)
+{
+	static const char *const argv[] = { "x", "\xc2\x9b"
+						 "2J" };
+	static struct sbt_target sb = { .name = "/evil\x1b]0;owned\x07" };
+	char *buf = NULL, *lines[4];
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	struct sbt_json_sink sink;
+	struct sbt_event ev = { .kind = SBT_EV_EXEC, .sandbox = &sb };
+	struct sbt_exec rec;
+
+	(void)state;
+	assert_non_null(f);
+	sbt_json_sink_init(&sink, f, SBT_FORMAT_TEXT);
+	init_exec(&rec, argv, ARRAY_SIZE(argv));
+	strcpy(rec.comm, "a\x1b[2Jb");
+	ev.exec.rec = &rec;
+	sbt_json_sink_emit(&sink, &ev);
+	assert_int_equal(sbt_json_sink_flush(&sink), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(split_lines(buf, lines, ARRAY_SIZE(lines)), 2);
+	assert_null(strchr(lines[1], 0x1b));
+	assert_null(strstr(lines[1], "\xc2\x9b"));
+	assert_non_null(strstr(lines[1], "/evil\\x1b]0;owned\\x07"));
+	assert_non_null(strstr(lines[1], "a\\x1b[2Jb"));
+	assert_non_null(strstr(lines[1], "'\\xc2\\x9b2J'"));
+	free(buf);
+}
+
 static void test_sink_tmpfile(void **state)
 {
 	char line[4096];
@@ -784,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_json_string_utf8),
 		cmocka_unit_test(test_event_new),
 		cmocka_unit_test(test_exec_shape),
+		cmocka_unit_test(test_exec_cwd),
 		cmocka_unit_test(test_exec_uid_max_and_empty_argv),
 		cmocka_unit_test(test_exec_interp),
 		cmocka_unit_test(test_exec_capture_issues),
@@ -792,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_sink_json),
 		cmocka_unit_test(test_sink_text),
 		cmocka_unit_test(test_sink_text_quoting),
+		cmocka_unit_test(test_text_names_escaped),
 		cmocka_unit_test(test_sink_tmpfile),
 		cmocka_unit_test(test_sink_write_error),
 		cmocka_unit_test(test_boot_to_epoch),

@@ -17,8 +17,10 @@
 
 static void test_allowlist(void **state)
 {
-	static const char *const yes[] = { "podman", "/usr/bin/docker",	  "npm", "make", "node",
-					   "ip",     "qemu-system-x86_64" };
+	static const char *const yes[] = {
+		"podman", "/usr/bin/docker",	"npm",	      "make", "node",
+		"ip",	  "qemu-system-x86_64", "slirp4netns"
+	};
 	static const char *const no[] = {
 		"strace", "/usr/bin/strace", "sh",   "/bin/sh", "bash", "curl", "ltrace", "gdb",
 		"",	  "podman-remote",   "makex"

@@ -24,8 +24,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <seccomp.h>
+#include <json-c/json.h>
 
 #include "sandbox/internal.h"
+#include "sandbox/sandbox.h"
 
 /* sbtrace-shim(1)'s source: its SECCOMP table; the tests run from the top of the tree (make unit) */
 #define SECCOMP_DOC "userspace/shim/sbtrace-shim.help"
@@ -66,7 +68,8 @@ static void test_rules_sound(void **state)
 			fail_msg("%s: errno %d, not EPERM or ENOSYS", r->syscall, r->err);
 		assert_true(r->why && strlen(r->why) > 5);
 		assert_true(r->nr_tests <= SBX_SC_MAX_TESTS);
-		assert_int_equal(r->flags & ~(SBX_SC_COMPAT | SBX_SC_OPTIONAL), 0);
+		assert_int_equal(r->flags & ~(SBX_SC_COMPAT | SBX_SC_OPTIONAL | SBX_SC_FAMILIES),
+				 0);
 		for (unsigned int t = 0; t < r->nr_tests; t++) {
 			const struct sbx_seccomp_test *x = &r->tests[t];
 
@@ -273,6 +276,120 @@ static void test_install_in_child(void **state)
 		fail_msg("in the child, verdict %d of verdicts() was wrong", WEXITSTATUS(st));
 }
 
+/* ---- the OCI profile (seccomp_oci.c): the same table, for a container engine ---- */
+
+static struct json_object *oci_profile(void)
+{
+	char *text = sbt_seccomp_oci_profile();
+	struct json_object *p;
+
+	assert_non_null(text);
+	p = json_tokener_parse(text);
+	free(text);
+	if (!p)
+		fail_msg("the OCI profile is not JSON");
+	return p;
+}
+
+static const char *str_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		fail_msg("no string %s", key);
+	return json_object_get_string(v);
+}
+
+static struct json_object *field(struct json_object *o, const char *key, json_type type)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type))
+		fail_msg("no %s of type %s", key, json_type_to_name(type));
+	return v;
+}
+
+/* Does OCI argument a say what the table's test t says? */
+static bool oci_arg_is(struct json_object *a, const struct sbx_seccomp_test *t)
+{
+	const char *op = str_of(a, "op");
+	uint64_t v1 = (uint64_t)json_object_get_int64(field(a, "value", json_type_int));
+	uint64_t v2 = (uint64_t)json_object_get_int64(field(a, "valueTwo", json_type_int));
+
+	if (json_object_get_int(field(a, "index", json_type_int)) != (int)t->arg)
+		return false;
+	if (t->mask == ~(uint64_t)0)
+		return strcmp(op, "SCMP_CMP_EQ") == 0 && v1 == t->value;
+	return strcmp(op, "SCMP_CMP_MASKED_EQ") == 0 && v1 == t->mask && v2 == t->value;
+}
+
+static bool oci_entry_is(struct json_object *e, const struct sbx_seccomp_rule *r)
+{
+	struct json_object *names = field(e, "names", json_type_array);
+	struct json_object *args = field(e, "args", json_type_array);
+
+	if (json_object_array_length(names) != 1 ||
+	    strcmp(json_object_get_string(json_object_array_get_idx(names, 0)), r->syscall) ||
+	    strcmp(str_of(e, "action"), "SCMP_ACT_ERRNO") ||
+	    json_object_get_int(field(e, "errnoRet", json_type_int)) != r->err ||
+	    json_object_array_length(args) != r->nr_tests)
+		return false;
+	for (unsigned int t = 0; t < r->nr_tests; t++)
+		if (!oci_arg_is(json_object_array_get_idx(args, t), &r->tests[t]))
+			return false;
+	return true;
+}
+
+/* Default allow, the filter's ABIs, and each rule of the table as one entry, nothing else. */
+static void test_oci_profile_is_the_table(void **state)
+{
+	struct json_object *p = oci_profile(), *arches, *calls;
+	bool x86 = false;
+
+	assert_string_equal(str_of(p, "defaultAction"), "SCMP_ACT_ALLOW");
+	arches = field(p, "architectures", json_type_array);
+	for (size_t i = 0; i < json_object_array_length(arches); i++)
+		x86 |= strcmp(json_object_get_string(json_object_array_get_idx(arches, i)),
+			      "SCMP_ARCH_X86") == 0;
+#if defined(__x86_64__)
+	assert_true(x86); /* i386's int 0x80: the classic way around a one-ABI filter */
+#endif
+	calls = field(p, "syscalls", json_type_array);
+	assert_int_equal(json_object_array_length(calls), sbx_seccomp_nr_rules);
+	for (size_t i = 0; i < sbx_seccomp_nr_rules; i++)
+		if (!oci_entry_is(json_object_array_get_idx(calls, i), &sbx_seccomp_rules[i]))
+			fail_msg("entry %zu is not the rule for %s", i,
+				 sbx_seccomp_rules[i].syscall);
+	json_object_put(p);
+}
+
+/* The rules the probe's integration test leans on, spelled out: chmod u+s, mknod of a device. */
+static void test_oci_profile_setid_and_devices(void **state)
+{
+	struct json_object *p = oci_profile(), *calls = field(p, "syscalls", json_type_array);
+	bool chmod_suid = false, mknod_chr = false, keyctl = false, bpf = false;
+
+	for (size_t i = 0; i < json_object_array_length(calls); i++) {
+		struct json_object *e = json_object_array_get_idx(calls, i);
+		const char *name = json_object_get_string(
+			json_object_array_get_idx(field(e, "names", json_type_array), 0));
+		struct json_object *args = field(e, "args", json_type_array);
+		struct json_object *a0 = json_object_array_get_idx(args, 0);
+		int64_t v1 = a0 ? json_object_get_int64(field(a0, "value", json_type_int)) : 0;
+		int64_t v2 = a0 ? json_object_get_int64(field(a0, "valueTwo", json_type_int)) : 0;
+
+		chmod_suid |= !strcmp(name, "chmod") && v1 == S_ISUID && v2 == S_ISUID;
+		mknod_chr |= !strcmp(name, "mknod") && v1 == S_IFMT && v2 == S_IFCHR;
+		keyctl |= !strcmp(name, "keyctl") && !a0;
+		bpf |= !strcmp(name, "bpf") && !a0;
+	}
+	assert_true(chmod_suid);
+	assert_true(mknod_chr);
+	assert_true(keyctl);
+	assert_true(bpf);
+	json_object_put(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +397,8 @@ int main(void)
 		cmocka_unit_test(test_rules_sound),
 		cmocka_unit_test(test_readme_table_is_the_code),
 		cmocka_unit_test(test_install_in_child),
+		cmocka_unit_test(test_oci_profile_is_the_table),
+		cmocka_unit_test(test_oci_profile_setid_and_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

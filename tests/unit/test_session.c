@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "exec/shellagg.h"
 #include "session/session.h"
 
 #define MAX_SLOTS  8
@@ -33,6 +34,11 @@ struct caught {
 	bool complete_exec;   /* summary */
 	bool complete_egress; /* summary */
 	uint64_t stopped_decode_errors;
+	uint64_t shells, failed, unidentified; /* summary */
+	bool exe_unidentified;		       /* exec */
+	char failed_path[SBT_PATH_MAX];	       /* ProcessExecFailed */
+	size_t ntried;
+	bool failed_shell;
 	struct sbt_target_totals totals[MAX_SLOTS]; /* TraceStopped's */
 	uint32_t nr;
 };
@@ -79,6 +85,18 @@ static void catch_event(struct sbt_sink *sink, const struct sbt_event *ev)
 	case SBT_EV_SUMMARY:
 		c->complete_exec = ev->summary.complete.exec;
 		c->complete_egress = ev->summary.complete.egress;
+		c->shells = sbt_shellagg_count(ev->summary.agg);
+		c->failed = sbt_shellagg_failed_count(ev->summary.agg);
+		c->unidentified = sbt_shellagg_unidentified_count(ev->summary.agg);
+		break;
+	case SBT_EV_EXEC:
+		c->exe_unidentified = ev->exec.unidentified;
+		break;
+	case SBT_EV_EXEC_FAILED:
+		snprintf(c->failed_path, sizeof(c->failed_path), "%s",
+			 ev->exec_failed.rec->filename);
+		c->ntried = ev->exec_failed.ntried;
+		c->failed_shell = ev->exec_failed.shell != NULL;
 		break;
 	case SBT_EV_STOPPED:
 		c->stopped_decode_errors = ev->stopped.decode_errors;
@@ -184,6 +202,32 @@ static size_t exec_record(unsigned char *buf, uint32_t slot, uint64_t ts, uint32
 	memcpy(buf + sizeof(r), file, sizeof(file));
 	buf[sizeof(r) + sizeof(file)] = '\0';
 	memcpy(buf + sizeof(r) + sizeof(file) + 1, argv, sizeof(argv));
+	return n;
+}
+
+/* A failed exec record of `slot`: `path`, argv "sh -c id", errno ENOENT. */
+static size_t fail_record(unsigned char *buf, uint32_t slot, uint32_t pid, const char *path)
+{
+	static const char args[] = "sh\0-c\0id";
+	struct sbt_exec_fail_record r;
+	size_t fl = strlen(path) + 1, n = sizeof(r) + fl + sizeof(args);
+
+	memset(&r, 0, sizeof(r));
+	r.hdr.type = SBT_REC_EXEC_FAILED;
+	r.hdr.abi = SBT_ABI_VERSION;
+	r.hdr.size = (__u32)n;
+	r.slot = slot;
+	r.pid = r.tid = pid;
+	r.ppid = 1;
+	r.err = -2;
+	r.dirfd = -100;
+	r.filename_len = (__u16)fl;
+	r.argv_len = sizeof(args);
+	r.argc = 3;
+	memcpy(r.comm, "make", 5);
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), path, fl);
+	memcpy(buf + sizeof(r) + fl, args, sizeof(args));
 	return n;
 }
 
@@ -437,9 +481,80 @@ static void test_slot_reuse_starts_clean(void **state)
 	assert_int_equal(find(w, SBT_EV_EGRESS, 0)->count, 2);
 }
 
+/*
+ * A PATH search that found its shell is no failure; one that found none is
+ * one ProcessExecFailed (every path tried) and a failed shell in the count.
+ */
+static void test_failed_execs(void **state)
+{
+	struct world *w = *state;
+	unsigned char buf[512];
+	const struct caught *c;
+
+	add_target(w, 0, NULL);
+	w->stats[0].execs = 1;
+	w->stats[0].failed = 4;
+	record(w, buf, fail_record(buf, 0, 20, "/usr/local/bin/sh"));
+	record(w, buf, exec_record(buf, 0, 1000, 20)); /* /bin/true: another name */
+	record(w, buf, fail_record(buf, 0, 21, "/usr/local/bin/sh"));
+	record(w, buf, fail_record(buf, 0, 21, "/usr/bin/sh"));
+	record(w, buf, fail_record(buf, 0, 21, "/bin/sh"));
+	assert_int_equal(count_kind(w, SBT_EV_EXEC_FAILED), 1); /* pid 20's, at its exec */
+	sbt_session_stopped(&w->s, "test", 1);
+	assert_int_equal(count_kind(w, SBT_EV_EXEC_FAILED), 2);
+	c = find(w, SBT_EV_EXEC_FAILED, 1);
+	assert_string_equal(c->failed_path, "/usr/local/bin/sh");
+	assert_int_equal(c->ntried, 3);
+	assert_true(c->failed_shell);
+	c = find(w, SBT_EV_SUMMARY, 0);
+	assert_int_equal(c->shells, 2);
+	assert_int_equal(c->failed, 2);
+	assert_true(c->complete_exec);
+	assert_true(find(w, SBT_EV_STOPPED, 0)->totals[0].complete.exec);
+}
+
+/* A failed exec the kernel counted and never sent: the execs are not complete. */
+static void test_failed_exec_lost(void **state)
+{
+	struct world *w = *state;
+
+	add_target(w, 0, NULL);
+	w->stats[0].failed = 1;
+	w->stats[0].lost_failed = 1;
+	sbt_session_stopped(&w->s, "test", 1);
+	assert_false(find(w, SBT_EV_SUMMARY, 0)->complete_exec);
+	assert_non_null(find(w, SBT_EV_LOST, 0));
+}
+
+/* An ELF written since the sandbox began, not a shell: unidentified; an older one is not. */
+static void test_unidentified_elf(void **state)
+{
+	struct world *w = *state;
+	unsigned char buf[512];
+	struct sbt_exec_record *r = (struct sbt_exec_record *)buf;
+
+	add_target(w, 0, NULL);
+	w->stats[0].execs = 2;
+	exec_record(buf, 0, 1000, 30);
+	r->flags = 0;
+	memcpy(r->exe_head, "\177ELF", 4);
+	r->exe_ctime = w->s.slots[0].own_since + 1;
+	record(w, buf, r->hdr.size);
+	r->exe_ctime = w->s.slots[0].own_since - 1000000000ull;
+	record(w, buf, r->hdr.size);
+	assert_true(find(w, SBT_EV_EXEC, 0)->exe_unidentified);
+	assert_false(find(w, SBT_EV_EXEC, 1)->exe_unidentified);
+	sbt_session_stopped(&w->s, "test", 1);
+	assert_int_equal(find(w, SBT_EV_SUMMARY, 0)->unidentified, 1);
+	assert_int_equal(find(w, SBT_EV_SUMMARY, 0)->shells, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_failed_execs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_exec_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unidentified_elf, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_exec_is_the_earliest, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_type_is_bad_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_egress_accounted, setup, teardown),

@@ -38,6 +38,35 @@ struct shell_case {
 #define LONG_NAME "bashbashbashbashbashbashbashbashbashbashbashbash-not-a-shell-at-all"
 
 static const struct shell_case cases[] = {
+	/* the dynamic loader runs the program itself: it is an interpreter */
+	{ "ld.so /bin/sh -c", "/lib64/ld-linux-x86-64.so.2", NULL,
+	  ARGV("/lib64/ld-linux-x86-64.so.2", "/bin/sh", "-c", "id"), true, SBT_SHELL_COMMAND, "sh",
+	  "id", NULL, NULL },
+	{ "ld.so /bin/sh (a script on stdin)", "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+	  NULL, ARGV("ld-linux-x86-64.so.2", "/bin/sh"), true, SBT_SHELL_DIRECT, "sh", NULL, NULL,
+	  NULL },
+	{ "ld.so --library-path X --inhibit-cache bash build.sh", "/lib/ld-linux-aarch64.so.1",
+	  NULL,
+	  ARGV("ld", "--library-path", "/tmp/lib", "--inhibit-cache", "/bin/bash", "build.sh"),
+	  true, SBT_SHELL_SCRIPT, "bash", NULL, "build.sh", NULL },
+	{ "ld.so --argv0 sh busybox -c (the applet from --argv0)", "/lib/ld-musl-x86_64.so.1", NULL,
+	  ARGV("ld", "--argv0", "sh", "/bin/busybox", "-c", "ls"), true, SBT_SHELL_COMMAND,
+	  "busybox sh", "ls", NULL, "busybox" },
+	{ "ld-2.36.so -- dash -c", "/lib/x86_64-linux-gnu/ld-2.36.so", NULL,
+	  ARGV("ld-2.36.so", "--", "/usr/bin/dash", "-c", "true"), true, SBT_SHELL_COMMAND, "dash",
+	  "true", NULL, NULL },
+	{ "ld.so ld.so sh -c (a loader loading a loader)", "/lib64/ld-linux-x86-64.so.2", NULL,
+	  ARGV("ld.so", "/lib64/ld-linux-x86-64.so.2", "/bin/sh", "-c", "x"), true,
+	  SBT_SHELL_COMMAND, "sh", "x", NULL, NULL },
+	{ "ld.so --list /bin/sh runs nothing", "/lib64/ld-linux-x86-64.so.2", NULL,
+	  ARGV("ld.so", "--list", "/bin/sh"), false, SBT_SHELL_NONE, NULL, NULL, NULL, NULL },
+	{ "ld.so /usr/bin/node is no shell", "/lib64/ld-linux-x86-64.so.2", NULL,
+	  ARGV("ld.so", "/usr/bin/node", "-e", "1"), false, SBT_SHELL_NONE, NULL, NULL, NULL,
+	  NULL },
+	{ "ld.so alone runs nothing", "/lib64/ld-linux-x86-64.so.2", NULL, ARGV("ld.so"), false,
+	  SBT_SHELL_NONE, NULL, NULL, NULL, NULL },
+	{ "ld (the linker) is no loader", "/usr/bin/ld", NULL, ARGV("ld", "/bin/sh"), false,
+	  SBT_SHELL_NONE, NULL, NULL, NULL, NULL },
 	/* -c and combined clusters */
 	{ "sh -c", "/bin/sh", NULL, ARGV("sh", "-c", "echo hi"), true, SBT_SHELL_COMMAND, "sh",
 	  "echo hi", NULL, NULL },
@@ -306,6 +335,18 @@ static void test_table(void **state)
 	}
 }
 
+/* A shell the loader ran says so. */
+static void test_loader_identified(void **state)
+{
+	const char *argv[] = { "ld.so", "/bin/sh", "-c", "id" };
+	struct sbt_shell_class out;
+
+	assert_true(sbt_shell_classify("/lib64/ld-linux-x86-64.so.2", NULL, argv, 4, &out));
+	assert_string_equal(out.identified_by, "loader");
+	assert_true(sbt_shell_classify("/bin/sh", NULL, argv + 1, 3, &out));
+	assert_string_equal(out.identified_by, "name");
+}
+
 static void test_kind_name(void **state)
 {
 	assert_null(sbt_shell_kind_name(SBT_SHELL_NONE));
@@ -456,6 +497,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_loader_identified),
 		cmocka_unit_test(test_kind_name),
 		cmocka_unit_test(test_is_shell_name),
 		cmocka_unit_test(test_pointers_into_argv),

@@ -88,8 +88,10 @@ static void test_empty(void **state)
 	obj = sbt_shellagg_to_json(agg);
 	assert_non_null(obj);
 	assert_string_equal(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
-			    "{\"count\":0,\"locations\":[],\"omitted\":{\"locations\":0,"
-			    "\"count\":0},\"grouped_by\":\"shell,kind,command,chain\"}");
+			    "{\"count\":0,\"failed\":0,\"unidentified\":{\"count\":0,"
+			    "\"executables\":[],\"omitted\":0},\"locations\":[],\"omitted\":{"
+			    "\"locations\":0,\"count\":0},\"grouped_by\":\"shell,kind,command,"
+			    "chain\"}");
 	json_object_put(obj);
 	sbt_shellagg_free(agg);
 	sbt_shellagg_free(NULL);
@@ -271,7 +273,7 @@ static void test_json_shape(void **state)
 	static const char *const loc_keys[] = { "shell",    "kind",	 "multicall",
 						"filename", "command",	 "identified_by",
 						"argv",	    "ancestors", "chain",
-						"count",    "first_pid" };
+						"count",    "first_pid", "failed" };
 	json_object *root, *loc, *arr, *a;
 	size_t i;
 
@@ -280,12 +282,12 @@ static void test_json_shape(void **state)
 	assert_int_equal(sbt_shellagg_add(agg, &bb, 32, NULL, NULL, 0, NULL, 0), 0);
 
 	root = round_trip(agg);
-	assert_int_equal(json_object_object_length(root), 4);
+	assert_int_equal(json_object_object_length(root), 6);
 	assert_int_equal(int_field(root, "count"), 2);
 	assert_int_equal(json_object_array_length(field(root, "locations", json_type_array)), 2);
 
 	loc = location(root, 0);
-	assert_int_equal(json_object_object_length(loc), 11);
+	assert_int_equal(json_object_object_length(loc), 12);
 	for (i = 0; i < sizeof(loc_keys) / sizeof(loc_keys[0]); i++)
 		assert_true(json_object_object_get_ex(loc, loc_keys[i], NULL));
 	assert_string_equal(str_field(loc, "shell"), "sh");
@@ -319,7 +321,7 @@ static void test_json_shape(void **state)
 
 	/* No filename, argv or ancestors: null, [], [] and "". */
 	loc = location(root, 1);
-	assert_int_equal(json_object_object_length(loc), 11);
+	assert_int_equal(json_object_object_length(loc), 12);
 	assert_string_equal(str_field(loc, "shell"), "busybox sh");
 	assert_string_equal(str_field(loc, "kind"), "shebang");
 	assert_string_equal(str_field(loc, "multicall"), "busybox");
@@ -415,9 +417,73 @@ static void test_count_totals(void **state)
 	sbt_shellagg_free(agg);
 }
 
+/* A shell tried that failed is its own location, counted, and named by its errno. */
+static void test_failed(void **state)
+{
+	struct sbt_shellagg *agg = sbt_shellagg_new();
+	struct sbt_shell_class cls = make_class("sh", SBT_SHELL_COMMAND, NULL);
+	const char *argv[] = { "sh", "-c", "echo x" };
+	json_object *root;
+
+	(void)state;
+	assert_int_equal(sbt_shellagg_add(agg, &cls, 10, "/bin/sh", argv, 3, NULL, 0), 0);
+	assert_int_equal(
+		sbt_shellagg_add_failed(agg, &cls, ENOENT, 11, "/bin/sh", argv, 3, NULL, 0), 0);
+	assert_int_equal(
+		sbt_shellagg_add_failed(agg, &cls, ENOENT, 12, "/bin/sh", argv, 3, NULL, 0), 0);
+	assert_int_equal(sbt_shellagg_count(agg), 3);
+	assert_int_equal(sbt_shellagg_failed_count(agg), 2);
+	assert_int_equal(sbt_shellagg_nr_locations(agg), 2); /* ran and failed apart */
+	root = round_trip(agg);
+	assert_int_equal(int_field(root, "failed"), 2);
+	field(location(root, 0), "failed", json_type_null);
+	assert_string_equal(str_field(location(root, 1), "failed"), "ENOENT");
+	assert_int_equal(int_field(location(root, 1), "count"), 2);
+	json_object_put(root);
+	sbt_shellagg_free(agg);
+}
+
+/* Unidentified executables: grouped by file, a -c string noticed, the list bounded. */
+static void test_unidentified(void **state)
+{
+	struct sbt_shellagg *agg = sbt_shellagg_new();
+	const char *c[] = { "./x", "-ec", "id" }, *plain[] = { "./x", "file.c" };
+	const char *cc[] = { "cc", "-c", "a.c" }, *dashdash[] = { "x", "--config", "y" };
+	json_object *root, *u, *list;
+	char name[32];
+
+	(void)state;
+	assert_true(sbt_is_command_string(c, 3));
+	assert_true(sbt_is_command_string(cc, 3)); /* the shape only: the file decides */
+	assert_false(sbt_is_command_string(plain, 2));
+	assert_false(sbt_is_command_string(dashdash, 3));
+	assert_false(sbt_is_command_string(c, 2));
+	assert_int_equal(sbt_shellagg_unidentified(agg, "/w/x", "x", 5, plain, 2), 0);
+	assert_int_equal(sbt_shellagg_unidentified(agg, "/w/x", "x", 6, c, 3), 0);
+	for (int i = 0; i < SBT_SHELLAGG_MAX_UNIDENTIFIED + 3; i++) {
+		snprintf(name, sizeof(name), "/w/y%d", i);
+		assert_int_equal(sbt_shellagg_unidentified(agg, name, "y", 7, plain, 2), 0);
+	}
+	assert_int_equal(sbt_shellagg_unidentified_count(agg), SBT_SHELLAGG_MAX_UNIDENTIFIED + 5);
+	assert_int_equal(sbt_shellagg_count(agg), 0); /* no shell */
+	root = round_trip(agg);
+	u = field(root, "unidentified", json_type_object);
+	list = field(u, "executables", json_type_array);
+	assert_int_equal(json_object_array_length(list), SBT_SHELLAGG_MAX_UNIDENTIFIED);
+	assert_int_equal(int_field(u, "omitted"), 4);
+	assert_string_equal(str_field(json_object_array_get_idx(list, 0), "filename"), "/w/x");
+	assert_int_equal(int_field(json_object_array_get_idx(list, 0), "count"), 2);
+	assert_int_equal(int_field(json_object_array_get_idx(list, 0), "first_pid"), 5);
+	assert_true(json_object_get_boolean(
+		field(json_object_array_get_idx(list, 0), "command_string", json_type_boolean)));
+	json_object_put(root);
+	sbt_shellagg_free(agg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_failed),	      cmocka_unit_test(test_unidentified),
 		cmocka_unit_test(test_empty),	      cmocka_unit_test(test_grouping),
 		cmocka_unit_test(test_new_locations), cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_json_shape),    cmocka_unit_test(test_bounded_strings),

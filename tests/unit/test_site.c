@@ -41,7 +41,7 @@ static int feed(struct probe_sites *ss, enum probe_phase ph, uint32_t pid, uint6
 	int site = probe_site_of(ss, ph, &e, shell ? &cls : NULL, anc, nanc, SANDBOX_CG);
 
 	if (shell && site >= 0)
-		assert_int_equal(probe_site_count(ss, site, &e, &cls, anc, nanc), 0);
+		assert_int_equal(probe_site_count(ss, site, &e, &cls, 0, anc, nanc), 0);
 	return site;
 }
 
@@ -63,6 +63,17 @@ static const char multistage[] = "FROM base AS builder\n"			 /* 1 */
 				 "HEALTHCHECK CMD wget -q localhost || exit 1\n" /* 10 */
 				 "CMD node server.js\n";			 /* 11 */
 
+/* The sites of `multistage`'s final stage, into ss. */
+static void multistage_sites(struct probe_sites *ss)
+{
+	struct sbt_dockerfile df;
+
+	parse(multistage, &df);
+	probe_sites_init(ss);
+	assert_int_equal(probe_sites_dockerfile(ss, &df, df.nr_stages - 1), 0);
+	sbt_dockerfile_free(&df); /* the sites keep nothing of the parse */
+}
+
 /* The RUN steps: matched by command in order, a step's shells are its, stages known. */
 static void test_dockerfile_steps(void **state)
 {
@@ -72,16 +83,12 @@ static void test_dockerfile_steps(void **state)
 	const char *runc[] = { "/usr/bin/runc", "init", NULL };
 	const char *same[] = { "/bin/sh", "-c", "echo same", NULL };
 	struct probe_sites ss;
-	struct sbt_dockerfile df;
 	struct probe_site_totals t;
 	json_object *locs;
 	int s;
 
 	(void)state;
-	parse(multistage, &df);
-	probe_sites_init(&ss);
-	assert_int_equal(probe_sites_dockerfile(&ss, &df, df.nr_stages - 1), 0);
-	sbt_dockerfile_free(&df); /* the sites keep nothing of the parse */
+	multistage_sites(&ss);
 
 	/* the runtime's own helper starts no step */
 	assert_int_equal(feed(&ss, PROBE_BUILD, 10, 201, runc, NULL, 0), -1);
@@ -95,13 +102,17 @@ static void test_dockerfile_steps(void **state)
 	assert_int_equal(feed(&ss, PROBE_BUILD, 12, 201, inner, NULL, 0), s);
 	/* an exec-form step is matched by argv; no shell */
 	assert_int_equal(ss.v[feed(&ss, PROBE_BUILD, 13, 202, cp, NULL, 0)].line, 4);
-	/* the same text in two stages: first the earlier stage's, then the final one's */
+	/*
+	 * The same text in two stages: the final image's first (the unused
+	 * stage may be skipped: its RUN must not take the final one's shell),
+	 * then the other's.
+	 */
 	s = feed(&ss, PROBE_BUILD, 14, 203, same, NULL, 0);
-	assert_int_equal(ss.v[s].line, 6);
-	assert_false(ss.v[s].affects_final);
-	s = feed(&ss, PROBE_BUILD, 15, 204, same, NULL, 0);
 	assert_int_equal(ss.v[s].line, 9);
 	assert_true(ss.v[s].affects_final);
+	s = feed(&ss, PROBE_BUILD, 15, 204, same, NULL, 0);
+	assert_int_equal(ss.v[s].line, 6);
+	assert_false(ss.v[s].affects_final);
 	/* a step nobody wrote: tied to nothing, counted as affecting */
 	s = feed(&ss, PROBE_BUILD, 16, 205, (const char *[]){ "sh", "-c", "other", NULL }, NULL, 0);
 	assert_false(ss.v[s].matched);
@@ -112,6 +123,26 @@ static void test_dockerfile_steps(void **state)
 	assert_int_equal(t.affecting, 2); /* line 9 and the unmatched one */
 	assert_int_equal(t.build, 5);
 	assert_int_equal(json_object_array_length(locs), 5);
+	json_object_put(locs);
+	probe_sites_free(&ss);
+}
+
+/* A skipped stage with the final stage's RUN text: the one step that runs is the final one's. */
+static void test_dockerfile_skipped_stage(void **state)
+{
+	const char *same[] = { "/bin/sh", "-c", "echo same", NULL };
+	struct probe_sites ss;
+	struct probe_site_totals t;
+	json_object *locs;
+	int s;
+
+	(void)state;
+	multistage_sites(&ss);
+	s = feed(&ss, PROBE_BUILD, 14, 203, same, NULL, 0);
+	assert_int_equal(ss.v[s].line, 9);
+	assert_true(ss.v[s].affects_final);
+	locs = probe_sites_json(&ss, &t);
+	assert_int_equal(t.affecting, 1);
 	json_object_put(locs);
 	probe_sites_free(&ss);
 }
@@ -154,6 +185,163 @@ static void test_dockerfile_boot(void **state)
 	/* the healthcheck's command is not simple: no remediation */
 	v = json_object_array_get_idx(locs, 1);
 	assert_null(json_object_object_get(v, "remediation"));
+	json_object_put(locs);
+	probe_sites_free(&ss);
+}
+
+/* Tie and count one exec of a file other than argv[0] (a `#!` script: interp is its shell). */
+static int feed_file(struct probe_sites *ss, uint32_t pid, const char *filename, const char *interp,
+		     const char **argv, const struct sbt_ancestor *anc, size_t nanc)
+{
+	struct sbt_exec e = mk_exec(pid, 300, argv);
+	struct sbt_shell_class cls;
+	bool shell;
+	int site;
+
+	e.filename = filename;
+	e.interp = interp;
+	shell = sbt_shell_classify(e.filename, e.interp, e.argv, e.argc, &cls);
+	site = probe_site_of(ss, PROBE_BOOT, &e, shell ? &cls : NULL, anc, nanc, SANDBOX_CG);
+	if (shell && site >= 0)
+		assert_int_equal(probe_site_count(ss, site, &e, &cls, 0, anc, nanc), 0);
+	return site;
+}
+
+static const char *const node_entry[] = { "docker-entrypoint.sh" };
+static const char *entry_argv[] = { "/bin/sh", "/usr/local/bin/docker-entrypoint.sh", "node",
+				    "server.js", NULL };
+#define ENTRY_FILE "/usr/local/bin/docker-entrypoint.sh"
+
+/* The sites of `text` (final stage) with node's inherited ENTRYPOINT. */
+static void node_sites(struct probe_sites *ss, const char *text)
+{
+	struct sbt_dockerfile df;
+
+	parse(text, &df);
+	probe_sites_init(ss);
+	assert_int_equal(probe_sites_dockerfile(ss, &df, df.nr_stages - 1), 0);
+	sbt_dockerfile_free(&df);
+	assert_int_equal(probe_sites_base_entry(ss, "node:20-slim", node_entry, 1), 0);
+}
+
+static const char *str_at(json_object *o, const char *a, const char *b)
+{
+	json_object *v = json_object_object_get(o, a);
+
+	return json_object_get_string(b ? json_object_object_get(v, b) : v);
+}
+
+/*
+ * The base image's entrypoint script is the container's first process: its
+ * shell has origin base_image and does not affect the final image; once that
+ * process execs node, a shell node starts is the app's (its CMD's).
+ */
+static void test_base_entrypoint(void **state)
+{
+	const char *runc[] = { "/usr/bin/runc", "init", NULL };
+	const char *node[] = { "node", "server.js", NULL };
+	const char *sub[] = { "/bin/sh", "-c", "echo hi", NULL };
+	struct sbt_ancestor anc = { .pid = 40 };
+	struct probe_sites ss;
+	struct probe_site_totals t;
+	json_object *locs, *v;
+	int s;
+
+	(void)state;
+	node_sites(&ss, "FROM node:20-slim\nCOPY server.js .\nCMD [\"node\", \"server.js\"]\n");
+	assert_int_equal(feed_file(&ss, 40, runc[0], "", runc, NULL, 0), -1);
+	s = feed_file(&ss, 40, ENTRY_FILE, "/bin/sh", entry_argv, NULL, 0);
+	assert_int_equal(s, ss.base_entry);
+	assert_false(ss.v[s].affects_final);
+	feed_file(&ss, 40, "/usr/bin/node", "", node, NULL, 0);
+	s = feed_file(&ss, 41, "/bin/sh", "", sub, &anc, 1);
+	assert_string_equal(ss.v[s].instruction, "CMD");
+	assert_true(ss.v[s].affects_final);
+
+	locs = probe_sites_json(&ss, &t);
+	assert_int_equal(t.boot, 2);
+	assert_int_equal(t.affecting, 1);
+	assert_int_equal(json_object_array_length(locs), 2);
+	v = json_object_array_get_idx(locs, 0); /* the CMD's site comes first */
+	assert_string_equal(str_at(v, "origin", NULL), "repo");
+	assert_null(json_object_object_get(v, "base_image"));
+	v = json_object_array_get_idx(locs, 1);
+	assert_string_equal(str_at(v, "origin", NULL), "base_image");
+	assert_string_equal(str_at(v, "base_image", "image"), "node:20-slim");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(
+				    json_object_object_get(json_object_object_get(v, "base_image"),
+							   "entrypoint"),
+				    0)),
+			    "docker-entrypoint.sh");
+	assert_string_equal(str_at(v, "kind", NULL), "shebang");
+	assert_false(json_object_get_boolean(json_object_object_get(v, "affects_final_image")));
+	assert_non_null(strstr(str_at(v, "remediation", "text"), "nothing to change"));
+	assert_non_null(
+		strstr(str_at(v, "remediation", "text"), "ENTRYPOINT [\"node\", \"server.js\"]"));
+	json_object_put(locs);
+	probe_sites_free(&ss);
+}
+
+/*
+ * Through the entrypoint, the repo's shell-form CMD is the app's; a first
+ * process that is not the entrypoint, and a shell of a later container
+ * process, are never the base image's.
+ */
+static void test_base_entrypoint_app_shells(void **state)
+{
+	const char *cmd[] = { "/bin/sh", "-c", "node server.js", NULL };
+	const char *other[] = { "/bin/sh", "-c", "echo other", NULL };
+	struct probe_sites ss;
+	int s;
+
+	(void)state;
+	node_sites(&ss, "FROM node:20-slim\nCMD node server.js\n");
+	assert_int_equal(feed_file(&ss, 50, ENTRY_FILE, "/bin/sh", entry_argv, NULL, 0),
+			 ss.base_entry);
+	s = feed_file(&ss, 50, "/bin/sh", "", cmd, NULL, 0);
+	assert_string_equal(ss.v[s].instruction, "CMD");
+	assert_true(ss.v[s].affects_final);
+	/* the same script run later in the container (not its first process): the app's */
+	s = feed_file(&ss, 51, ENTRY_FILE, "/bin/sh", entry_argv, NULL, 0);
+	assert_int_not_equal(s, ss.base_entry);
+	assert_true(ss.v[s].affects_final);
+	probe_sites_free(&ss);
+
+	/* another container whose first process is a shell of the repo's */
+	node_sites(&ss, "FROM node:20-slim\nCMD node server.js\n");
+	s = feed_file(&ss, 60, "/bin/sh", "", other, NULL, 0);
+	assert_int_not_equal(s, ss.base_entry);
+	assert_true(ss.v[s].affects_final);
+	probe_sites_free(&ss);
+}
+
+/* /bin/sh a symlink to busybox (the file's own name says so): the location names the applet. */
+static void test_busybox_sh(void **state)
+{
+	const char *run[] = { "/bin/sh", "-c", "echo built", NULL };
+	struct sbt_exec e = mk_exec(70, 301, run);
+	struct probe_sites ss;
+	struct probe_site_totals t;
+	struct sbt_shell_class cls;
+	struct sbt_dockerfile df;
+	json_object *locs, *v;
+	int s;
+
+	(void)state;
+	parse("FROM node:20-alpine\nRUN echo built\n", &df);
+	probe_sites_init(&ss);
+	assert_int_equal(probe_sites_dockerfile(&ss, &df, 0), 0);
+	sbt_dockerfile_free(&df);
+	snprintf(e.exe_name, sizeof(e.exe_name), "busybox");
+	assert_true(sbt_shell_classify(e.filename, e.interp, e.argv, e.argc, &cls));
+	assert_string_equal(cls.shell, "sh"); /* by name alone */
+	s = probe_site_of(&ss, PROBE_BUILD, &e, &cls, NULL, 0, SANDBOX_CG);
+	assert_int_equal(probe_site_count(&ss, s, &e, &cls, 0, NULL, 0), 0);
+	locs = probe_sites_json(&ss, &t);
+	v = json_object_array_get_idx(locs, 0);
+	assert_string_equal(str_at(v, "shell", NULL), "busybox sh");
+	assert_string_equal(str_at(v, "multicall", NULL), "busybox");
+	assert_string_equal(str_at(v, "identified_by", NULL), "file_name");
 	json_object_put(locs);
 	probe_sites_free(&ss);
 }
@@ -247,6 +435,42 @@ static void test_npm(void **state)
 	probe_sites_free(&ss);
 }
 
+/* The install step: a shell below npm ci is its, a shell elsewhere is not. */
+static void test_npm_install(void **state)
+{
+	static const char pkg[] = "{\"scripts\": {\"build\": \"tsc\"}}";
+	static const char *const ci[] = { "npm", "ci", NULL };
+	const char *npm_ci[] = { "/usr/bin/env", "node", "/usr/bin/npm", "ci", NULL };
+	const char *hook[] = { "sh", "-c", "node install.js", NULL };
+	struct sbt_ancestor anc[] = { { .pid = 60 }, { .pid = 1 } };
+	json_object *doc = json_tokener_parse(pkg), *scripts;
+	struct sbt_exec e = mk_exec(60, SANDBOX_CG, npm_ci);
+	struct probe_sites ss;
+	int s;
+
+	(void)state;
+	assert_true(json_object_object_get_ex(doc, "scripts", &scripts));
+	probe_sites_init(&ss);
+	assert_int_equal(probe_sites_npm(&ss, scripts, pkg, false), 0);
+	assert_int_equal(probe_sites_other(&ss, "script", "package.json"), 0);
+	assert_int_equal(probe_sites_install(&ss, "package-lock.json", ci), 0);
+
+	/* npm ci itself is no shell (a #! script: the kernel's argv); it ties what runs below it */
+	e.filename = "/usr/bin/npm";
+	s = probe_site_of(&ss, PROBE_BUILD, &e, NULL, anc + 1, 1, SANDBOX_CG);
+	assert_string_equal(ss.v[s].instruction, "install");
+	s = feed(&ss, PROBE_BUILD, 61, SANDBOX_CG, hook, anc, 2);
+	assert_string_equal(ss.v[s].instruction, "install");
+	assert_string_equal(ss.v[s].file, "package-lock.json");
+	assert_true(ss.v[s].matched);
+	/* the same shell with no npm ci above it: the catch-all */
+	s = feed(&ss, PROBE_BUILD, 62, SANDBOX_CG, hook, anc + 1, 1);
+	assert_string_equal(ss.v[s].instruction, "script");
+	assert_false(ss.v[s].matched);
+	json_object_put(doc);
+	probe_sites_free(&ss);
+}
+
 /* The exec form of a simple command; anything a shell must interpret has none. */
 static void test_simple_command(void **state)
 {
@@ -288,14 +512,134 @@ static void test_simple_command(void **state)
 	}
 }
 
+/* A shell with its cwd tail (a dependency's directory, or "" for none). */
+static void feed_in(struct probe_sites *ss, uint32_t pid, const char **argv, const char *cwd,
+		    bool top)
+{
+	struct sbt_exec e = mk_exec(pid, SANDBOX_CG, argv);
+	struct sbt_shell_class cls;
+	int site;
+
+	snprintf(e.cwd, sizeof(e.cwd), "%s", cwd);
+	e.cwd_top = top;
+	assert_true(sbt_shell_classify(e.filename, e.interp, e.argv, e.argc, &cls));
+	site = probe_site_of(ss, PROBE_BUILD, &e, &cls, NULL, 0, SANDBOX_CG);
+	assert_true(site >= 0);
+	assert_int_equal(probe_site_count(ss, site, &e, &cls, 0, NULL, 0), 0);
+}
+
+static const char *loc_package(json_object *locs, size_t i)
+{
+	json_object *v;
+
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(locs, i), "package", &v));
+	return json_object_get_string(v);
+}
+
+/* A dependency's lifecycle script: its package named, one location per package. */
+static void test_packages(void **state)
+{
+	const char *post[] = { "sh", "-c", "node install.js", NULL };
+	struct probe_sites ss;
+	struct probe_site_totals t;
+	json_object *locs, *rem;
+
+	(void)state;
+	probe_sites_init(&ss);
+	assert_int_equal(probe_sites_other(&ss, "cmd", NULL), 0);
+	ss.lockfile = json_tokener_parse(
+		"{\"node_modules/dep\": {\"version\": \"1.0.0\"},"
+		" \"node_modules/@s/b\": {\"version\": \"2.0.0\"},"
+		" \"node_modules/a/node_modules/dep\": {\"version\": \"0.9.1\"}}");
+	assert_non_null(ss.lockfile);
+	feed_in(&ss, 10, post, "app/node_modules/dep", true);
+	feed_in(&ss, 11, post, "app/node_modules/@s/b", true);
+	feed_in(&ss, 12, post, "app/node_modules/dep", true); /* the same package again */
+	feed_in(&ss, 13, post, "app", true);		      /* the repo's own */
+	feed_in(&ss, 14, post, "node_modules/a/node_modules/dep", true);
+	/* cut above its first node_modules/: could be a/node_modules/dep, so no version */
+	feed_in(&ss, 15, post, "node_modules/dep", false);
+	feed_in(&ss, 16, post, "x/node_modules/nolock", true); /* not in the lockfile */
+
+	locs = probe_sites_json(&ss, &t);
+	assert_int_equal(t.count, 7);
+	assert_int_equal(json_object_array_length(locs), 6);
+	assert_null(loc_package(locs, 0)); /* the site's own shells first */
+	assert_string_equal(loc_package(locs, 1), "dep@1.0.0");
+	assert_string_equal(loc_package(locs, 2), "@s/b@2.0.0");
+	assert_string_equal(loc_package(locs, 3), "dep@0.9.1");
+	assert_string_equal(loc_package(locs, 4), "dep");
+	assert_string_equal(loc_package(locs, 5), "nolock");
+	assert_true(
+		json_object_object_get_ex(json_object_array_get_idx(locs, 1), "remediation", &rem));
+	assert_null(rem); /* the dependency's command, not the repo's line */
+	json_object_put(locs);
+	probe_sites_free(&ss);
+}
+
+/* RUN ["npm", "ci"]: npm is a #! script, its step's first exec the kernel's rewritten argv. */
+static void test_dockerfile_exec_script(void **state)
+{
+	const char *npm[] = { "/usr/bin/env", "node", "/usr/bin/npm", "ci", NULL };
+	const char *other[] = { "/usr/bin/env", "node", "/usr/bin/npx", "ci", NULL };
+	const char *post[] = { "sh", "-c", "node install.js", NULL };
+	struct probe_sites ss;
+	struct probe_site_totals t;
+	struct sbt_shell_class cls;
+	struct sbt_dockerfile df;
+	struct sbt_exec e;
+	json_object *locs, *v;
+	int s;
+
+	(void)state;
+	parse("FROM node\nWORKDIR /app\nRUN [\"npm\", \"ci\"]\nCMD [\"node\", \"s.js\"]\n", &df);
+	probe_sites_init(&ss);
+	assert_int_equal(probe_sites_dockerfile(&ss, &df, 0), 0);
+	sbt_dockerfile_free(&df);
+	ss.lockfile = json_tokener_parse("{\"node_modules/dep\": {\"version\": \"1.0.0\"}}");
+
+	/* another script is not that step */
+	e = mk_exec(10, 201, other);
+	e.filename = "/usr/bin/npx";
+	assert_false(ss.v[probe_site_of(&ss, PROBE_BUILD, &e, NULL, NULL, 0, SANDBOX_CG)].matched);
+	e = mk_exec(11, 202, npm);
+	e.filename = "/usr/bin/npm";
+	s = probe_site_of(&ss, PROBE_BUILD, &e, NULL, NULL, 0, SANDBOX_CG);
+	assert_string_equal(ss.v[s].instruction, "RUN");
+	assert_int_equal(ss.v[s].line, 3);
+
+	/* a dependency's postinstall in that step: the RUN line's, with its package */
+	e = mk_exec(12, 202, post);
+	strcpy(e.cwd, "app/node_modules/dep");
+	e.cwd_top = true;
+	assert_true(sbt_shell_classify(e.filename, e.interp, e.argv, e.argc, &cls));
+	assert_int_equal(probe_site_of(&ss, PROBE_BUILD, &e, &cls, NULL, 0, SANDBOX_CG), s);
+	assert_int_equal(probe_site_count(&ss, s, &e, &cls, 0, NULL, 0), 0);
+	locs = probe_sites_json(&ss, &t);
+	assert_int_equal(json_object_array_length(locs), 1);
+	assert_string_equal(loc_package(locs, 0), "dep@1.0.0");
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(locs, 0),
+					      "affects_final_image", &v));
+	assert_true(json_object_get_boolean(v));
+	json_object_put(locs);
+	probe_sites_free(&ss);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dockerfile_steps),
+		cmocka_unit_test(test_dockerfile_skipped_stage),
 		cmocka_unit_test(test_dockerfile_boot),
 		cmocka_unit_test(test_dockerfile_from_stage),
+		cmocka_unit_test(test_base_entrypoint),
+		cmocka_unit_test(test_base_entrypoint_app_shells),
+		cmocka_unit_test(test_busybox_sh),
 		cmocka_unit_test(test_make),
 		cmocka_unit_test(test_npm),
+		cmocka_unit_test(test_npm_install),
+		cmocka_unit_test(test_packages),
+		cmocka_unit_test(test_dockerfile_exec_script),
 		cmocka_unit_test(test_simple_command),
 	};
 

@@ -18,15 +18,14 @@
 
 #include "sandbox/sandbox.h"
 
-/* Feed `in` in chunks of `step` bytes (0: at once); return what reached the output. */
-static char *run(struct sbt_vm_console *con, const char *in, size_t step, bool eof)
+/* Feed `in` to con as it is, in chunks of `step` bytes (0: at once); what reached the output. */
+static char *feed_all(struct sbt_vm_console *con, const char *in, size_t step, bool eof)
 {
 	FILE *f = tmpfile();
 	size_t n = strlen(in), len;
 	char *out;
 
 	assert_non_null(f);
-	sbt_vm_console_init(con);
 	for (size_t off = 0; off < n;) {
 		size_t k = step && n - off > step ? step : n - off;
 
@@ -41,6 +40,13 @@ static char *run(struct sbt_vm_console *con, const char *in, size_t step, bool e
 	assert_int_equal(fread(out, 1, len, f), len);
 	fclose(f);
 	return out;
+}
+
+/* The same on a new console. */
+static char *run(struct sbt_vm_console *con, const char *in, size_t step, bool eof)
+{
+	sbt_vm_console_init(con);
+	return feed_all(con, in, step, eof);
 }
 
 static const char boot[] = "[    0.000000] Linux version 6.1\r\nsome noise\n";
@@ -140,6 +146,44 @@ static void test_output_failure_keeps_parsing(void **state)
 	assert_int_equal(con.exit_code, 5);
 }
 
+/* The caller's marked lines are kept, not passed on; others and split or cut lines pass. */
+static void test_marked_lines(void **state)
+{
+	static const char in[] = "SBT-GUEST-READY\nbuild out\nM-1 boot 0 1200\r\nM-1x\n"
+				 "not M-1 here\nM-1 hc 0\nlast\nSBT-GUEST-EXIT 0\n";
+	struct sbt_vm_console con;
+	char *out;
+
+	sbt_vm_console_init(&con);
+	sbt_vm_console_mark(&con, "M-1 ");
+	out = feed_all(&con, in, 3, false); /* split anywhere */
+	assert_string_equal(out, "build out\nM-1x\nnot M-1 here\nlast");
+	assert_string_equal(con.marks, "boot 0 1200\nhc 0\n");
+	assert_int_equal(con.marks_dropped, 0);
+	assert_int_equal(con.exit_code, 0);
+	free(out);
+}
+
+/* With a nonce, only the init's exit line ends the run: a workload's own is output. */
+static void test_exit_nonce(void **state)
+{
+	static const char in[] = "SBT-GUEST-READY\nSBT-GUEST-EXIT 0\nSBT-GUEST-EXIT-feed 0\n"
+				 "after\n\nSBT-GUEST-EXIT-c0ffee 3\nboot noise\n";
+	struct sbt_vm_console con;
+	char *out;
+
+	(void)state;
+	sbt_vm_console_init(&con);
+	sbt_vm_console_nonce(&con, "c0ffee");
+	out = feed_all(&con, in, 5, false);
+	assert_int_equal(con.phase, SBT_VM_EXITED);
+	assert_int_equal(con.exit_code, 3);
+	/* the forged lines, and what followed them, are the workload's output */
+	assert_string_equal(out, "SBT-GUEST-EXIT 0\nSBT-GUEST-EXIT-feed 0\nafter\n");
+	assert_non_null(strstr(con.tail, "boot noise"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +193,8 @@ int main(void)
 		cmocka_unit_test(test_long_line_passes),
 		cmocka_unit_test(test_vm_dies),
 		cmocka_unit_test(test_output_failure_keeps_parsing),
+		cmocka_unit_test(test_marked_lines),
+		cmocka_unit_test(test_exit_nonce),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

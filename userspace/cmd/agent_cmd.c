@@ -30,6 +30,8 @@ enum agent_opt {
 	OPT_MAX_SANDBOXES,
 	OPT_METRICS_ADDR,
 	OPT_METRICS_FILE,
+	OPT_METRICS_ALLOW_UID,
+	OPT_METRICS_TOKEN_FILE,
 	OPT_SOCKET,
 	OPT_NO_SOCKET,
 	OPT_POLICY_DIR,
@@ -43,6 +45,8 @@ static const struct option agent_longopts[] = {
 	{ "stats-interval", required_argument, NULL, SBT_OPT_STATS_INTERVAL },
 	{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+	{ "metrics-allow-uid", required_argument, NULL, OPT_METRICS_ALLOW_UID },
+	{ "metrics-token-file", required_argument, NULL, OPT_METRICS_TOKEN_FILE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "out", required_argument, NULL, 'O' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -141,6 +145,20 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 		return -1;
 	case OPT_METRICS_FILE:
 		a->metrics_file = arg;
+		return -1;
+	case OPT_METRICS_ALLOW_UID:
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || *end || *arg < '0' || *arg > '9' || v >= 0xffffffffull ||
+		    a->nr_metrics_uids >= 8)
+			return usage_error(
+				"--metrics-allow-uid '%s': give a numeric uid (at most 8 "
+				"of them)",
+				arg);
+		a->metrics_uids[a->nr_metrics_uids++] = (unsigned int)v;
+		return -1;
+	case OPT_METRICS_TOKEN_FILE:
+		a->metrics_token_file = arg;
 		return -1;
 	case OPT_SOCKET:
 		if (strlen(arg) >= 108)

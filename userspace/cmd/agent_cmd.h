@@ -32,8 +32,11 @@ struct sbt_agent_opts {
 	const char *parents[SBT_AGENT_MAX_PARENTS]; /* --cgroup-parent, as given */
 	int nr_parents;
 	uint32_t max_sandboxes;
-	const char *metrics_addr;	  /* HOST:PORT, NULL: no HTTP */
-	const char *metrics_file;	  /* node_exporter textfile, NULL: none */
+	const char *metrics_addr;     /* HOST:PORT, NULL: no HTTP */
+	const char *metrics_file;     /* node_exporter textfile, NULL: none */
+	unsigned int metrics_uids[8]; /* --metrics-allow-uid: loopback scrapers besides root */
+	int nr_metrics_uids;
+	const char *metrics_token_file;	  /* --metrics-token-file, NULL: none */
 	struct sbt_metrics_sink *metrics; /* set by sbt_agent_main when metrics are asked for */
 	const char *socket_path;	  /* the subscriber socket, NULL: none */
 };

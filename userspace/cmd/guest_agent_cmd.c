@@ -12,11 +12,12 @@
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-guest-agent.h"
 
-enum { OPT_PORT = 256, OPT_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_BPF_STATS };
+enum { OPT_PORT = 256, OPT_CGROUP, OPT_OWN_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_BPF_STATS };
 
 static const struct option longopts[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "own-cgroup", required_argument, NULL, OPT_OWN_CGROUP },
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
 	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
@@ -63,6 +64,9 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 			break;
 		case OPT_CGROUP:
 			o->cgroup = optarg;
+			break;
+		case OPT_OWN_CGROUP:
+			o->own_cgroup = optarg;
 			break;
 		case OPT_READY_FD:
 			if (parse_num(optarg, 0, 1023, &v))

@@ -20,9 +20,15 @@ struct sbt_guest_agent_opts {
 	struct sbt_exec_opts exec;
 	const char *port;   /* the channel to the host (a virtio-serial port, a FIFO, a file) */
 	const char *cgroup; /* the workload's cgroup (v2 path) */
-	int ready_fd;	    /* "attached\n" here once HELLO is sent; -1: none */
-	uint32_t hb_ms;	    /* heartbeat interval */
-	bool bpf_stats;	    /* turn the kernel's BPF run-time accounting on; report it */
+	/*
+	 * Where the workload itself runs, at or below cgroup (NULL: cgroup): its
+	 * id is HELLO's; cgroups below cgroup but not it are the workload's own
+	 * (an engine's containers).
+	 */
+	const char *own_cgroup;
+	int ready_fd;	/* "attached\n" here once HELLO is sent; -1: none */
+	uint32_t hb_ms; /* heartbeat interval */
+	bool bpf_stats; /* turn the kernel's BPF run-time accounting on; report it */
 };
 
 typedef int (*sbt_guest_agent_fn)(const struct sbt_guest_agent_opts *opts);

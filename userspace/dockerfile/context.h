@@ -11,6 +11,7 @@
  *   parse.c    lines, directives, instructions: sbt_dockerfile_parse
  *   query.c    what a parsed file says (stages and images a build needs,
  *              what a container runs), and the bounded file reader
+ *   confine.c  the RUN flags a host engine's build cannot confine
  */
 #ifndef SBT_DF_CONTEXT_H
 #define SBT_DF_CONTEXT_H

@@ -41,7 +41,7 @@
  * unknown keywords too, where BuildKit refuses them).
  *
  * Its files, bottom up, each using only those below it (context.h says what
- * each holds): context.c, words.c, stage.c, parse.c, query.c.
+ * each holds): context.c, words.c, stage.c, parse.c, query.c, confine.c.
  */
 #ifndef SBT_DOCKERFILE_H
 #define SBT_DOCKERFILE_H
@@ -206,8 +206,20 @@ int sbt_dockerfile_images(const struct sbt_dockerfile *df, int target, enum sbt_
  * NULL when both come from the base image.
  */
 const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df, int stage);
+/* Its ENTRYPOINT (own or inherited from its FROM stages); NULL when it is the base image's. */
+const struct sbt_df_instr *sbt_dockerfile_entrypoint(const struct sbt_dockerfile *df, int stage);
+/* The keyword of the entrypoint instruction, for a base image's (no instruction here). */
+const char *sbt_df_entrypoint_keyword(void);
 /* Its HEALTHCHECK (own or inherited); NULL for none or HEALTHCHECK NONE. */
 const struct sbt_df_instr *sbt_dockerfile_healthcheck(const struct sbt_dockerfile *df, int stage);
+/*
+ * The first RUN of the stages up to `target` (what podman builds) with a
+ * flag a build on the host engine cannot confine (confine.c says which):
+ * -1 with `err` ("RUN --mount=type=cache: ... what to do", the RUN's line),
+ * else 0.
+ */
+int sbt_dockerfile_unconfined_run(const struct sbt_dockerfile *df, int target,
+				  struct sbt_df_error *err);
 /* A command instruction's keyword as a static string ("RUN" ...; "" for others). */
 const char *sbt_df_keyword(const struct sbt_df_instr *in);
 bool sbt_df_is_run(const struct sbt_df_instr *in);

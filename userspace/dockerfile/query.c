@@ -225,6 +225,16 @@ const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df,
 	return in ? in : inherited(df, stage, command_keywords[1]);
 }
 
+const struct sbt_df_instr *sbt_dockerfile_entrypoint(const struct sbt_dockerfile *df, int stage)
+{
+	return inherited(df, stage, command_keywords[2]);
+}
+
+const char *sbt_df_entrypoint_keyword(void)
+{
+	return command_keywords[2];
+}
+
 const struct sbt_df_instr *sbt_dockerfile_healthcheck(const struct sbt_dockerfile *df, int stage)
 {
 	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[3]);

@@ -36,6 +36,16 @@ int sbt_record_type(const void *data, size_t len)
 	return hdr.type;
 }
 
+/* A variable-length record's header: its type, ABI and size (the bytes received). */
+static enum sbt_decode_err check_hdr(const struct sbt_record_hdr *h, unsigned int type, size_t len)
+{
+	if (h->type != type)
+		return SBT_DECODE_BAD_TYPE;
+	if (h->abi != SBT_ABI_VERSION)
+		return SBT_DECODE_BAD_ABI;
+	return h->size == len ? SBT_DECODE_OK : SBT_DECODE_BAD_SIZE;
+}
+
 static void copy_comm(char *dst, const char *src)
 {
 	memcpy(dst, src, SBT_COMM_LEN);
@@ -66,30 +76,60 @@ static size_t split_argv(const char *buf, size_t len, const char **argv, char *t
 	return argc;
 }
 
+/*
+ * The cwd tail's names (innermost first, each NUL-terminated, none empty
+ * nor holding a '/') joined outermost first into out (SBT_CWD_TAIL_MAX
+ * bytes: the joined text is one byte shorter than the tail).
+ */
+static enum sbt_decode_err join_cwd(const char *buf, size_t len, size_t names, char *out)
+{
+	size_t end = len, o = 0, seen = 0;
+
+	out[0] = '\0';
+	if (len && buf[len - 1] != '\0')
+		return SBT_DECODE_BAD_STRING;
+	while (end > 0) {
+		size_t start = end - 1; /* at the name's NUL */
+
+		while (start > 0 && buf[start - 1] != '\0')
+			start--;
+		if (start == end - 1 || memchr(buf + start, '/', end - 1 - start))
+			return SBT_DECODE_BAD_STRING;
+		if (o)
+			out[o++] = '/';
+		memcpy(out + o, buf + start, end - 1 - start);
+		o += end - 1 - start;
+		seen++;
+		end = start;
+	}
+	out[o] = '\0';
+	return seen == names ? SBT_DECODE_OK : SBT_DECODE_BAD_LENGTHS;
+}
+
 enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exec *out,
 				    const char **argv_store, char *tail)
 {
 	struct sbt_exec_record rec;
 	const char *payload;
-	size_t fl, il, al;
+	enum sbt_decode_err err;
+	size_t fl, il, cl, al;
 
 	if (!data || len < sizeof(rec))
 		return SBT_DECODE_SHORT;
 	/* Copy the fixed part: the ring buffer guarantees only 8-byte alignment. */
 	memcpy(&rec, data, sizeof(rec));
-	if (rec.hdr.type != SBT_REC_EXEC)
-		return SBT_DECODE_BAD_TYPE;
-	if (rec.hdr.abi != SBT_ABI_VERSION)
-		return SBT_DECODE_BAD_ABI;
-	if (rec.hdr.size != len)
-		return SBT_DECODE_BAD_SIZE;
+	err = check_hdr(&rec.hdr, SBT_REC_EXEC, len);
+	if (err != SBT_DECODE_OK)
+		return err;
 
 	fl = rec.filename_len;
 	il = rec.interp_len;
+	cl = rec.cwd_len;
 	al = rec.argv_len;
-	if (fl < 1 || fl > SBT_PATH_MAX || il < 1 || il > SBT_PATH_MAX || al > SBT_ARGV_CAP)
+	if (fl < 1 || fl > SBT_PATH_MAX || il < 1 || il > SBT_PATH_MAX || cl > SBT_CWD_TAIL_MAX ||
+	    al > SBT_ARGV_CAP)
 		return SBT_DECODE_BAD_LENGTHS;
-	if (sizeof(rec) + fl + il + al != len)
+	if (sizeof(rec) + fl + il + cl + al != len)
 		return SBT_DECODE_BAD_LENGTHS;
 
 	payload = (const char *)data + sizeof(rec);
@@ -97,6 +137,10 @@ enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exe
 		return SBT_DECODE_BAD_STRING;
 
 	memset(out, 0, sizeof(*out));
+	err = join_cwd(payload + fl + il, cl, rec.cwd_names, out->cwd);
+	if (err != SBT_DECODE_OK)
+		return err;
+	out->cwd_top = rec.flags & SBT_EXEC_CWD_TOP;
 	out->ts_boot_ns = rec.ts_boot_ns;
 	out->cgroup_id = rec.cgroup_id;
 	out->seq = rec.seq;
@@ -110,13 +154,67 @@ enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exe
 	copy_comm(out->comm, rec.comm);
 	copy_comm(out->parent_comm, rec.parent_comm);
 	out->exe_size = rec.exe_size;
+	out->exe_ctime = rec.exe_ctime;
 	memcpy(out->exe_head, rec.exe_head, sizeof(out->exe_head));
 	memcpy(out->exe_name, rec.exe_name, sizeof(out->exe_name) - 1);
 	out->filename = payload;
 	out->interp = payload + fl;
 	out->argv_truncated = rec.flags & SBT_EXEC_ARGV_TRUNCATED;
 	out->argv = argv_store;
-	out->argc = split_argv(payload + fl + il, al, argv_store, tail);
+	out->argc = split_argv(payload + fl + il + cl, al, argv_store, tail);
+	return SBT_DECODE_OK;
+}
+
+enum sbt_decode_err sbt_decode_exec_failed(const void *data, size_t len, struct sbt_exec_fail *out)
+{
+	struct sbt_exec_fail_record rec;
+	const char *payload, *p;
+	enum sbt_decode_err err;
+	size_t fl, al;
+
+	if (!data || len < sizeof(rec))
+		return SBT_DECODE_SHORT;
+	memcpy(&rec, data, sizeof(rec));
+	err = check_hdr(&rec.hdr, SBT_REC_EXEC_FAILED, len);
+	if (err != SBT_DECODE_OK)
+		return err;
+	fl = rec.filename_len;
+	al = rec.argv_len;
+	if (fl < 1 || fl > SBT_PATH_MAX || al > SBT_FAIL_ARGS * SBT_FAIL_ARG_MAX ||
+	    rec.argc > SBT_FAIL_ARGS || sizeof(rec) + fl + al != len)
+		return SBT_DECODE_BAD_LENGTHS;
+	if (rec.err >= 0 || rec.err < -4095)
+		return SBT_DECODE_BAD_FIELD;
+	payload = (const char *)data + sizeof(rec);
+	if (payload[fl - 1] != '\0' || (al && payload[fl + al - 1] != '\0'))
+		return SBT_DECODE_BAD_STRING;
+	memset(out, 0, sizeof(*out));
+	/* exactly argc NUL-terminated arguments fill the argv area */
+	p = payload + fl;
+	for (size_t i = 0; i < rec.argc; i++) {
+		const char *end = memchr(p, '\0', (size_t)(payload + fl + al - p));
+
+		if (!end)
+			return SBT_DECODE_BAD_LENGTHS;
+		out->argv[i] = p;
+		p = end + 1;
+	}
+	if (p != payload + fl + al)
+		return SBT_DECODE_BAD_LENGTHS;
+	out->argc = rec.argc;
+	out->ts_boot_ns = rec.ts_boot_ns;
+	out->cgroup_id = rec.cgroup_id;
+	out->slot = rec.slot;
+	out->pid = rec.pid;
+	out->tid = rec.tid;
+	out->ppid = rec.ppid;
+	out->uid = rec.uid;
+	out->err = -rec.err;
+	out->dirfd = rec.dirfd;
+	out->at_flags = rec.at_flags;
+	out->flags = rec.flags;
+	copy_comm(out->comm, rec.comm);
+	out->filename = payload;
 	return SBT_DECODE_OK;
 }
 

@@ -38,10 +38,18 @@ struct sbt_exec {
 	char parent_comm[SBT_COMM_LEN]; /* NUL-terminated copy */
 	/* the file that ran (flags SBT_EXEC_EXE_UNAVAILABLE: unknown, all zero) */
 	uint64_t exe_size;
+	uint64_t exe_ctime;		       /* its inode's ctime, epoch ns */
 	uint64_t exe_head[SBT_EXE_HEAD_WORDS]; /* its first bytes */
 	char exe_name[SBT_EXE_NAME_LEN + 1];   /* NUL-terminated copy */
 	const char *filename;
 	const char *interp; /* "" when the hook could not see it */
+	/*
+	 * The cwd's last names, outermost first, joined by '/' ("app/node_modules/dep";
+	 * "" when none): the whole path inside its mount when cwd_top, else a tail.
+	 * Where the exec ran, not a proof of who ran it (sbtrace.h, SBT_CWD_NAMES).
+	 */
+	char cwd[SBT_CWD_TAIL_MAX];
+	bool cwd_top;
 	bool argv_truncated;
 	size_t argc;
 	const char **argv; /* argc entries, NUL-terminated strings */
@@ -59,6 +67,24 @@ int sbt_record_type(const void *data, size_t len);
  */
 enum sbt_decode_err sbt_decode_exec(const void *data, size_t len, struct sbt_exec *out,
 				    const char **argv_store, char *tail);
+
+/* A decoded failed exec: pointers into the record, valid while it lives. */
+struct sbt_exec_fail {
+	uint64_t ts_boot_ns;
+	uint64_t cgroup_id;
+	uint32_t slot, pid, tid, ppid, uid;
+	int err;	   /* errno (positive) */
+	int dirfd;	   /* execveat's, AT_FDCWD for execve */
+	uint32_t at_flags; /* execveat's */
+	uint32_t flags;	   /* SBT_EXEC_FAIL_* */
+	char comm[SBT_COMM_LEN];
+	const char *filename; /* as the caller passed it; "" when unreadable */
+	size_t argc;	      /* <= SBT_FAIL_ARGS */
+	const char *argv[SBT_FAIL_ARGS];
+};
+
+/* Decode a failed-exec record of `len` bytes; checks size, type, ABI, lengths and strings. */
+enum sbt_decode_err sbt_decode_exec_failed(const void *data, size_t len, struct sbt_exec_fail *out);
 
 /* A decoded egress record: a plain copy (the record has no variable part). */
 struct sbt_egress {

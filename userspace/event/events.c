@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ProcessExec and Egress* as JSON (events.h). */
 #include <stdio.h>
+#include <string.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
@@ -25,6 +26,19 @@ static json_object *shell_json(const struct sbt_shell_class *shell)
 	json_object_object_add(
 		o, "identified_by",
 		json_object_new_string(shell->identified_by ? shell->identified_by : "name"));
+	return o;
+}
+
+/* The cwd's tail (decode.h): {"tail", "complete"}, null when none could be read. */
+static json_object *cwd_json(const struct sbt_exec *ev)
+{
+	json_object *o;
+
+	if (!ev->cwd[0] && !ev->cwd_top)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "tail", sbt_json_string(ev->cwd));
+	json_object_object_add(o, "complete", json_object_new_boolean(ev->cwd_top));
 	return o;
 }
 
@@ -54,8 +68,10 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 		json_object_array_add(argv, sbt_json_string(ev->argv[i]));
 	json_object_object_add(o, "argv", argv);
 	json_object_object_add(o, "argv_truncated", json_object_new_boolean(ev->argv_truncated));
-	if (ev->flags & (SBT_EXEC_ARGV_FAULT | SBT_EXEC_FILENAME_FAULT | SBT_EXEC_INTERP_FAULT |
-			 SBT_EXEC_FILENAME_TRUNCATED | SBT_EXEC_INTERP_TRUNCATED)) {
+	json_object_object_add(o, "cwd", cwd_json(ev));
+	if (ev->flags &
+	    (SBT_EXEC_ARGV_FAULT | SBT_EXEC_FILENAME_FAULT | SBT_EXEC_INTERP_FAULT |
+	     SBT_EXEC_FILENAME_TRUNCATED | SBT_EXEC_INTERP_TRUNCATED | SBT_EXEC_CWD_FAULT)) {
 		json_object *w = json_object_new_array();
 
 		if (ev->flags & SBT_EXEC_ARGV_FAULT)
@@ -68,6 +84,8 @@ json_object *sbt_event_exec(const struct sbt_exec *ev, uint64_t ts_ns, const cha
 			json_object_array_add(w, json_object_new_string("filename_truncated"));
 		if (ev->flags & SBT_EXEC_INTERP_TRUNCATED)
 			json_object_array_add(w, json_object_new_string("interp_truncated"));
+		if (ev->flags & SBT_EXEC_CWD_FAULT)
+			json_object_array_add(w, json_object_new_string("cwd_unreadable"));
 		json_object_object_add(o, "capture_issues", w);
 	}
 	json_object_object_add(o, "shell", shell_json(shell));
@@ -249,10 +267,85 @@ json_object *sbt_event_egress(const struct sbt_egress *ev, uint64_t ts_ns, const
 	return o;
 }
 
+/* The file that ran: {"name", "size", "ctime_ns", "unidentified"}; null when the hook cannot see it. */
+static json_object *exe_json(const struct sbt_ev_exec *ex)
+{
+	const struct sbt_exec *rec = ex->rec;
+	json_object *o;
+
+	if (rec->flags & SBT_EXEC_EXE_UNAVAILABLE)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "name", sbt_json_string(rec->exe_name));
+	json_object_object_add(o, "size", json_object_new_uint64(rec->exe_size));
+	json_object_object_add(o, "ctime_ns", json_object_new_uint64(rec->exe_ctime));
+	json_object_object_add(o, "unidentified", json_object_new_boolean(ex->unidentified));
+	return o;
+}
+
 json_object *sbt_json_exec(const struct sbt_event *ev)
 {
-	return sbt_event_exec(ev->exec.rec, ev->ts, ev->sandbox ? ev->sandbox->name : NULL,
-			      ev->exec.shell);
+	json_object *o = sbt_event_exec(ev->exec.rec, ev->ts,
+					ev->sandbox ? ev->sandbox->name : NULL, ev->exec.shell);
+
+	if (o)
+		json_object_object_add(o, "exe", exe_json(&ev->exec));
+	return o;
+}
+
+/* ProcessExecFailed (kinds.h: struct sbt_ev_exec_failed). */
+json_object *sbt_json_exec_failed(const struct sbt_event *ev)
+{
+	const struct sbt_ev_exec_failed *f = &ev->exec_failed;
+	const struct sbt_exec_fail *rec = f->rec;
+	json_object *o = sbt_event_new(sbt_event_kind_name(SBT_EV_EXEC_FAILED, 0), ev->ts,
+				       ev->sandbox ? ev->sandbox->name : NULL);
+	json_object *argv, *tried;
+	const char *name = strerrorname_np(f->err);
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "pid", json_object_new_int64(rec->pid));
+	json_object_object_add(o, "tid", json_object_new_int64(rec->tid));
+	json_object_object_add(o, "ppid", json_object_new_int64(rec->ppid));
+	json_object_object_add(o, "uid", json_object_new_int64(rec->uid));
+	json_object_object_add(o, "comm", sbt_json_string(rec->comm));
+	json_object_object_add(o, "cgroup_id", json_object_new_uint64(rec->cgroup_id));
+	json_object_object_add(o, "syscall",
+			       json_object_new_string(rec->flags & SBT_EXEC_FAIL_EXECVEAT
+							      ? "execveat"
+							      : "execve"));
+	json_object_object_add(o, "filename", sbt_json_string(rec->filename));
+	tried = json_object_new_array_ext((int)f->ntried);
+	for (size_t i = 0; i < f->ntried; i++)
+		json_object_array_add(tried, sbt_json_string(f->tried[i]));
+	json_object_object_add(o, "tried", tried);
+	argv = json_object_new_array_ext((int)rec->argc);
+	for (size_t i = 0; i < rec->argc; i++)
+		json_object_array_add(argv, sbt_json_string(rec->argv[i]));
+	json_object_object_add(o, "argv", argv);
+	json_object_object_add(o, "argv_truncated",
+			       json_object_new_boolean(rec->flags & SBT_EXEC_FAIL_ARGV_MORE));
+	json_object_object_add(o, "errno", json_object_new_int(f->err));
+	json_object_object_add(o, "error", name ? json_object_new_string(name) : NULL);
+	if (rec->flags & SBT_EXEC_FAIL_EXECVEAT) {
+		json_object_object_add(o, "dirfd", json_object_new_int(rec->dirfd));
+		json_object_object_add(o, "at_flags", json_object_new_int64(rec->at_flags));
+	}
+	if (rec->flags & (SBT_EXEC_FAIL_PATH_FAULT | SBT_EXEC_FAIL_ARGV_FAULT |
+			  SBT_EXEC_FAIL_REGS_UNAVAILABLE)) {
+		json_object *w = json_object_new_array();
+
+		if (rec->flags & SBT_EXEC_FAIL_PATH_FAULT)
+			json_object_array_add(w, json_object_new_string("filename_unreadable"));
+		if (rec->flags & SBT_EXEC_FAIL_ARGV_FAULT)
+			json_object_array_add(w, json_object_new_string("argv_unreadable"));
+		if (rec->flags & SBT_EXEC_FAIL_REGS_UNAVAILABLE)
+			json_object_array_add(w, json_object_new_string("arguments_unavailable"));
+		json_object_object_add(o, "capture_issues", w);
+	}
+	json_object_object_add(o, "shell", shell_json(f->shell));
+	return o;
 }
 
 /* Egress*; an allowance for an address the DNS proxy passed on names the answer. */

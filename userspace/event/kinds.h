@@ -38,6 +38,7 @@
 #define SBT_EVENT_KINDS(X)                                                                         \
 	X(STARTED, started, comment, none, run, "TraceStarted")                                    \
 	X(EXEC, exec, row, exec, sandbox, "ProcessExec")                                           \
+	X(EXEC_FAILED, exec_failed, comment, none, sandbox, "ProcessExecFailed")                   \
 	X(EGRESS, egress, comment, egress, sandbox, "EgressAllowed", "EgressDenied",               \
 	  "EgressObserved")                                                                        \
 	X(LOST, lost, comment, lost, either, "EventsLost")                                         \
@@ -84,6 +85,27 @@ struct sbt_ev_exec {
 	const struct sbt_shell_class *shell; /* NULL when the exec is not a shell */
 	/* a shell's ancestors inside the sandbox, nearest first (none for other execs) */
 	const struct sbt_ancestor *anc;
+	size_t nanc;
+	/*
+	 * An ELF written, linked or chmod'ed since the session began (its
+	 * ctime) that is not known as a shell: sbtrace cannot say what it is.
+	 */
+	bool unidentified;
+};
+
+/*
+ * ProcessExecFailed: a process's failed attempts at one program, in a row
+ * (a PATH search: /usr/local/bin/sh, /usr/bin/sh ... all failed), the first
+ * attempt's record and every path tried. An attempt the process followed
+ * with a successful exec of the same name is no failure and not reported.
+ */
+struct sbt_ev_exec_failed {
+	const struct sbt_exec_fail *rec; /* the first attempt */
+	const char *const *tried;	 /* ntried paths, in order */
+	size_t ntried;
+	int err; /* the errno the caller got: EACCES if any attempt got it (execvp's rule) */
+	const struct sbt_shell_class *shell; /* a shell it tried to run, else NULL */
+	const struct sbt_ancestor *anc;	     /* a shell's ancestors (none for others) */
 	size_t nanc;
 };
 
@@ -201,6 +223,7 @@ struct sbt_event {
 	union {
 		struct sbt_ev_started started;
 		struct sbt_ev_exec exec;
+		struct sbt_ev_exec_failed exec_failed;
 		struct sbt_ev_egress egress;
 		struct sbt_ev_lost lost;
 		struct sbt_ev_summary summary;

@@ -49,24 +49,43 @@ static void comment_line(FILE *f, const char *name, const char *text, size_t len
 }
 
 /*
+ * A terminal control: C0 (below 0x20), DEL, or C1 (U+0080-U+009F: CSI is
+ * U+009B), which a terminal would act on (a title, the clipboard, a cleared
+ * screen). k is the UTF-8 sequence's length at s.
+ */
+static bool is_control(const char *s, size_t k)
+{
+	unsigned char c = (unsigned char)s[0];
+
+	return (k == 1 && (c < 0x20 || c == 0x7f)) ||
+	       (k == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0);
+}
+
+/*
  * Text shows strings as the JSON has them (sbt_json_string): bytes that are
- * not valid UTF-8 as U+FFFD. Writes s so; the bytes written.
+ * not valid UTF-8 as U+FFFD, and controls as \xNN (a sandbox names its own
+ * processes and cgroups: nothing of them reaches the operator's terminal
+ * raw). Writes s so; the bytes written.
  */
 static size_t put_utf8(FILE *f, const char *s)
 {
 	size_t out = 0, k;
 
 	while (*s) {
-		const char *run = s;
-
-		while (*s && (k = sbt_utf8_seq(s)))
-			s += k;
-		fwrite(run, 1, (size_t)(s - run), f);
-		out += (size_t)(s - run);
-		if (*s) {
+		k = sbt_utf8_seq(s);
+		if (!k) {
 			fputs(REPLACEMENT_CHAR, f);
 			out += 3;
 			s++;
+		} else if (is_control(s, k)) {
+			for (size_t i = 0; i < k; i++)
+				fprintf(f, "\\x%02x", (unsigned char)s[i]);
+			out += 4 * k;
+			s += k;
+		} else {
+			fwrite(s, 1, k, f);
+			out += k;
+			s += k;
 		}
 	}
 	return out;
@@ -79,7 +98,7 @@ static void text_cell(FILE *f, const char *s, size_t width)
 		fputc(' ', f);
 }
 
-/* s as put_utf8() writes it, into buf (cut to len - 1 bytes). */
+/* s with invalid bytes as U+FFFD and controls as '?', into buf (cut to len - 1 bytes). */
 static void utf8_copy(char *buf, size_t len, const char *s)
 {
 	size_t o = 0, k;
@@ -88,7 +107,10 @@ static void utf8_copy(char *buf, size_t len, const char *s)
 		k = sbt_utf8_seq(s);
 		if (o + (k ? k : 3) >= len)
 			break;
-		memcpy(buf + o, k ? s : REPLACEMENT_CHAR, k ? k : 3);
+		if (k && is_control(s, k))
+			memset(buf + o, '?', k);
+		else
+			memcpy(buf + o, k ? s : REPLACEMENT_CHAR, k ? k : 3);
 		o += k ? k : 3;
 	}
 	buf[o] = '\0';
@@ -96,8 +118,9 @@ static void utf8_copy(char *buf, size_t len, const char *s)
 
 static bool has_control(const char *s)
 {
-	for (; *s; s++) {
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	for (size_t k; *s; s += k ? k : 1) {
+		k = sbt_utf8_seq(s);
+		if (k && is_control(s, k))
 			return true;
 	}
 	return false;
@@ -122,6 +145,11 @@ static void text_argv(FILE *f, const char *const *argv, size_t argc)
 			unsigned char c = (unsigned char)*a;
 			size_t k = sbt_utf8_seq(a);
 
+			if (k == 2 && is_control(a, k)) { /* C1 */
+				fprintf(f, "\\x%02x\\x%02x", c, (unsigned char)a[1]);
+				a += 2;
+				continue;
+			}
 			if (k != 1) {
 				fwrite(k ? a : REPLACEMENT_CHAR, 1, k ? k : 3, f);
 				a += k ? k : 1;

@@ -19,6 +19,7 @@
 #define GF_HB_MAX_MS	 60000
 #define GF_HB_DEFAULT_MS 1000
 #define GF_SILENT_BEATS	 3
+#define GF_PUNCH_STEP	 (4u << 20)
 
 static int on_frame(void *arg, const struct sbt_gs_frame *fr)
 {
@@ -72,7 +73,10 @@ int sbt_guest_feed_open(struct sbt_guest_feed *f, const char *path, sbt_guest_re
 	f->fd = -1;
 	if (sbt_gs_reader_init(&f->rd))
 		return f->err = -ENOMEM;
-	f->fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* read-write where it may: what was read is punched out of the file (its disk freed) */
+	f->fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (f->fd < 0)
+		f->fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (f->fd < 0)
 		return f->err = -errno;
 	if (fstat(f->fd, &st))
@@ -92,6 +96,20 @@ void sbt_guest_feed_close(struct sbt_guest_feed *f)
 		close(f->fd);
 	f->fd = -1;
 	sbt_gs_reader_free(&f->rd);
+}
+
+/* Free the disk of what was read, a few MiB at a time (a file opened read-only keeps it). */
+static void punch_read(struct sbt_guest_feed *f)
+{
+	uint64_t upto = f->consumed & ~(uint64_t)4095;
+
+	if (f->no_punch || upto - f->punched < GF_PUNCH_STEP)
+		return;
+	if (fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)f->punched,
+		      (off_t)(upto - f->punched)) == 0)
+		f->punched = upto;
+	else
+		f->no_punch = true; /* read-only, or a file system without holes: never again */
 }
 
 size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t now_ms,
@@ -115,7 +133,9 @@ size_t sbt_guest_feed_poll(struct sbt_guest_feed *f, size_t max_bytes, uint64_t 
 		if (n == 0)
 			break; /* nothing more yet */
 		total += (size_t)n;
+		f->consumed += (uint64_t)n;
 		sbt_gs_feed(&f->rd, buf, (size_t)n, on_frame, f);
+		punch_read(f);
 		if (f->rd.frames != frames)
 			f->frame_ms = now_ms;
 	}

@@ -31,10 +31,12 @@ struct sbt_guest_feed {
 	struct sbt_gs_hello hello;
 	struct sbt_gs_counters last; /* the last BEAT's counters, or the BYE's */
 	bool has_hello, has_beat, has_bye;
-	uint64_t records;  /* RECORD frames handed on */
-	uint64_t frame_ms; /* CLOCK_MONOTONIC ms when the last frame was read, 0: none */
-	int err;	   /* -errno of the open or of a failed read, 0 */
-	bool abi_mismatch; /* HELLO named records of another layout: nothing is decoded */
+	uint64_t records;	    /* RECORD frames handed on */
+	uint64_t consumed, punched; /* bytes read; of them, punched out of the file */
+	bool no_punch;		    /* the file cannot be punched (read-only ...) */
+	uint64_t frame_ms;	    /* CLOCK_MONOTONIC ms when the last frame was read, 0: none */
+	int err;		    /* -errno of the open or of a failed read, 0 */
+	bool abi_mismatch;	    /* HELLO named records of another layout: nothing is decoded */
 	/*
 	 * The guest's CLOCK_BOOTTIME → the host's epoch: the host's time of
 	 * reading a frame minus the guest's time of writing it (HELLO's

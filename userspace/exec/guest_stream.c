@@ -11,7 +11,7 @@
 
 #include "exec/guest_stream.h"
 
-_Static_assert(sizeof(struct sbt_gs_hello) == 112, "guest stream: HELLO payload layout");
+_Static_assert(sizeof(struct sbt_gs_hello) == 120, "guest stream: HELLO payload layout");
 _Static_assert(sizeof(struct sbt_gs_counters) == 48, "guest stream: counters payload layout");
 
 static uint32_t get32(const uint8_t *p)

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #define SBT_GS_MAGIC	   0x47544253u /* "SBTG" in little-endian byte order */
-#define SBT_GS_VERSION	   2
+#define SBT_GS_VERSION	   3
 #define SBT_GS_HDR_LEN	   16
 #define SBT_GS_PAYLOAD_MAX 65536
 #define SBT_GS_KERNEL_LEN  65
@@ -54,6 +54,12 @@ struct sbt_gs_hello {
 	char mode[16];	       /* the exec hook's mode: tp_btf, raw_tp ... (NUL-padded) */
 	char kernel[SBT_GS_KERNEL_LEN]; /* the guest kernel's release (NUL-padded) */
 	char pad[7];
+	/*
+	 * The guest's id of the workload's cgroup (the agent's --cgroup):
+	 * records of that cgroup are the sandbox's own, those below it the
+	 * workload's own cgroups (an engine's containers). Version 3.
+	 */
+	uint64_t cgroup_id;
 };
 
 struct sbt_gs_counters {

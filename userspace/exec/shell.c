@@ -300,7 +300,79 @@ static bool classify_shebang(const char *filename, const char *interp, const cha
 }
 
 static bool classify(const char *filename, const char *interp, const char *const *argv, size_t argc,
-		     struct sbt_shell_class *out)
+		     struct sbt_shell_class *out, int depth);
+
+/*
+ * The dynamic loader by its name: ld-linux-x86-64.so.2, ld-linux-aarch64.so.1,
+ * ld-2.36.so, ld64.so.2, ld-musl-x86_64.so.1, ld.so (not ld, the linker).
+ */
+static bool is_loader(struct name_view v)
+{
+	bool so = false;
+
+	for (size_t i = 0; i + 3 <= v.len && !so; i++)
+		so = memcmp(v.s + i, ".so", 3) == 0;
+	return so && ((v.len >= 3 && memcmp(v.s, "ld-", 3) == 0) ||
+		      (v.len >= 5 && memcmp(v.s, "ld64.", 5) == 0) || view_eq(v, "ld.so"));
+}
+
+#define LOADER_ARGV_MAX 256 /* a loaded program's words classified (the rest are its arguments) */
+
+/*
+ * The dynamic loader run as a program, `ld.so [OPTION]... PROGRAM [ARG]...`,
+ * runs PROGRAM in its own process: the kernel sees no exec of it, so the
+ * loader is an interpreter here, and PROGRAM with its words (argv[0] from
+ * --argv0 when given) is what is classified. --list, --verify, --help and
+ * the other listings run nothing. A loader that loads a loader is followed
+ * once more.
+ */
+static bool classify_loaded(const char *const *argv, size_t argc, struct sbt_shell_class *out,
+			    int depth)
+{
+	static const char *const with_value[] = {
+		"--library-path",	  "--inhibit-rpath",	 "--audit", "--preload", "--argv0",
+		"--glibc-hwcaps-prepend", "--glibc-hwcaps-mask", NULL
+	};
+	static const char *const run_nothing[] = {
+		"--list",	   "--verify",		 "--help", "--version",
+		"--list-tunables", "--list-diagnostics", NULL
+	};
+	const char *words[LOADER_ARGV_MAX], *argv0 = NULL;
+	size_t i = 1, n;
+
+	if (depth > 1)
+		return false;
+	while (i < argc && argv[i] && strncmp(argv[i], "--", 2) == 0) {
+		bool value = false;
+
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		for (size_t k = 0; run_nothing[k]; k++)
+			if (strcmp(argv[i], run_nothing[k]) == 0)
+				return false;
+		for (size_t k = 0; with_value[k]; k++)
+			value |= strcmp(argv[i], with_value[k]) == 0;
+		if (value && strcmp(argv[i], "--argv0") == 0 && i + 1 < argc)
+			argv0 = argv[i + 1];
+		i += value ? 2 : 1;
+	}
+	if (i >= argc || !argv[i] || !argv[i][0])
+		return false;
+	n = argc - i < LOADER_ARGV_MAX ? argc - i : LOADER_ARGV_MAX;
+	for (size_t k = 0; k < n; k++)
+		words[k] = argv[i + k];
+	if (argv0)
+		words[0] = argv0;
+	if (!classify(argv[i], NULL, words, n, out, depth + 1))
+		return false;
+	out->identified_by = "loader";
+	return true;
+}
+
+static bool classify(const char *filename, const char *interp, const char *const *argv, size_t argc,
+		     struct sbt_shell_class *out, int depth)
 {
 	struct name_view fv, applet;
 	const struct shell_desc *sd;
@@ -331,7 +403,7 @@ static bool classify(const char *filename, const char *interp, const char *const
 		classify_args(sd, argv, argc, 2, out);
 		return true;
 	} else if ((!interp || !interp[0]) && argc >= 2 && argv[1] &&
-		   !find_shell(base_view(filename)) &&
+		   !find_shell(base_view(filename)) && !is_loader(base_view(filename)) &&
 		   (strcmp(argv[1], filename) == 0 ||
 		    (argc >= 3 && argv[2] && strcmp(argv[2], filename) == 0))) {
 		/*
@@ -342,6 +414,8 @@ static bool classify(const char *filename, const char *interp, const char *const
 	}
 
 	fv = base_view(filename);
+	if (is_loader(fv))
+		return classify_loaded(argv, argc, out, depth);
 	multicall = multicall_name(fv);
 	if (multicall) {
 		if (!find_applet(argv, argc, &applet, &first))
@@ -370,10 +444,10 @@ bool sbt_shell_classify(const char *filename, const char *interp, const char *co
 	if (!out)
 		out = &scratch;
 	memset(out, 0, sizeof(*out));
-	ok = classify(filename, interp, argv, argc, out);
+	ok = classify(filename, interp, argv, argc, out, 0);
 	if (!ok)
 		memset(out, 0, sizeof(*out));
-	else
+	else if (!out->identified_by)
 		out->identified_by = "name";
 	return ok;
 }

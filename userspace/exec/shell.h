@@ -23,7 +23,8 @@ struct sbt_shell_class {
 	const char *script;		/* script path (argv or filename) or NULL */
 	const char *multicall;		/* "busybox" / "toybox" when an applet, else NULL */
 	/* how it was known: "name" (its path or argv), "file_name" (the executed file's
-	 * own name: a symlink's target), "content" (its fingerprint: a copy or hard link) */
+	 * own name: a symlink's target), "content" (its fingerprint: a copy or hard link),
+	 * "loader" (the dynamic loader ran it: `ld-linux-x86-64.so.2 /bin/sh -c ...`) */
 	const char *identified_by;
 };
 
@@ -37,7 +38,8 @@ const char *sbt_shell_name_at(size_t i);
 bool sbt_is_shell_name(const char *name);
 
 /*
- * Classify one exec. `filename` is bprm->filename (what was exec'd),
+ * Classify one exec. `filename` is bprm->filename (what was exec'd; the
+ * dynamic loader run as a program is an interpreter: what it loads is classified),
  * `interp` bprm->interp (differs from filename for `#!` scripts; may be NULL
  * or "" when unknown), argv the new program's arguments. Returns true and
  * fills `out` when the exec is a shell; false (out->kind = NONE) otherwise.

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@ struct shell_location {
 	/* key */
 	char shell[SBT_SHELL_NAME_MAX];
 	enum sbt_shell_kind kind;
-	char *command;		   /* what the shell was asked to run (see command_text) */
+	int failed;    /* the errno of an exec that failed (a shell not there), 0: it ran */
+	char *command; /* what the shell was asked to run (see command_text) */
 	const char *identified_by; /* a literal: how the first sample was known */
 	struct sbt_ancestor *anc;  /* nearest first, comms terminated */
 	size_t nanc;
@@ -45,7 +47,24 @@ struct sbt_shellagg {
 	uint64_t *omitted;
 	size_t nr_omitted, omitted_cap;
 	uint64_t omitted_count;
+	uint64_t failed_count; /* of count: attempts that failed */
+	/* executables that could not be placed (sbt_shellagg_unidentified), by filename */
+	struct unidentified_exe *unidentified[SBT_SHELLAGG_MAX_UNIDENTIFIED];
+	size_t nr_unidentified;
+	uint64_t unidentified_count, unidentified_omitted;
 };
+
+struct unidentified_exe {
+	char *filename;
+	char exe_name[SBT_EXE_NAME_LEN + 1];
+	char **argv; /* the first sample's, up to UNIDENTIFIED_ARGS */
+	size_t argc;
+	bool command_string; /* some sample ran it as `X -c STRING` */
+	uint32_t first_pid;
+	uint64_t count;
+};
+
+#define UNIDENTIFIED_ARGS 8
 
 /* FNV-1a */
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
@@ -60,34 +79,42 @@ static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
-static uint64_t key_hash(const char *shell, enum sbt_shell_kind kind, const char *command,
-			 const struct sbt_ancestor *anc, size_t nanc)
+/* What a location is grouped by. */
+struct loc_key {
+	const char *shell;
+	enum sbt_shell_kind kind;
+	int failed;
+	const char *command;
+	const struct sbt_ancestor *anc;
+	size_t nanc;
+	uint64_t hash;
+};
+
+static uint64_t key_hash(const struct loc_key *k)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
-	uint32_t k = (uint32_t)kind;
+	uint32_t kf = (uint32_t)k->kind | (uint32_t)k->failed << 8;
 	size_t i;
 
 	/* Lengths are bounded by the fixed arrays; the terminating NUL separates fields. */
-	h = hash_bytes(h, shell, strnlen(shell, SBT_SHELL_NAME_MAX - 1) + 1);
-	h = hash_bytes(h, &k, sizeof(k));
-	h = hash_bytes(h, command, strlen(command) + 1);
-	for (i = 0; i < nanc; i++)
-		h = hash_bytes(h, anc[i].comm, strnlen(anc[i].comm, SBT_COMM_LEN - 1) + 1);
+	h = hash_bytes(h, k->shell, strnlen(k->shell, SBT_SHELL_NAME_MAX - 1) + 1);
+	h = hash_bytes(h, &kf, sizeof(kf));
+	h = hash_bytes(h, k->command, strlen(k->command) + 1);
+	for (i = 0; i < k->nanc; i++)
+		h = hash_bytes(h, k->anc[i].comm, strnlen(k->anc[i].comm, SBT_COMM_LEN - 1) + 1);
 	return h;
 }
 
-static bool key_equal(const struct shell_location *loc, uint64_t hash, const char *shell,
-		      enum sbt_shell_kind kind, const char *command, const struct sbt_ancestor *anc,
-		      size_t nanc)
+static bool key_equal(const struct shell_location *loc, const struct loc_key *k)
 {
 	size_t i;
 
-	if (loc->hash != hash || loc->kind != kind || loc->nanc != nanc ||
-	    strncmp(loc->shell, shell, SBT_SHELL_NAME_MAX - 1) != 0 ||
-	    strcmp(loc->command, command) != 0)
+	if (loc->hash != k->hash || loc->kind != k->kind || loc->failed != k->failed ||
+	    loc->nanc != k->nanc || strncmp(loc->shell, k->shell, SBT_SHELL_NAME_MAX - 1) != 0 ||
+	    strcmp(loc->command, k->command) != 0)
 		return false;
-	for (i = 0; i < nanc; i++) {
-		if (strncmp(loc->anc[i].comm, anc[i].comm, SBT_COMM_LEN - 1) != 0)
+	for (i = 0; i < k->nanc; i++) {
+		if (strncmp(loc->anc[i].comm, k->anc[i].comm, SBT_COMM_LEN - 1) != 0)
 			return false;
 	}
 	return true;
@@ -127,6 +154,15 @@ static void location_free(struct shell_location *loc)
 	free(loc);
 }
 
+static void unidentified_free(struct unidentified_exe *u)
+{
+	for (size_t i = 0; i < u->argc; i++)
+		free(u->argv[i]);
+	free(u->argv);
+	free(u->filename);
+	free(u);
+}
+
 void sbt_shellagg_free(struct sbt_shellagg *agg)
 {
 	size_t i;
@@ -135,6 +171,8 @@ void sbt_shellagg_free(struct sbt_shellagg *agg)
 		return;
 	for (i = 0; i < agg->nr_locs; i++)
 		location_free(agg->locs[i]);
+	for (i = 0; i < agg->nr_unidentified; i++)
+		unidentified_free(agg->unidentified[i]);
 	free(agg->locs);
 	free(agg->buckets);
 	free(agg->omitted);
@@ -142,15 +180,12 @@ void sbt_shellagg_free(struct sbt_shellagg *agg)
 }
 
 /* The bucket holding the location with this key, or the free one where it would go. */
-static size_t *find_bucket(const struct sbt_shellagg *agg, uint64_t hash, const char *shell,
-			   enum sbt_shell_kind kind, const char *command,
-			   const struct sbt_ancestor *anc, size_t nanc)
+static size_t *find_bucket(const struct sbt_shellagg *agg, const struct loc_key *k)
 {
 	size_t mask = agg->nr_buckets - 1;
-	size_t i = (size_t)hash & mask;
+	size_t i = (size_t)k->hash & mask;
 
-	while (agg->buckets[i] &&
-	       !key_equal(agg->locs[agg->buckets[i] - 1], hash, shell, kind, command, anc, nanc))
+	while (agg->buckets[i] && !key_equal(agg->locs[agg->buckets[i] - 1], k))
 		i = (i + 1) & mask;
 	return &agg->buckets[i];
 }
@@ -349,13 +384,13 @@ err:
 	return NULL;
 }
 
-int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls, uint32_t pid,
-		     const char *filename, const char *const *argv, size_t argc,
-		     const struct sbt_ancestor *anc, size_t nanc)
+static int add_one(struct sbt_shellagg *agg, const struct sbt_shell_class *cls, int failed,
+		   uint32_t pid, const char *filename, const char *const *argv, size_t argc,
+		   const struct sbt_ancestor *anc, size_t nanc)
 {
+	struct loc_key k = { .kind = cls ? cls->kind : SBT_SHELL_NONE, .failed = failed };
 	struct shell_location *loc, **locs;
 	size_t *bucket, cap;
-	uint64_t hash;
 	char *command;
 
 	if (!agg || !cls || (!anc && nanc) || (!argv && argc))
@@ -363,8 +398,14 @@ int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls
 	command = command_text(cls, argv, argc);
 	if (!command)
 		return -ENOMEM;
-	hash = key_hash(cls->shell, cls->kind, command, anc, nanc);
-	bucket = find_bucket(agg, hash, cls->shell, cls->kind, command, anc, nanc);
+	k.shell = cls->shell;
+	k.command = command;
+	k.anc = anc;
+	k.nanc = nanc;
+	k.hash = key_hash(&k);
+	if (failed)
+		agg->failed_count++;
+	bucket = find_bucket(agg, &k);
 	if (*bucket) {
 		agg->locs[*bucket - 1]->count++;
 		agg->count++;
@@ -373,13 +414,13 @@ int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls
 	}
 	if (agg->nr_locs >= SBT_SHELLAGG_MAX_LOCATIONS) {
 		free(command);
-		return omit(agg, hash);
+		return omit(agg, k.hash);
 	}
 	/* Buckets at most half full: probes stay short and a free bucket always exists. */
 	if ((agg->nr_locs + 1) * 2 > agg->nr_buckets) {
 		if (rehash(agg))
 			goto oom;
-		bucket = find_bucket(agg, hash, cls->shell, cls->kind, command, anc, nanc);
+		bucket = find_bucket(agg, &k);
 	}
 	if (agg->nr_locs == agg->locs_cap) {
 		cap = agg->locs_cap ? agg->locs_cap * 2 : 16;
@@ -389,9 +430,10 @@ int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls
 		agg->locs = locs;
 		agg->locs_cap = cap;
 	}
-	loc = location_new(cls, pid, filename, argv, argc, anc, nanc, hash, command);
+	loc = location_new(cls, pid, filename, argv, argc, anc, nanc, k.hash, command);
 	if (!loc)
 		return -ENOMEM; /* command freed with it */
+	loc->failed = failed;
 	loc->count = 1;
 	agg->locs[agg->nr_locs++] = loc;
 	*bucket = agg->nr_locs;
@@ -400,6 +442,101 @@ int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls
 oom:
 	free(command);
 	return -ENOMEM;
+}
+
+int sbt_shellagg_add(struct sbt_shellagg *agg, const struct sbt_shell_class *cls, uint32_t pid,
+		     const char *filename, const char *const *argv, size_t argc,
+		     const struct sbt_ancestor *anc, size_t nanc)
+{
+	return add_one(agg, cls, 0, pid, filename, argv, argc, anc, nanc);
+}
+
+int sbt_shellagg_add_failed(struct sbt_shellagg *agg, const struct sbt_shell_class *cls, int err,
+			    uint32_t pid, const char *filename, const char *const *argv,
+			    size_t argc, const struct sbt_ancestor *anc, size_t nanc)
+{
+	return add_one(agg, cls, err > 0 ? err : EINVAL, pid, filename, argv, argc, anc, nanc);
+}
+
+bool sbt_is_command_string(const char *const *argv, size_t argc)
+{
+	const char *o = argc >= 3 ? argv[1] : NULL;
+
+	/* -c, or an option cluster with c in it (-ec, -euc, -xc), then the string */
+	if (!o || o[0] != '-' || o[1] == '-' || !strchr(o, 'c'))
+		return false;
+	for (const char *p = o + 1; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			return false;
+	return true;
+}
+
+static struct unidentified_exe *unidentified_new(const char *filename, const char *exe_name,
+						 uint32_t pid, const char *const *argv, size_t argc)
+{
+	struct unidentified_exe *u = calloc(1, sizeof(*u));
+	int err = 0;
+
+	if (!u)
+		return NULL;
+	u->filename = dup_or_null(filename ? filename : "", &err);
+	snprintf(u->exe_name, sizeof(u->exe_name), "%s", exe_name ? exe_name : "");
+	u->first_pid = pid;
+	if (argc > UNIDENTIFIED_ARGS)
+		argc = UNIDENTIFIED_ARGS;
+	u->argv = argc ? calloc(argc, sizeof(*u->argv)) : NULL;
+	if (err || (argc && !u->argv)) {
+		free(u->filename);
+		free(u->argv);
+		free(u);
+		return NULL;
+	}
+	for (size_t i = 0; i < argc; i++) {
+		u->argv[i] = dup_or_null(argv[i], &err);
+		u->argc = i + 1;
+		if (err) {
+			unidentified_free(u);
+			return NULL;
+		}
+	}
+	return u;
+}
+
+int sbt_shellagg_unidentified(struct sbt_shellagg *agg, const char *filename, const char *exe_name,
+			      uint32_t pid, const char *const *argv, size_t argc)
+{
+	bool cmd = sbt_is_command_string(argv, argc);
+	struct unidentified_exe *u = NULL;
+
+	if (!agg || (!argv && argc))
+		return -EINVAL;
+	agg->unidentified_count++;
+	for (size_t i = 0; i < agg->nr_unidentified; i++)
+		if (strcmp(agg->unidentified[i]->filename, filename ? filename : "") == 0)
+			u = agg->unidentified[i];
+	if (!u) {
+		if (agg->nr_unidentified >= SBT_SHELLAGG_MAX_UNIDENTIFIED) {
+			agg->unidentified_omitted++;
+			return 0;
+		}
+		u = unidentified_new(filename, exe_name, pid, argv, argc);
+		if (!u)
+			return -ENOMEM;
+		agg->unidentified[agg->nr_unidentified++] = u;
+	}
+	u->count++;
+	u->command_string = u->command_string || cmd;
+	return 0;
+}
+
+uint64_t sbt_shellagg_unidentified_count(const struct sbt_shellagg *agg)
+{
+	return agg ? agg->unidentified_count : 0;
+}
+
+uint64_t sbt_shellagg_failed_count(const struct sbt_shellagg *agg)
+{
+	return agg ? agg->failed_count : 0;
 }
 
 uint64_t sbt_shellagg_count(const struct sbt_shellagg *agg)
@@ -525,7 +662,11 @@ static json_object *location_to_json(const struct shell_location *loc)
 	}
 	anc = NULL;
 
-	if (obj_add(o, "chain", sbt_json_string(loc->chain), false) ||
+	v = loc->failed && strerrorname_np(loc->failed)
+		    ? json_object_new_string(strerrorname_np(loc->failed))
+		    : NULL;
+	if (obj_add(o, "failed", v, !loc->failed) ||
+	    obj_add(o, "chain", sbt_json_string(loc->chain), false) ||
 	    obj_add(o, "count", json_object_new_int64((int64_t)loc->count), false) ||
 	    obj_add(o, "first_pid", json_object_new_int64(loc->first_pid), false))
 		goto err;
@@ -537,6 +678,60 @@ err:
 	return NULL;
 }
 
+static json_object *unidentified_to_json(const struct unidentified_exe *u)
+{
+	json_object *o = json_object_new_object(), *argv = json_object_new_array();
+
+	if (!o || !argv) {
+		json_object_put(o);
+		json_object_put(argv);
+		return NULL;
+	}
+	for (size_t i = 0; i < u->argc; i++)
+		if (arr_add(argv, sbt_json_string(u->argv[i]), false))
+			goto err;
+	if (obj_add(o, "filename", sbt_json_string(u->filename), false) ||
+	    obj_add(o, "exe_name", sbt_json_string(u->exe_name), false) ||
+	    obj_add(o, "argv", argv, false))
+		goto err_o;
+	if (obj_add(o, "command_string", json_object_new_boolean(u->command_string), false) ||
+	    obj_add(o, "count", json_object_new_int64((int64_t)u->count), false) ||
+	    obj_add(o, "first_pid", json_object_new_int64(u->first_pid), false))
+		goto err_o;
+	return o;
+err:
+	json_object_put(argv);
+err_o:
+	json_object_put(o);
+	return NULL;
+}
+
+/* {"count", "executables": [...], "omitted"}: the executables that could not be placed. */
+static json_object *unidentified_json(const struct sbt_shellagg *agg)
+{
+	json_object *o = json_object_new_object(), *list = json_object_new_array();
+
+	if (!o || !list) {
+		json_object_put(o);
+		json_object_put(list);
+		return NULL;
+	}
+	if (obj_add(o, "count", json_object_new_int64(agg ? (int64_t)agg->unidentified_count : 0),
+		    false) ||
+	    obj_add(o, "executables", list, false))
+		goto err;
+	for (size_t i = 0; agg && i < agg->nr_unidentified; i++)
+		if (arr_add(list, unidentified_to_json(agg->unidentified[i]), false))
+			goto err;
+	if (obj_add(o, "omitted",
+		    json_object_new_int64(agg ? (int64_t)agg->unidentified_omitted : 0), false))
+		goto err;
+	return o;
+err:
+	json_object_put(o);
+	return NULL;
+}
+
 json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg)
 {
 	json_object *root = json_object_new_object(), *locs, *omitted;
@@ -544,7 +739,10 @@ json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg)
 
 	if (!root)
 		return NULL;
-	if (obj_add(root, "count", json_object_new_int64(agg ? (int64_t)agg->count : 0), false))
+	if (obj_add(root, "count", json_object_new_int64(agg ? (int64_t)agg->count : 0), false) ||
+	    obj_add(root, "failed", json_object_new_int64(agg ? (int64_t)agg->failed_count : 0),
+		    false) ||
+	    obj_add(root, "unidentified", unidentified_json(agg), false))
 		goto err;
 	locs = json_object_new_array();
 	if (obj_add(root, "locations", locs, false))

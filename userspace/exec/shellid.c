@@ -29,6 +29,65 @@ uint64_t sbt_exe_fingerprint(const uint64_t head[SBT_EXE_HEAD_WORDS], uint64_t s
 	return h;
 }
 
+static uint64_t get_le(const uint8_t *b, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i > 0; i--)
+		v = v << 8 | b[i - 1];
+	return v;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * What the kernel and the loader act on, of the program headers the head
+ * holds: PT_LOAD and PT_INTERP, each by type, flags, file offset, address
+ * and file size (not p_paddr, p_align or p_memsz, which a copy may change
+ * and still run the same code), with e_type, e_machine and e_entry.
+ * e_ident past the magic, the section table, notes and every byte outside
+ * the head are left out: a copy with bytes appended or padding patched
+ * keeps its layout. 64- and 32-bit little-endian ELF.
+ */
+bool sbt_exe_layout(const uint64_t head[SBT_EXE_HEAD_WORDS], uint64_t *out)
+{
+	const uint8_t *b = (const uint8_t *)head;
+	const size_t n = SBT_EXE_HEAD_BYTES;
+	bool wide = b[4] == 2;
+	uint64_t h = 0xcbf29ce484222325ULL, phoff, entsz, phnum, entry;
+	size_t w = wide ? 8 : 4, loads = 0;
+
+	if (memcmp(b, "\177ELF", 4) != 0 || (b[4] != 1 && b[4] != 2) || b[5] != 1)
+		return false;
+	entry = get_le(b + 24, w);
+	phoff = get_le(b + (wide ? 32 : 28), w);
+	entsz = get_le(b + (wide ? 54 : 42), 2);
+	phnum = get_le(b + (wide ? 56 : 44), 2);
+	if (entsz < (wide ? 56u : 32u) || phoff >= n)
+		return false;
+	h = mix(h, get_le(b + 16, 2) | get_le(b + 18, 2) << 16 | (uint64_t)wide << 32);
+	h = mix(h, entry);
+	for (uint64_t i = 0; i < phnum && phoff + (i + 1) * entsz <= n; i++) {
+		const uint8_t *ph = b + phoff + i * entsz;
+		uint64_t type = get_le(ph, 4);
+
+		if (type != 1 && type != 3) /* PT_LOAD, PT_INTERP */
+			continue;
+		loads += type == 1;
+		h = mix(h, type | get_le(ph + (wide ? 4 : 24), 4) << 32);
+		h = mix(h, get_le(ph + (wide ? 8 : 4), w));   /* p_offset */
+		h = mix(h, get_le(ph + (wide ? 16 : 8), w));  /* p_vaddr */
+		h = mix(h, get_le(ph + (wide ? 32 : 16), w)); /* p_filesz */
+	}
+	*out = h;
+	return loads > 0;
+}
+
 int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
 {
 	uint64_t w[SBT_EXE_HEAD_WORDS];
@@ -57,6 +116,7 @@ int sbt_shellid_add(struct sbt_shellid *t, const char *path, const char *name)
 			return 0;
 	t->known[t->n].size = (uint64_t)st.st_size;
 	t->known[t->n].fp = sbt_exe_fingerprint(w, (uint64_t)st.st_size);
+	t->known[t->n].has_layout = sbt_exe_layout(w, &t->known[t->n].layout);
 	snprintf(t->known[t->n].name, sizeof(t->known[0].name), "%s", name);
 	t->n++;
 	return 0;
@@ -112,7 +172,8 @@ static bool classify_as(const struct sbt_exec *ev, const char *name, const char 
 bool sbt_shellid_classify(const struct sbt_shellid *t, const struct sbt_exec *ev,
 			  struct sbt_shell_class *out)
 {
-	uint64_t fp;
+	uint64_t fp, layout;
+	bool has_layout;
 
 	if (ev->flags & SBT_EXEC_EXE_UNAVAILABLE)
 		return false;
@@ -120,8 +181,10 @@ bool sbt_shellid_classify(const struct sbt_shellid *t, const struct sbt_exec *ev
 	    classify_as(ev, ev->exe_name, "file_name", out))
 		return true;
 	fp = sbt_exe_fingerprint(ev->exe_head, ev->exe_size);
+	has_layout = sbt_exe_layout(ev->exe_head, &layout);
 	for (int i = 0; t && i < t->n; i++)
-		if (t->known[i].size == ev->exe_size && t->known[i].fp == fp)
+		if ((t->known[i].size == ev->exe_size && t->known[i].fp == fp) ||
+		    (has_layout && t->known[i].has_layout && t->known[i].layout == layout))
 			return classify_as(ev, t->known[i].name, "content", out);
 	return false;
 }

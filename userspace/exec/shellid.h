@@ -3,7 +3,9 @@
  * Shells known by their file, not their name: a shell reached through a
  * symlink, a hard link or a copy under another name is still that shell.
  * The exec record says what file ran (decode.h: exe_size, exe_head — its
- * size and first bytes, fingerprinted here — and exe_name, its dentry's
+ * size and first bytes, fingerprinted here: the exact bytes, and the ELF
+ * layout in them, which a copy with bytes appended or patched outside its
+ * program headers keeps — and exe_name, its dentry's
  * name, which for a symlink is the target's); this table holds the same for
  * the shells installed on the host, learned once at start.
  */
@@ -22,6 +24,8 @@
 struct sbt_shellid {
 	struct {
 		uint64_t size, fp;
+		uint64_t layout; /* sbt_exe_layout's, when has_layout */
+		bool has_layout;
 		char name[SBT_SHELL_NAME_MAX]; /* "dash", "bash", "busybox" ... */
 	} known[SBT_SHELLID_MAX];
 	int n;
@@ -29,6 +33,12 @@ struct sbt_shellid {
 
 /* A file's fingerprint: its size and its first SBT_EXE_HEAD_BYTES bytes (zero past its end). */
 uint64_t sbt_exe_fingerprint(const uint64_t head[SBT_EXE_HEAD_WORDS], uint64_t size);
+
+/*
+ * The ELF layout of a head (see shellid.c): true and *out set when the head
+ * is a little-endian ELF whose program headers in it hold a PT_LOAD.
+ */
+bool sbt_exe_layout(const uint64_t head[SBT_EXE_HEAD_WORDS], uint64_t *out);
 
 /* The shells and multi-call binaries (busybox, toybox) in `dirs` (NULL-terminated; NULL: the usual bin directories). */
 void sbt_shellid_scan(struct sbt_shellid *t, const char *const *dirs);

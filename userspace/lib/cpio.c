@@ -410,14 +410,10 @@ static int archive_agent(struct sbt_cpio *c, const char *path, char *err, size_t
 int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const char *agent,
 		      uint64_t max_bytes, char *err, size_t errlen)
 {
-	struct sbt_cpio c;
-	struct walk *w;
-	struct stat st;
-	char *script;
+	char *script = malloc(SBT_CPIO_SCRIPT_MAX + 1);
 	long slen;
-	int ret, dfd;
+	int ret;
 
-	script = malloc(SBT_CPIO_SCRIPT_MAX + 1);
 	if (!script)
 		return -ENOMEM;
 	slen = sbt_guest_script(argv, script, SBT_CPIO_SCRIPT_MAX + 1);
@@ -428,14 +424,39 @@ int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const ch
 				 slen == -EINVAL ? "is empty" : "is longer than 256 KiB");
 		return (int)slen;
 	}
+	ret = sbt_guest_archive_script(fd, script, NULL, workspace, agent, max_bytes, err, errlen);
+	free(script);
+	return ret;
+}
+
+int sbt_guest_archive_script(int fd, const char *script, const char *nonce, const char *workspace,
+			     const char *agent, uint64_t max_bytes, char *err, size_t errlen)
+{
+	size_t slen = strlen(script);
+	struct sbt_cpio c;
+	struct walk *w;
+	struct stat st;
+	int ret, dfd;
+
+	if (!slen || slen > SBT_CPIO_SCRIPT_MAX) {
+		if (err && errlen)
+			snprintf(err, errlen, "the workload's script %s",
+				 slen ? "is longer than 256 KiB" : "is empty");
+		return slen ? -ENAMETOOLONG : -EINVAL;
+	}
 	sbt_cpio_init(&c, fd, max_bytes);
 	ret = sbt_cpio_dir(&c, "sbt", 0755, 0);
 	if (!ret)
-		ret = sbt_cpio_file(&c, "sbt/run", 0755, 0, script, (size_t)slen);
-	free(script);
+		ret = sbt_cpio_file(&c, "sbt/run", 0755, 0, script, slen);
 	if (ret) {
 		if (err && errlen)
 			snprintf(err, errlen, "writing the VM's /sbt/run: %s", strerror(-ret));
+		return ret;
+	}
+	/* the exit line's nonce: root's alone (0600), never copied into the workload's root */
+	if (nonce && (ret = sbt_cpio_file(&c, "sbt/nonce", 0600, 0, nonce, strlen(nonce)))) {
+		if (err && errlen)
+			snprintf(err, errlen, "writing the VM's /sbt/nonce: %s", strerror(-ret));
 		return ret;
 	}
 	if (agent && (ret = archive_agent(&c, agent, err, errlen)))

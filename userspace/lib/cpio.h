@@ -78,5 +78,12 @@ long sbt_guest_script(char *const *argv, char *out, size_t len);
  */
 int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const char *agent,
 		      uint64_t max_bytes, char *err, size_t errlen);
+/*
+ * The same with sbt/run as given (a script the guest's shell sources), not
+ * from an argv, and with `nonce` (NULL: none) as sbt/nonce, mode 0600: the
+ * init's exit line's (sbt_vm_console_nonce).
+ */
+int sbt_guest_archive_script(int fd, const char *script, const char *nonce, const char *workspace,
+			     const char *agent, uint64_t max_bytes, char *err, size_t errlen);
 
 #endif

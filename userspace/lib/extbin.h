@@ -2,7 +2,7 @@
 /*
  * The one place sbtrace and sbtrace-shim execute programs (the founding ADR-0015: a closed
  * set of external binaries). Host-side tools must be on the allowlist
- * (podman, docker, npm, make, node, ip, qemu-system-x86_64); `strace` never is. A sandbox workload
+ * (podman, docker, npm, make, node, ip, qemu-system-x86_64, slirp4netns); `strace` never is. A sandbox workload
  * (the build the probe runs, --cmd) is exec'd only from inside an
  * established sandbox, with SBT_EXEC_SANDBOXED. A test scans the sources:
  * no call of system, popen or an exec function outside extbin.c.

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The boot phase: after the build, what the container runs when it starts,
- * in the same sandbox and under the same trace, for --boot-seconds or until
- * it exits; then SIGTERM, and SIGKILL PROBE_BOOT_GRACE_MS later.
+ * in the same sandbox and under the same trace, until it is ready and quiet
+ * (it listens or its HEALTHCHECK passed, then --boot-quiet-ms without an
+ * exec: readiness()), until it exits, or for --boot-seconds at most; then
+ * SIGTERM, and SIGKILL PROBE_BOOT_GRACE_MS later.
  *
  *  - a Dockerfile: the built image (the final stage, or --target) as its
  *    ENTRYPOINT/CMD say (or --boot-cmd's command instead of CMD), started
@@ -70,6 +72,10 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 	int rc = 0;
 
 	probe_sites_init(&p->sites);
+	if (probe_sites_lockfile(&p->sites, p->o->repo)) {
+		probe_err(err, errlen, "out of memory");
+		return -1;
+	}
 	p->boot.healthcheck = -1;
 	if (o->boot_cmd) {
 		char why[128];
@@ -181,20 +187,102 @@ static void kill_container(const struct probe_ctx *p)
 }
 
 /*
- * The HEALTHCHECK, once, a second into the boot (or halfway when shorter):
- * the engine runs its command inside the container, so the trace sees it.
- * Nothing schedules it here (no systemd timer), so the probe does.
+ * The HEALTHCHECK, once, a second into the boot (or halfway when shorter),
+ * or as soon as the boot listens: the engine runs its command inside the
+ * container, so the trace sees it. Nothing schedules it here (no systemd
+ * timer), so the probe does.
  */
 static void healthcheck(struct probe_ctx *p, uint64_t now)
 {
 	uint64_t at = p->boot.start_ms + (p->o->boot_ms < 2000 ? p->o->boot_ms / 2 : 1000);
 
-	if (!p->boot.has_healthcheck || p->boot.healthcheck != -1 || now < at)
+	if (!p->boot.has_healthcheck || p->boot.healthcheck != -1 ||
+	    (now < at && !p->boot.ready_ns))
 		return;
 	p->boot.healthcheck = probe_engine_healthcheck(&p->build);
 	if (p->boot.healthcheck < 0)
 		p->boot.healthcheck = 255;
 	probe_progress(p, "ran the image's HEALTHCHECK once%s", "");
+}
+
+/* The boot's start (CLOCK_BOOTTIME) while it runs and was not stopped, else 0. */
+static uint64_t running_since(struct probe_ctx *p)
+{
+	struct sbt_sandbox_then *t = &p->run.then;
+
+	if (p->boot.source == BOOT_DOCKERFILE)
+		return p->boot.running && !p->boot.term_sent ? p->sink.boot_start_ns : 0;
+	if (!p->sink.run || p->run.phase_fd < 0)
+		return 0;
+	sbt_sandbox_then_poll(&p->run);
+	if (!t->started || t->end != SBT_THEN_PENDING)
+		return 0;
+	if (!p->sink.boot_start_ns) /* this poll took init's record: the sink's phase from it */
+		p->sink.boot_start_ns = t->start_ns;
+	return t->start_ns;
+}
+
+#define READY_POLL_MS 50 /* how often the boot's sockets are looked at */
+
+/*
+ * The boot ends at readiness, not at --boot-seconds: once it listens (or
+ * its HEALTHCHECK passed, and an image's HEALTHCHECK ran in any case: it is
+ * part of what the image runs) and no exec came for --boot-quiet-ms, it is
+ * stopped as at its time limit: SIGTERM, SIGKILL after the grace.
+ */
+static void readiness(struct probe_ctx *p, uint64_t now_ms)
+{
+	struct probe_boot *b = &p->boot;
+	uint64_t since = running_since(p), now, quiet = p->o->boot_quiet_ms * 1000000ull;
+
+	if (!since || b->end_asked)
+		return;
+	now = sbt_clock_ns(CLOCK_BOOTTIME);
+	if (!b->ready_ns && now_ms >= b->next_poll_ms) {
+		b->next_poll_ms = now_ms + READY_POLL_MS;
+		if (probe_boot_listening(p) > 0) {
+			b->ready_ns = now;
+			b->ready_by = "ready";
+			probe_progress(p, "the boot listens: ready%s", "");
+		}
+	}
+	if (!b->ready_ns && b->has_healthcheck && b->healthcheck == 0) {
+		b->ready_ns = now;
+		b->ready_by = "healthcheck";
+	}
+	if (!b->ready_ns || (b->has_healthcheck && b->healthcheck == -1) ||
+	    now < b->ready_ns + quiet || now < p->sink.last_exec_ns + quiet)
+		return;
+	b->end_asked = true;
+	probe_progress(p, "ready, and no exec since: ending the boot%s", "");
+	if (b->source != BOOT_DOCKERFILE) {
+		if (sbt_sandbox_then_end(&p->run) < 0) /* init is gone: the boot ended already */
+			b->end_asked = false;
+		return;
+	}
+	b->term_sent = true;
+	if (p->run.pid > 0)
+		kill(p->run.pid, SIGTERM); /* podman run passes it to the container */
+	b->deadline_ms = now_ms + PROBE_BOOT_GRACE_MS;
+}
+
+#define TERM_DROPPED_MS 250 /* podman's SIGTERM has reached the container by then */
+
+/*
+ * In the grace after the SIGTERM: a container's PID 1 whose SIGTERM is at
+ * the default now (it had no handler, or node's one-shot one ran) will not
+ * end by it (the kernel drops it for a PID 1): the SIGKILL at once.
+ */
+static void term_dropped(struct probe_ctx *p, uint64_t now)
+{
+	struct probe_boot *b = &p->boot;
+
+	if (!b->running || !b->term_sent || b->kill_sent || now >= b->deadline_ms ||
+	    now + PROBE_BOOT_GRACE_MS < b->deadline_ms + TERM_DROPPED_MS || now < b->next_poll_ms)
+		return;
+	b->next_poll_ms = now + READY_POLL_MS;
+	if (probe_boot_term_handled(p) == 0)
+		b->deadline_ms = now;
 }
 
 void probe_boot_tick(struct probe_ctx *p)
@@ -203,6 +291,8 @@ void probe_boot_tick(struct probe_ctx *p)
 
 	if (p->boot.running && !p->boot.term_sent)
 		healthcheck(p, now);
+	readiness(p, now);
+	term_dropped(p, now);
 	if (!p->boot.running || now < p->boot.deadline_ms)
 		return;
 	if (!p->boot.term_sent) {
@@ -213,6 +303,7 @@ void probe_boot_tick(struct probe_ctx *p)
 		probe_progress(p, "boot time is up: SIGTERM to the container%s", "");
 	} else if (!p->boot.kill_sent) {
 		p->boot.kill_sent = true;
+		p->boot.term_handled = probe_boot_term_handled(p);
 		kill_container(p);
 		p->boot.deadline_ms = now + 10000;
 		probe_progress(p, "the container did not stop: SIGKILL%s", "");
@@ -238,6 +329,27 @@ static const char *end_name(enum sbt_then_end e)
 		break;
 	}
 	return NULL;
+}
+
+/* What ended the boot: itself, the probe at readiness, or its time limit. */
+static const char *ended_by(const struct probe_boot *b)
+{
+	if (!b->ran || b->end == SBT_THEN_PENDING || b->end == SBT_THEN_SKIPPED)
+		return NULL;
+	if (b->end == SBT_THEN_EXITED)
+		return "exited";
+	return b->end_asked ? b->ready_by : "time_limit";
+}
+
+/* When it was seen ready, in ms since its start; -1 never. */
+static int64_t ready_ms(const struct probe_ctx *p)
+{
+	uint64_t start =
+		p->boot.source == BOOT_DOCKERFILE ? p->sink.boot_start_ns : p->run.then.start_ns;
+
+	if (!p->boot.ready_ns || !start || p->boot.ready_ns < start)
+		return -1;
+	return (int64_t)((p->boot.ready_ns - start) / 1000000);
 }
 
 static const char *source_name(enum probe_boot_source s)
@@ -282,6 +394,10 @@ json_object *probe_boot_json(const struct probe_ctx *p)
 	json_object_object_add(o, "seconds",
 			       json_object_new_double_s((double)b->ms / 1000.0, secs));
 	json_object_object_add(o, "ended", end ? json_object_new_string(end) : NULL);
+	json_object_object_add(o, "ended_by",
+			       ended_by(b) ? json_object_new_string(ended_by(b)) : NULL);
+	json_object_object_add(o, "ready_ms",
+			       ready_ms(p) >= 0 ? json_object_new_int64(ready_ms(p)) : NULL);
 	json_object_object_add(o, "healthcheck_exit_code",
 			       b->has_healthcheck && b->healthcheck >= 0
 				       ? json_object_new_int64(b->healthcheck)

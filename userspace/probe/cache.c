@@ -60,6 +60,11 @@ void sbt_probe_cache_key(const struct sbt_build_plan *plan, const char *version,
 	for (int i = 0; i < argc; i++)
 		key_bytes(&ctx, plan->argv[i], strlen(plan->argv[i]));
 	key_bytes(&ctx, plan->target, strnlen(plan->target, sizeof(plan->target)));
+	if (plan->install) { /* none: the key as before; a NUL no input name holds tags it */
+		key_bytes(&ctx, "\0install", 8);
+		for (const char *const *w = plan->install; *w; w++)
+			key_bytes(&ctx, *w, strlen(*w));
+	}
 	key_u64(&ctx, (uint64_t)nin);
 	for (int i = 0; i < nin; i++) {
 		const struct sbt_probe_input *in = &plan->inputs[i];

@@ -5,6 +5,7 @@
  * the cache key), its command line, and the image it leaves behind.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "lib/extbin.h"
 #include "probe_int.h"
 #include "lib/log.h"
+#include "lib/treecopy.h"
 
 #define TOOL_TIMEOUT_MS 30000
 
@@ -56,11 +58,10 @@ static const char *first_line(char *s)
 	return s;
 }
 
-/* --image-map's stand-in for `ref` (the last mapping given wins), or NULL. */
-static const char *mapped_to(const struct probe_opts *o, const char *ref)
+const char *probe_image_mapped(const struct probe_opts *o, const char *ref)
 {
 	for (int i = o->nr_image_map - 1; i >= 0; i--)
-		if (strcmp(o->image_map[i].ref, ref) == 0)
+		if (fnmatch(o->image_map[i].ref, ref, 0) == 0)
 			return o->image_map[i].local;
 	return NULL;
 }
@@ -97,7 +98,7 @@ static int rewrite_froms(const struct probe_opts *o, const struct sbt_dockerfile
 			const struct sbt_df_stage *st = &df->stages[s];
 
 			if (st->line == line && st->base_kind == SBT_DF_BASE_IMAGE &&
-			    (local = mapped_to(o, st->image)))
+			    (local = probe_image_mapped(o, st->image)))
 				base = st->base;
 		}
 		if (local) { /* the image word after FROM (and its flags) */
@@ -126,6 +127,115 @@ static int rewrite_froms(const struct probe_opts *o, const struct sbt_dockerfile
 	return 0;
 }
 
+static const char *const foreign_tools[] = { "apk", "yum", "dnf", "microdnf", NULL };
+
+/* True when the n bytes at w are `word`. */
+static bool word_is(const char *w, size_t n, const char *word)
+{
+	return n == strlen(word) && strncmp(w, word, n) == 0;
+}
+
+const char *probe_foreign_tool(const char *cmd)
+{
+	bool at_cmd = true; /* the next word is a command's name */
+
+	for (const char *p = cmd; p && *p;) {
+		const char *w = p, *slash;
+		size_t n;
+
+		if (strchr(" \t\r\n\\", *p)) {
+			p++;
+			continue;
+		}
+		if (strchr(";&|()", *p)) {
+			at_cmd = true;
+			p++;
+			continue;
+		}
+		n = strcspn(p, " \t\r\n;&|()");
+		p += n;
+		if (!at_cmd)
+			continue;
+		slash = memrchr(w, '/', n);
+		if (slash) { /* /sbin/apk */
+			n -= (size_t)(slash + 1 - w);
+			w = slash + 1;
+		}
+		for (int i = 0; foreign_tools[i]; i++)
+			if (word_is(w, n, foreign_tools[i]))
+				return foreign_tools[i];
+		/* after sudo, exec or VAR=value the next word is still a command's */
+		at_cmd = word_is(w, n, "sudo") || word_is(w, n, "exec") || memchr(w, '=', n);
+	}
+	return NULL;
+}
+
+/* A RUN's foreign tool: a shell form's command, an exec form's program (or its -c text). */
+static const char *run_foreign_tool(const struct sbt_df_instr *in)
+{
+	if (in->form == SBT_DF_FORM_SHELL)
+		return probe_foreign_tool(in->cmd);
+	if (in->form != SBT_DF_FORM_EXEC || in->argc < 1)
+		return NULL;
+	if (in->argc >= 3 && strcmp(in->argv[in->argc - 2], "-c") == 0)
+		return probe_foreign_tool(in->argv[in->argc - 1]);
+	for (int i = 0; foreign_tools[i]; i++) {
+		const char *slash = strrchr(in->argv[0], '/');
+
+		if (strcmp(slash ? slash + 1 : in->argv[0], foreign_tools[i]) == 0)
+			return foreign_tools[i];
+	}
+	return NULL;
+}
+
+/* The index in images of the image stage `st` is built on (through its FROM stages), or -1. */
+static int root_image_of(const struct sbt_dockerfile *df, int st, const char *const *images, int n)
+{
+	for (int hops = 0; st >= 0 && hops <= df->nr_stages; hops++) {
+		if (df->stages[st].base_kind == SBT_DF_BASE_IMAGE) {
+			for (int k = 0; k < n; k++)
+				if (strcmp(images[k], df->stages[st].image) == 0)
+					return k;
+			return -1;
+		}
+		st = df->stages[st].base_kind == SBT_DF_BASE_STAGE ? df->stages[st].base_stage : -1;
+	}
+	return -1;
+}
+
+/* The first RUN up to the target on a mapped image that runs a foreign tool. */
+static void scan_foreign_tools(const struct sbt_dockerfile *df, int target,
+			       const char *const *images, int n, struct probe_df *out)
+{
+	for (int i = 0; i < df->nr_instrs && !out->lacks_tool; i++) {
+		const struct sbt_df_instr *in = &df->instrs[i];
+		const char *tool;
+		int img;
+
+		if (in->stage < 0 || in->stage > target || !sbt_df_is_run(in) ||
+		    !(tool = run_foreign_tool(in)))
+			continue;
+		img = root_image_of(df, in->stage, images, n);
+		if (img >= 0 && out->mapped[img][0]) {
+			out->lacks_tool = tool;
+			out->lacks_line = in->line;
+			out->lacks_image = img;
+		}
+	}
+}
+
+/*
+ * The base image whose ENTRYPOINT the target inherits: none in the target or
+ * the stages it is built FROM, the chain's image (its index in images), else -1.
+ */
+static int entry_image_of(const struct sbt_dockerfile *df, int target, const char *const *images,
+			  int n)
+{
+	if (target < 0 || sbt_dockerfile_entrypoint(df, target))
+		return -1;
+	return root_image_of(df, target, images, n);
+}
+
 /*
  * What `podman build --target` builds (every stage up to the target, as
  * buildah does): its base images (and their --image-map stand-ins, the
@@ -145,6 +255,7 @@ static int df_scan(const struct probe_opts *o, const char *target, struct probe_
 	int idx, n = -1;
 
 	memset(out, 0, sizeof(*out));
+	out->entry_image = -1;
 	if (probe_read_repo_text(repo, "Dockerfile", &buf, &len, err, sizeof(err)) <= 0) {
 		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, err[0] ? err : "absent");
 		return -1;
@@ -165,13 +276,15 @@ static int df_scan(const struct probe_opts *o, const char *target, struct probe_
 		free(buf);
 		return -1;
 	}
+	out->entry_image = entry_image_of(&df, idx, images, n);
 	for (int i = 0; i < n; i++) {
-		const char *local = mapped_to(o, images[i]);
+		const char *local = probe_image_mapped(o, images[i]);
 
 		snprintf(out->images[out->nr_images], DF_IMAGE_MAX, "%s", images[i]);
 		snprintf(out->mapped[out->nr_images++], DF_IMAGE_MAX, "%s", local ? local : "");
 		any_mapped |= local != NULL;
 	}
+	scan_foreign_tools(&df, idx, images, n, out);
 	if (any_mapped && rewrite_froms(o, &df, buf, len, b, msg, msglen) < 0) {
 		sbt_dockerfile_free(&df);
 		free(buf);
@@ -184,6 +297,47 @@ static int df_scan(const struct probe_opts *o, const char *target, struct probe_
 			out->nr_runs++;
 	sbt_dockerfile_free(&df);
 	return 0;
+}
+
+/*
+ * The inherited ENTRYPOINT: the image's Config.Entrypoint (none: nothing) into
+ * df->entry. Nothing when it has none or the inspect fails (the boot then
+ * counts its shells as the app's, as before).
+ */
+static void inspect_entry(const char *tool, const char *image, struct probe_df *df)
+{
+	char out[2048], errout[512], fmt[] = "{{range .Config.Entrypoint}}{{.}}\n{{end}}";
+	char *inspect[] = {
+		(char *)tool, "image", "inspect", "--format", fmt, (char *)image, NULL
+	};
+
+	df->entry_argc = 0;
+	if (tool_code(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS) != 0)
+		return;
+	/* one word a line (a word with a newline in it is cut there) */
+	for (char *w = out, *nl; (nl = strchr(w, '\n')) && df->entry_argc < DF_MAX_ENTRY;
+	     w = nl + 1) {
+		*nl = '\0';
+		snprintf(df->entry[df->entry_argc++], DF_IMAGE_MAX, "%.*s", DF_IMAGE_MAX - 1, w);
+	}
+	while (df->entry_argc && !df->entry[df->entry_argc - 1][0])
+		df->entry_argc--; /* the tool's own newline after the last */
+}
+
+/* One of scripts/base-images.sh's stand-ins: its name, or its sbtrace.recipe label. */
+static bool our_stand_in(const char *tool, const char *image)
+{
+	char out[128], errout[256], fmt[] = "{{index .Labels \"sbtrace.recipe\"}}";
+	char *inspect[] = {
+		(char *)tool, "image", "inspect", "--format", fmt, (char *)image, NULL
+	};
+
+	if (strncmp(image, "localhost/sbtrace-", 18) == 0)
+		return true;
+	if (tool_code(inspect, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS) != 0)
+		return false;
+	first_line(out);
+	return out[0] && strcmp(out, "<no value>") != 0;
 }
 
 /* "sha256:HEX" or "HEX" (64 lower-case hex digits) into hex; false if not an id. */
@@ -265,7 +419,11 @@ int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan
 			snprintf(in->substituted_by, sizeof(in->substituted_by), "%s",
 				 df->mapped[i]);
 		}
+		if (i == df->entry_image)
+			inspect_entry(tool, local, df);
 	}
+	if (df->lacks_tool && !our_stand_in(tool, df->mapped[df->lacks_image]))
+		df->lacks_tool = NULL; /* a stand-in of the user's own may have it */
 	return 0;
 }
 
@@ -294,9 +452,43 @@ static void podman_conf_env(void)
 		setenv("CONTAINERS_CONF", conf, 0);
 }
 
-/* Build the engine's argv into plan->argv (owned by the plan). 0 or -ENOMEM. */
-static int build_argv(struct sbt_build_plan *plan, const struct probe_build *b, const char *repo,
-		      const char *cgroup_parent)
+/*
+ * What confines podman's RUN steps and the boot's container beyond its own
+ * defaults: the sandboxes' seccomp rules (sbt_seccomp_oci_profile(), in
+ * b->seccomp), and none of the capabilities a build has no use for: device
+ * nodes (MKNOD), packet sockets that skip the socket hooks (NET_RAW), file
+ * capabilities and keeping set-id bits (SETFCAP, FSETID), chroot,
+ * capability bounding (SETPCAP), the audit log. Package managers keep
+ * CHOWN, DAC_OVERRIDE, FOWNER, SETUID/SETGID, KILL; a server keeps
+ * NET_BIND_SERVICE. And the label sbtrace.probe=NAME (NAME from the
+ * cgroup parent /sbtrace/NAME/...) on what podman makes, for the clean-up.
+ * The list is valid until the next call.
+ */
+#define PROBE_CAP_DROP "--cap-drop=MKNOD,NET_RAW,SETFCAP,FSETID,SYS_CHROOT,SETPCAP,AUDIT_WRITE"
+
+static char *const *confine_args(const struct probe_build *b, const char *cgroup_parent)
+{
+	static char seccomp[96], label[SBT_SANDBOX_NAME_MAX + 48], cap_drop[] = PROBE_CAP_DROP;
+	static char *args[4];
+	const char *name = cgroup_parent + strlen("/sbtrace/");
+	int n = 0;
+
+	args[n++] = cap_drop;
+	if (b->seccomp[0]) {
+		snprintf(seccomp, sizeof(seccomp), "--security-opt=seccomp=%s", b->seccomp);
+		args[n++] = seccomp;
+	}
+	if (strncmp(cgroup_parent, "/sbtrace/", strlen("/sbtrace/")) == 0) {
+		snprintf(label, sizeof(label), "--label=sbtrace.probe=%.*s",
+			 (int)strcspn(name, "/"), name);
+		args[n++] = label;
+	}
+	args[n] = NULL;
+	return args;
+}
+
+int probe_engine_build_argv(struct sbt_build_plan *plan, const struct probe_build *b,
+			    const char *context, const char *cgroup_parent)
 {
 	enum probe_engine eng = b->eng;
 	static const char *const podman[] = {
@@ -328,18 +520,33 @@ static int build_argv(struct sbt_build_plan *plan, const struct probe_build *b, 
 		snprintf(buf, sizeof(buf), "--target=%s", plan->target);
 		ADD(buf);
 	}
-	ADD("--network=none");
+	if (b->network[0]) { /* every RUN step in the build's namespace (net.c), or the VM's */
+		snprintf(buf, sizeof(buf), "--network=%s", b->network);
+		ADD(buf);
+		if (strncmp(b->network, "ns:", 3) == 0) /* a microVM's resolv.conf names its tap */
+			ADD("--dns=198.18.0.3"); /* any port-53 address goes to the DNS proxy */
+	} else {
+		ADD("--network=none");
+	}
+	if (eng == ENGINE_PODMAN) {
+		char *const *c = confine_args(b, cgroup_parent);
+
+		for (; *c; c++)
+			ADD(*c);
+	}
 	snprintf(buf, sizeof(buf), "--cgroup-parent=%s", cgroup_parent);
 	ADD(buf);
-	snprintf(buf, sizeof(buf), "--iidfile=%s", b->iidfile);
-	ADD(buf);
+	if (b->iidfile[0]) {
+		snprintf(buf, sizeof(buf), "--iidfile=%s", b->iidfile);
+		ADD(buf);
+	}
 	ADD("-f");
 	if (b->dockerfile[0])
 		snprintf(buf, sizeof(buf), "%s", b->dockerfile);
 	else
-		snprintf(buf, sizeof(buf), "%s/Dockerfile", repo);
+		snprintf(buf, sizeof(buf), "%s/Dockerfile", context);
 	ADD(buf);
-	ADD(repo);
+	ADD(context); /* a copy of the repo, never the repo (kind_dockerfile.c) */
 #undef ADD
 	plan->argv[n] = NULL;
 	return 0;
@@ -363,7 +570,37 @@ static void remove_built_image(const struct probe_build *b)
 	}
 }
 
-int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const char *repo,
+/* The OCI seccomp profile into a file of the probe's own (b->seccomp). 0 or -errno. */
+static int write_seccomp(struct probe_build *b)
+{
+	char *json = sbt_seccomp_oci_profile();
+	int fd, ret = 0;
+	size_t len;
+
+	if (!json)
+		return -ENOMEM;
+	snprintf(b->seccomp, sizeof(b->seccomp), "/tmp/sbtrace-probe-seccomp.XXXXXX");
+	fd = mkstemp(b->seccomp);
+	if (fd < 0) {
+		ret = -errno;
+		b->seccomp[0] = '\0';
+		free(json);
+		return ret;
+	}
+	len = strlen(json);
+	if (write(fd, json, len) != (ssize_t)len)
+		ret = -EIO;
+	if (close(fd) && !ret)
+		ret = -errno;
+	free(json);
+	if (ret) {
+		unlink(b->seccomp);
+		b->seccomp[0] = '\0';
+	}
+	return ret;
+}
+
+int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const char *context,
 		      const char *cgroup_parent)
 {
 	int fd;
@@ -375,9 +612,14 @@ int probe_engine_argv(struct sbt_build_plan *plan, struct probe_build *b, const 
 		return -errno;
 	}
 	close(fd);
-	if (b->eng == ENGINE_PODMAN)
+	if (b->eng == ENGINE_PODMAN) {
+		int ret = write_seccomp(b);
+
+		if (ret < 0)
+			return ret;
 		podman_conf_env();
-	return build_argv(plan, b, repo, cgroup_parent);
+	}
+	return probe_engine_build_argv(plan, b, context, cgroup_parent);
 }
 
 int probe_engine_healthcheck(const struct probe_build *b)
@@ -425,6 +667,9 @@ int probe_engine_boot_argv(const struct probe_build *b, const char *image, const
 	for (const char *const *f = fixed; *f; f++)
 		if (n < max)
 			argv[n++] = (char *)*f;
+	if (b->eng == ENGINE_PODMAN)
+		for (char *const *c = confine_args(b, cgroup_parent); *c && n < max; c++)
+			argv[n++] = *c;
 	if (n + 3 >= max)
 		return -E2BIG;
 	argv[n++] = name_opt;
@@ -462,6 +707,17 @@ void probe_engine_cleanup(struct probe_build *b)
 	if (b->dockerfile[0]) {
 		unlink(b->dockerfile);
 		b->dockerfile[0] = '\0';
+	}
+	if (b->seccomp[0]) {
+		unlink(b->seccomp);
+		b->seccomp[0] = '\0';
+	}
+	free(b->vm_script);
+	b->vm_script = NULL;
+	if (b->context[0]) {
+		if (sbt_tree_remove(b->context) < 0)
+			sbt_log("could not remove the build context's copy %s", b->context);
+		b->context[0] = '\0';
 	}
 	if (!b->iidfile[0])
 		return;

@@ -94,6 +94,32 @@ static void statcache_path(const struct probe_opts *o, char *buf, size_t len)
 }
 
 /*
+ * The egress policy: with a rule, the build has a network (net.c), so what
+ * the allowlist says can change what the build runs. The mode, then each
+ * rule's canonical text, in order; the resolver and the DNS options too.
+ */
+static int add_policy(struct sbt_build_plan *plan, const struct probe_opts *o)
+{
+	struct sbt_sha256 ctx;
+	uint8_t md[32];
+	char hex[65], num[64];
+
+	sbt_sha256_init(&ctx);
+	snprintf(num, sizeof(num), "mode %d rules %zu proxy %d resolver %d\n", o->egress_mode,
+		 o->egress.nr_rules, o->egress.dns_proxy_off, o->egress.has_resolver);
+	sbt_sha256_update(&ctx, num, strlen(num));
+	if (o->egress.has_resolver)
+		sbt_sha256_update(&ctx, o->egress.resolver, sizeof(o->egress.resolver));
+	for (size_t i = 0; i < o->egress.nr_rules; i++) {
+		sbt_sha256_update(&ctx, o->egress.rules[i].text, strlen(o->egress.rules[i].text));
+		sbt_sha256_update(&ctx, "\n", 1);
+	}
+	sbt_sha256_final(&ctx, md);
+	sbt_sha256_hex(md, hex);
+	return probe_add_input(plan, "policy:egress", hex);
+}
+
+/*
  * The probe itself: its version and its binary (size, modification time),
  * so a rebuilt sbtrace, whose classification may differ, answers anew.
  */
@@ -128,7 +154,8 @@ int probe_key_inputs(struct probe_ctx *p, struct sbt_build_plan *plan)
 		p->tree.cacheable = false;
 	}
 	if (probe_add_input(plan, "tree:.", p->tree.digest) || add_env(plan, &o->env) ||
-	    add_tool(plan, tool, sbt_env_get(&o->env, "PATH")) || add_probe(plan)) {
+	    add_tool(plan, tool, sbt_env_get(&o->env, "PATH")) || add_policy(plan, o) ||
+	    add_probe(plan)) {
 		p->tree.cacheable = false;
 		snprintf(p->tree.why, sizeof(p->tree.why), "more inputs than the key records");
 	}

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* What the build kinds share (kind.h): the plan's argv, why and inputs, the common sites. */
+/*
+ * What the build kinds share (kind.h): the plan's argv, why and inputs, the
+ * common sites; and the probe's progress line, which every part writes.
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,7 +11,23 @@
 #include <unistd.h>
 
 #include "kind.h"
+#include "lib/clock.h"
+#include "lib/log.h"
 #include "lib/sha256.h"
+
+/* The probe's progress on stderr: "sbtrace probe: [ 1.2 s] ...", unless --quiet. */
+void probe_progress(const struct probe_ctx *p, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	if (p->o->quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sbt_log("[%5.1f s] %s", (double)(sbt_mono_ms() - p->t0_ms) / 1000.0, msg);
+}
 
 void probe_why(struct sbt_build_plan *plan, const char *fmt, ...)
 {

@@ -31,8 +31,12 @@ struct probe_kind {
 	const char *const *inputs;
 	/* The build's shells tied to nothing else: this instruction (and file) of the repo. */
 	const char *instruction, *file;
-	/* The build is an engine's, on this backend whatever --backend says. */
-	bool own_backend;
+	/*
+	 * The build is an engine's: on the host on this backend (--backend
+	 * podman), or with in_vm in the microVM too (--backend qemu; auto picks
+	 * it where KVM is usable).
+	 */
+	bool own_backend, in_vm;
 	enum sbt_sandbox_backend backend;
 	/* The boot runs the image the build made (else --boot-cmd or npm start, in the sandbox). */
 	bool boots_image;

@@ -36,16 +36,28 @@ static int cmd_inputs(const char *root, struct sbt_build_plan *plan, char *err, 
 /*
  * make runs with -B, npm's script always runs, a Dockerfile's RUN steps
  * with --no-cache; a --cmd may skip work because its outputs are already
- * there, and then a clean build may run more.
+ * there, and then a clean build may run more. The evidence: the ns
+ * backend's init says whether the build wrote anything to its workspace
+ * (the overlay's upper layer); `node build.js` is one exec and a real
+ * build. Where the backend cannot tell (qemu), the count stands in: a build
+ * that ran no program besides its own command is taken to have done nothing.
  */
 static const char *cmd_doubt(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			     const char **message)
 {
+	if (p->run.workspace_written > 0)
+		return NULL;
+	if (p->run.workspace_written == 0) {
+		*message = "the build wrote nothing to its workspace: if it skipped work because "
+			   "its outputs already exist, a clean build may run shells this one did "
+			   "not";
+		return "build_did_nothing";
+	}
 	if (p->sink.execs > 1)
 		return NULL;
-	*message = "the build ran no program besides its own command: if it skipped work "
-		   "because its outputs already exist, a clean build may run shells this one "
-		   "did not";
+	*message = "the build ran no program besides its own command (this backend cannot tell "
+		   "whether it wrote its output): if it skipped work because its outputs already "
+		   "exist, a clean build may run shells this one did not";
 	return "build_did_nothing";
 }
 

@@ -5,15 +5,35 @@
  * engine runs on the host, in the sandbox's cgroup (no namespaces of ours:
  * it makes its own), and puts every RUN step's container in <sandbox
  * cgroup>/build (--cgroup-parent; runc's cgroupfs manager mirrors it into
- * the cgroup v2 hierarchy), so the trace sees them; it reads the repo as its
- * build context. The engine's parts are engine.c's.
+ * the cgroup v2 hierarchy), so the trace sees them. Its build context is a
+ * copy of the repo in a directory of the probe's (CONTEXT_PARENT), never the
+ * repo: nothing a RUN step does through a bind mount reaches the repo, and
+ * no symlink leads out of it (a repo with one is refused, as RUN flags the
+ * probe cannot confine are). The engine's parts are engine.c's.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "dockerfile/dockerfile.h"
 #include "kind.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "lib/treecopy.h"
+
+#define CONTEXT_PARENT "/var/tmp" /* on disk, not in memory as /tmp and /run may be */
+
+/* Where the copies go: $SBTRACE_CONTEXT_DIR (an absolute path), else CONTEXT_PARENT. */
+static const char *context_parent(void)
+{
+	const char *d = getenv("SBTRACE_CONTEXT_DIR");
+
+	return d && d[0] == '/' ? d : CONTEXT_PARENT;
+}
 
 #define STAGE_LIST_MAX 256 /* stage names listed in an error message */
 
@@ -57,6 +77,22 @@ static void stage_list(const struct sbt_dockerfile *df, char *buf, size_t len)
 		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", n);
 		used += (size_t)w;
 	}
+}
+
+/* The refusal of a repo with a symlink that leads out of it (the build context's rule). */
+static int context_refused(const char *repo, char *err, size_t errlen)
+{
+	struct sbt_tree_copy st = { 0 };
+	char why[512];
+
+	if (sbt_tree_copy(repo, NULL, &st, why, sizeof(why)) != -EXDEV)
+		return 0; /* anything else is the copy's to report */
+	probe_err(err, errlen,
+		  "%s/%s: a symlink to %s, outside the repo: a Dockerfile build's context holds "
+		  "none (the engine would read the host through it); make it point inside the "
+		  "repo, or remove it",
+		  repo, st.escape, st.escape_target);
+	return -1;
 }
 
 /*
@@ -115,6 +151,16 @@ static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan
 		sbt_dockerfile_free(&df);
 		return 0;
 	}
+	/* before anything runs: what the host engine's RUN steps could do outside the sandbox */
+	if (sbt_dockerfile_unconfined_run(&df, idx, &derr) < 0) {
+		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+		sbt_dockerfile_free(&df);
+		return -1;
+	}
+	if (context_refused(in->root, err, errlen) < 0) {
+		sbt_dockerfile_free(&df);
+		return -1;
+	}
 	st = &df.stages[idx];
 	snprintf(plan->target, sizeof(plan->target), "%s", st->name);
 	if (target)
@@ -157,10 +203,34 @@ static int df_sites(const struct probe_kind *k, struct probe_ctx *p,
 	return ret ? -1 : 0;
 }
 
-/* The engine and the base images (their ids are inputs) before the key. */
+/*
+ * The engine and the base images (their ids are inputs) before the key; an
+ * ENTRYPOINT the final image inherits from its base image is a site of its own.
+ */
 static int df_prepare(struct probe_ctx *p, struct sbt_build_plan *plan)
 {
-	return probe_engine_prepare(p->o, plan, &p->build, p->boot_err, sizeof(p->boot_err));
+	const struct probe_df *df = &p->build.df;
+	const char *entry[DF_MAX_ENTRY];
+
+	if (probe_engine_prepare(p->o, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
+		return -1;
+	/* the microVM's engine is the guest's podman, with the base images of the host's */
+	p->build.in_vm = sbt_backend_caps(p->backend)->guest;
+	if (p->build.in_vm && p->build.eng != ENGINE_PODMAN) {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "a Dockerfile build in the microVM needs podman on the host (the guest "
+			 "runs the host's, and takes the base images from its store); install "
+			 "it with 'make deps', or use --backend podman for docker");
+		return -1;
+	}
+	for (int i = 0; i < df->entry_argc; i++)
+		entry[i] = df->entry[i];
+	if (df->entry_argc &&
+	    probe_sites_base_entry(&p->sites, df->images[df->entry_image], entry, df->entry_argc)) {
+		snprintf(p->boot_err, sizeof(p->boot_err), "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* Where the RUN steps' containers go: below the sandbox's cgroup (sbtrace/NAME). */
@@ -169,12 +239,88 @@ static void build_parent(const struct probe_ctx *p, char *buf, size_t len)
 	snprintf(buf, len, "/sbtrace/%s/build", p->name);
 }
 
+/* What the copy left out or changed, on stderr once each (the build sees the copy). */
+static void context_notes(const struct sbt_tree_copy *st)
+{
+	if (st->skipped)
+		sbt_log("build context: %llu special file%s left out (device nodes, FIFOs, "
+			"sockets are not copied), the first: %s",
+			(unsigned long long)st->skipped, st->skipped == 1 ? "" : "s",
+			st->first_skipped);
+	if (st->setid)
+		sbt_log("build context: set-uid/set-gid bits dropped from %llu entr%s, the "
+			"first: %s",
+			(unsigned long long)st->setid, st->setid == 1 ? "y" : "ies",
+			st->first_setid);
+}
+
+/*
+ * The build context: the repo copied into a directory of ours (0700,
+ * removed by probe_engine_cleanup). SIGINT and SIGTERM wait while it is
+ * made: one that comes ends the copy, which is removed before it acts.
+ * 0, or -1 with boot_err.
+ */
+static int df_context(struct probe_ctx *p, struct sbt_build_plan *plan)
+{
+	struct probe_build *b = &p->build;
+	struct sbt_tree_copy st = { .stop_on_signal = true };
+	const char *parent = context_parent();
+	uint64_t t0 = sbt_mono_ms();
+	sigset_t block, old;
+	char err[512], dest[sizeof(b->context) + 16];
+	int rc, n;
+
+	n = snprintf(b->context, sizeof(b->context), "%s/sbtrace-ctx-%d.XXXXXX", parent,
+		     (int)getpid());
+	if (n >= (int)sizeof(b->context) || !mkdtemp(b->context)) {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "cannot make the build context's directory in %.200s: %s", parent,
+			 n >= (int)sizeof(b->context) ? "path too long" : strerror(errno));
+		b->context[0] = '\0';
+		return -1;
+	}
+	/* the microVM's workspace holds more than the context: the copy is its context/ */
+	snprintf(dest, sizeof(dest), "%s%s", b->context, b->in_vm ? "/context" : "");
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	rc = b->in_vm && mkdir(dest, 0755) ? -errno : 0;
+	if (rc)
+		snprintf(err, sizeof(err), "mkdir %.300s: %s", dest, strerror(-rc));
+	else
+		rc = sbt_tree_copy(p->o->repo, dest, &st, err, sizeof(err));
+	if (rc < 0) {
+		sbt_tree_remove(b->context);
+		b->context[0] = '\0';
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "cannot copy the repo as the build context: %.400s", err);
+		return -1;
+	}
+	context_notes(&st);
+	probe_why(plan, "; build context: a copy of the repo (%llu files, %llu KiB, %llu ms)",
+		  (unsigned long long)st.files, (unsigned long long)(st.bytes >> 10),
+		  (unsigned long long)(sbt_mono_ms() - t0));
+	probe_progress(p, "build context: the repo copied to %s", b->context);
+	return 0;
+}
+
 static int df_argv(struct probe_ctx *p, struct sbt_build_plan *plan)
 {
 	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
 
+	if (df_context(p, plan) < 0)
+		return -1;
+	if (p->build.in_vm)
+		return probe_vm_build_prepare(p, plan);
 	build_parent(p, cg_parent, sizeof(cg_parent));
-	if (probe_engine_argv(plan, &p->build, p->o->repo, cg_parent) < 0) {
+	/* podman's RUN steps join a namespace of ours; docker's get none */
+	if (p->build.eng == ENGINE_PODMAN && probe_net_build_ns(p, &p->build) < 0)
+		return -1;
+	if (probe_engine_argv(plan, &p->build, p->build.context, cg_parent) < 0) {
 		snprintf(p->boot_err, sizeof(p->boot_err), "cannot prepare the %s command",
 			 p->build.eng == ENGINE_PODMAN ? "podman" : "docker");
 		return -1;
@@ -188,6 +334,10 @@ static int df_started(struct probe_ctx *p)
 	const char *cg = p->run.cgroup_name;
 	char cg_parent[SBT_SANDBOX_NAME_MAX + 32];
 
+	if (p->build.in_vm) { /* the guest's script's console lines, kept apart */
+		sbt_vm_console_mark(&p->run.con, p->build.vm_mark);
+		return 0;
+	}
 	build_parent(p, cg_parent, sizeof(cg_parent));
 	if (strncmp(cg_parent, cg, strlen(cg)) != 0 || cg_parent[strlen(cg)] != '/') {
 		snprintf(p->boot_err, sizeof(p->boot_err),
@@ -215,6 +365,7 @@ const struct probe_kind probe_kind_dockerfile = {
 	.looked_for = "a Dockerfile",
 	.inputs = df_inputs,
 	.own_backend = true,
+	.in_vm = true,
 	.backend = SBT_BACKEND_PODMAN,
 	.boots_image = true,
 	.detect = df_detect,

@@ -40,9 +40,10 @@ static void boot_input(const struct probe_ctx *p, struct sbt_build_plan *plan)
 	char desc[4096], hex[65];
 	size_t n;
 
-	n = (size_t)snprintf(desc, sizeof(desc), "%s|%d|%llu",
+	n = (size_t)snprintf(desc, sizeof(desc), "%s|%d|%llu|%llu",
 			     p->boot.skipped ? p->boot.skipped : "", (int)p->boot.source,
-			     (unsigned long long)p->o->boot_ms);
+			     (unsigned long long)p->o->boot_ms,
+			     (unsigned long long)p->o->boot_quiet_ms);
 	for (int i = 0; p->boot.argv[i] && n < sizeof(desc); i++)
 		n += (size_t)snprintf(desc + n, sizeof(desc) - n, "|%s", p->boot.argv[i]);
 	sbt_sha256_bytes(desc, strlen(desc), hex);
@@ -83,8 +84,8 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 		probe_key_inputs(p, plan);
 	/* Another backend's report (a VM's) is another answer: its own key. */
 	snprintf(version, sizeof(version), "%s%s%s", SBTRACE_VERSION,
-		 o->backend != PROBE_BACKEND_DEFAULT ? "+" : "",
-		 o->backend != PROBE_BACKEND_DEFAULT ? sbt_backend_name(o->backend) : "");
+		 p->backend == SBT_BACKEND_QEMU ? "+" : "",
+		 p->backend == SBT_BACKEND_QEMU ? sbt_backend_name(p->backend) : "");
 	sbt_probe_cache_key(plan, version, p->key);
 	return -1;
 }
@@ -155,6 +156,8 @@ static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 	json_object *r;
 	int ret;
 
+	if (p->started)
+		sbt_sandbox_limits_read(&p->run); /* else destroy read them last */
 	probe_decide(p, plan, &v);
 	r = probe_report(p, plan, &v);
 	print_report(o, r);
@@ -175,6 +178,7 @@ int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)
 	int ret, code = SBT_EXIT_OK;
 
 	memset(&p, 0, sizeof(p));
+	probe_net_init(&p.net);
 	p.o = &o;
 	p.t0_ms = sbt_mono_ms();
 	p.t0_epoch_ns = sbt_now_epoch_ns();

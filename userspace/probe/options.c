@@ -43,6 +43,10 @@ enum probe_opt {
 	OPT_TAP_ADDRS,
 	OPT_ENV,
 	OPT_BOOT_SECONDS,
+	OPT_PIDS_MAX,
+	OPT_MEMORY_MAX,
+	OPT_TMPFS_SIZE,
+	OPT_BOOT_QUIET_MS,
 	OPT_BOOT_CMD,
 	OPT_NO_BOOT,
 	OPT_IMAGE_MAP,
@@ -72,6 +76,10 @@ static const struct option longopts[] = {
 	{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
 	{ "env", required_argument, NULL, OPT_ENV },
 	{ "boot-seconds", required_argument, NULL, OPT_BOOT_SECONDS },
+	{ "pids-max", required_argument, NULL, OPT_PIDS_MAX },
+	{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
+	{ "tmpfs-size", required_argument, NULL, OPT_TMPFS_SIZE },
+	{ "boot-quiet-ms", required_argument, NULL, OPT_BOOT_QUIET_MS },
 	{ "boot-cmd", required_argument, NULL, OPT_BOOT_CMD },
 	{ "no-boot", no_argument, NULL, OPT_NO_BOOT },
 	{ "image-map", required_argument, NULL, OPT_IMAGE_MAP },
@@ -161,31 +169,20 @@ static const char *word_list(const char *const *v, const bool *keep, int n, char
 }
 
 /*
- * --backend: a backend the build runs on; not one that runs a host tool
- * (a kind that builds with an engine runs on it by itself).
+ * --backend: auto (the default: the kind's pick, probe_backend_options), or
+ * a backend by name; which kinds run on which is probe_backend_options'.
  */
 static int backend_option(struct probe_opts *o, const char *arg)
 {
-	const char *names[SBT_BACKEND__MAX];
-	bool keep[SBT_BACKEND__MAX];
-	char list[128], own[256] = "";
-
-	if (sbt_backend_parse(arg, &o->backend) == 0 && !sbt_backend_caps(o->backend)->host_tools)
+	if (strcmp(arg, "auto") == 0) {
+		o->backend_given = false;
 		return -1;
-	for (int b = 0; b < SBT_BACKEND__MAX; b++) {
-		names[b] = sbt_backend_name((enum sbt_sandbox_backend)b);
-		keep[b] = !sbt_backend_caps((enum sbt_sandbox_backend)b)->host_tools;
 	}
-	for (int k = SBT_BUILD_NONE + 1; k < SBT_BUILD__MAX; k++) {
-		const struct probe_kind *kind = probe_kind_of((enum sbt_build_kind)k);
-		size_t used = strlen(own);
-
-		if (kind->own_backend)
-			snprintf(own + used, sizeof(own) - used, " (a %s build always runs on %s)",
-				 kind->label, sbt_backend_name(kind->backend));
+	if (sbt_backend_parse(arg, &o->backend) == 0) {
+		o->backend_given = true;
+		return -1;
 	}
-	sbt_log("--backend '%s': use %s%s", arg,
-		word_list(names, keep, SBT_BACKEND__MAX, list, sizeof(list)), own);
+	sbt_log("--backend '%s': use auto, ns, qemu or podman", arg);
 	return SBT_EXIT_USAGE;
 }
 
@@ -249,6 +246,24 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		o->env_args[o->nr_env++] = (char *)arg;
 		return -1;
 	}
+	case OPT_PIDS_MAX:
+	case OPT_MEMORY_MAX:
+	case OPT_TMPFS_SIZE:
+		if (sbt_sandbox_limit_parse(&o->limits,
+					    c == OPT_PIDS_MAX	  ? "pids"
+					    : c == OPT_MEMORY_MAX ? "memory"
+								  : "tmpfs",
+					    arg)) {
+			sbt_log("%s '%s': give %s",
+				c == OPT_PIDS_MAX     ? "--pids-max"
+				: c == OPT_MEMORY_MAX ? "--memory-max"
+						      : "--tmpfs-size",
+				arg,
+				c == OPT_PIDS_MAX ? "a number of processes, 1-4194304, or max"
+						  : "bytes, at least 1m, with k, m, g or t (8g)");
+			return SBT_EXIT_USAGE;
+		}
+		return -1;
 	case OPT_BOOT_SECONDS:
 		d = strtod(arg, &end);
 		if (*end || !(d > 0) || d > 3600) {
@@ -257,6 +272,18 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		}
 		o->boot_ms = (uint64_t)(d * 1000);
 		return -1;
+	case OPT_BOOT_QUIET_MS: {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-' || v > 600000) {
+			sbt_log("--boot-quiet-ms '%s': give milliseconds 0 to 600000", arg);
+			return SBT_EXIT_USAGE;
+		}
+		o->boot_quiet_ms = v;
+		return -1;
+	}
 	case OPT_BOOT_CMD:
 		o->boot_cmd = arg;
 		return -1;
@@ -311,6 +338,7 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	}
 	o->timeout_ms = 1800ull * 1000;
 	o->boot_ms = 5000;
+	o->boot_quiet_ms = PROBE_BOOT_QUIET_MS;
 	o->egress_mode = SBT_EGRESS_ENFORCE;
 	o->tap_addrs = "198.18.255.1/30,198.18.255.2/30";
 	optind = 1;
@@ -372,8 +400,8 @@ static int newest_guest(char *out, size_t len)
 	return best ? 0 : -ENOENT;
 }
 
-/* "--cmd, npm or make": the kinds that run on the backend --backend picks. */
-static const char *picked_kinds(char *buf, size_t len)
+/* "--cmd, npm or make": the kinds that run on the namespaces backend. */
+static const char *ns_kinds(char *buf, size_t len)
 {
 	const char *labels[SBT_BUILD__MAX] = { NULL };
 	bool keep[SBT_BUILD__MAX] = { false };
@@ -404,20 +432,56 @@ static int tap_options(struct probe_opts *o)
 	return 0;
 }
 
+/*
+ * An engine's kind (a Dockerfile) with --backend auto: the microVM where
+ * KVM is usable and a guest is built, else the host engine, and the report
+ * says why the isolation is reduced (o->isolation).
+ */
+static enum sbt_sandbox_backend engine_auto(struct probe_opts *o, const struct probe_kind *k)
+{
+	struct sbt_kvm_probe kp;
+	const char *why = NULL;
+
+	sbt_vm_kvm_probe(&kp);
+	if (strcmp(sbt_vm_accel_pick(SBT_VM_ACCEL_AUTO, &kp, &why), "kvm") == 0) {
+		if (o->guest || newest_guest(o->guest_buf, sizeof(o->guest_buf)) == 0)
+			return SBT_BACKEND_QEMU;
+		why = "no microVM guest is built (scripts/guest-build.sh)";
+	}
+	snprintf(o->isolation, sizeof(o->isolation),
+		 "the %s build ran on the host's container engine (%s, the hardened host path: "
+		 "a copy of the repo, seccomp rules, no set-id or device nodes), not in a "
+		 "microVM: KVM is not usable here (%s); --backend qemu runs it in the microVM "
+		 "under TCG (slow), --backend podman says this is meant",
+		 k->label, sbt_backend_name(k->backend), why ? why : "?");
+	return k->backend;
+}
+
 int probe_backend_options(struct probe_opts *o, const struct probe_kind *k,
 			  enum sbt_sandbox_backend *backend)
 {
 	const struct sbt_backend_caps *caps;
 	char kinds[128];
 
-	if (k->own_backend && o->backend != PROBE_BACKEND_DEFAULT && o->backend != k->backend) {
-		sbt_log("--backend %s runs %s builds%s; a %s build runs on %s (drop --backend)",
-			sbt_backend_name(o->backend), picked_kinds(kinds, sizeof(kinds)),
-			sbt_backend_caps(o->backend)->guest ? " in a busybox guest" : "", k->label,
+	o->isolation[0] = '\0';
+	if (k->own_backend && o->backend_given && o->backend != k->backend &&
+	    !(k->in_vm && sbt_backend_caps(o->backend)->guest)) {
+		sbt_log("--backend %s runs %s builds; a %s build runs on %s (the host's engine) or "
+			"qemu (the microVM), or drop --backend (auto)",
+			sbt_backend_name(o->backend), ns_kinds(kinds, sizeof(kinds)), k->label,
 			sbt_backend_name(k->backend));
 		return -EINVAL;
 	}
-	*backend = k->own_backend ? k->backend : o->backend;
+	if (!k->own_backend && o->backend_given && sbt_backend_caps(o->backend)->host_tools) {
+		sbt_log("--backend %s runs Dockerfile builds (a host engine's); a %s build runs "
+			"on ns or qemu",
+			sbt_backend_name(o->backend), k->label);
+		return -EINVAL;
+	}
+	if (!o->backend_given)
+		*backend = k->own_backend ? engine_auto(o, k) : PROBE_BACKEND_DEFAULT;
+	else
+		*backend = o->backend;
 	caps = sbt_backend_caps(*backend);
 	if (caps->guest && !o->guest) {
 		if (newest_guest(o->guest_buf, sizeof(o->guest_buf)) < 0) {

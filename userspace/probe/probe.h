@@ -56,6 +56,12 @@ struct sbt_build_plan {
 		   1];	 /* NULL-terminated; owned (free with sbt_build_plan_free) */
 	char target[64]; /* DOCKERFILE: the stage to build; "" for an unnamed final stage */
 	char why[192];	 /* which kind was chosen and why, e.g. "no Dockerfile, so Makefile ..." */
+	/*
+	 * The install step run before argv, in the same sandbox (npm: `npm ci`
+	 * when a lockfile is there and node_modules is not): NULL-terminated
+	 * static words, or NULL for none.
+	 */
+	const char *const *install;
 	int nr_inputs;
 	struct sbt_probe_input inputs[SBT_PROBE_MAX_INPUTS];
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The probe's verdict and its report (the founding ADR-0002: typed failures, warning ids). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -81,12 +82,85 @@ static uint64_t affecting(const struct probe_ctx *p)
 	return t.affecting + unplaced + (p->sink.sites_failed ? 1 : 0);
 }
 
+/* Append to buf (as much as fits). */
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A build that failed while it was refused the network: what it was
+ * refused (the names the DNS proxy would not answer, the addresses denied)
+ * and the rules that would allow them, for the operator to judge.
+ */
+static void refused_note(const struct probe_sink *ps, json_object *warnings)
+{
+	size_t nn = json_object_array_length(ps->refused_names);
+	size_t nd = json_object_array_length(ps->denied_dests);
+	char msg[600] = "", flags[400] = "";
+
+	if (!nn && !nd)
+		return;
+	append(msg, sizeof(msg), "the build was refused the network it asked for:");
+	for (size_t i = 0; i < nn && i < 8; i++) {
+		json_object *n = json_object_array_get_idx(ps->refused_names, i), *name;
+		const char *s = json_object_object_get_ex(n, "name", &name)
+					? json_object_get_string(name)
+					: "?";
+
+		append(msg, sizeof(msg), "%s name %s", i ? "," : "", s);
+		append(flags, sizeof(flags), " --allow-host '%s'", s);
+	}
+	for (size_t i = 0; i < nd && i < 8; i++) {
+		json_object *d = json_object_array_get_idx(ps->denied_dests, i), *a, *port;
+
+		if (!json_object_object_get_ex(d, "daddr", &a) || !a)
+			continue;
+		json_object_object_get_ex(d, "dport", &port);
+		append(msg, sizeof(msg), "%s %s port %d", nn || i ? "," : "",
+		       json_object_get_string(a), json_object_get_int(port));
+		append(flags, sizeof(flags), " --allow-cidr '%s%s port %d'",
+		       json_object_get_string(a),
+		       strchr(json_object_get_string(a), ':') ? "/128" : "/32",
+		       json_object_get_int(port));
+	}
+	append(msg, sizeof(msg),
+	       " (egress.refused_names, egress.denied_destinations); if the build needs them, "
+	       "allow them:%s",
+	       flags);
+	add_warning(warnings, "egress_refused", msg);
+}
+
+/*
+ * A killed boot that still lets the answer be confident: it was ready and
+ * quiet (the probe ended it), and its PID 1 had no SIGTERM handler, so the
+ * kernel dropped the SIGTERM: the kill missed nothing of its own. Any other
+ * kill (at the time limit, or of a boot that traps SIGTERM) cut it short.
+ */
+static bool killed_when_idle(const struct probe_boot *b)
+{
+	return b->source == BOOT_DOCKERFILE && b->term_handled == 0 && b->end_asked;
+}
+
 /* Warnings that do not change the verdict: stand-in base images, the boot not run. */
+static bool limit_hit(const struct sbt_sandbox_run *run, char *buf, size_t len);
+
 static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  json_object *warnings)
 {
 	const char *skipped = p->boot.skipped;
-	char msg[600];
+	const struct probe_df *df = &p->build.df;
+	char msg[700];
 
 	for (int i = 0; i < plan->nr_inputs; i++) {
 		const struct sbt_probe_input *in = &plan->inputs[i];
@@ -115,10 +189,91 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 				 : skipped);
 		add_warning(warnings, "boot_not_run", msg);
 	}
+	if (p->boot.ran && p->boot.end == SBT_THEN_KILLED && killed_when_idle(&p->boot))
+		add_warning(
+			warnings, "boot_stop_unhandled",
+			"the container's PID 1 has no SIGTERM handler, so the kernel dropped the "
+			"boot's SIGTERM and it was killed after the grace: it had nothing of its "
+			"own to run on a clean stop");
+	if (df->lacks_tool && !p->boot_failed &&
+	    (p->timed_out || !p->exited || !WIFEXITED(p->status) || WEXITSTATUS(p->status))) {
+		snprintf(
+			msg, sizeof(msg),
+			"Dockerfile:%u runs %s, which the stand-in %.160s for %.160s does not have "
+			"(it is Debian underneath: no apk, yum, dnf or microdnf): build on the "
+			"real "
+			"image (--pull where a registry is reachable), or map it to a local image "
+			"that has %s with an --image-map line",
+			df->lacks_line, df->lacks_tool, df->mapped[df->lacks_image],
+			df->images[df->lacks_image], df->lacks_tool);
+		add_warning(warnings, "stand_in_lacks_tool", msg);
+	}
+	if (p->boot.ran && !p->boot.ready_ns && p->boot.end != SBT_THEN_EXITED &&
+	    p->boot.end != SBT_THEN_KILLED)
+		add_warning(
+			warnings, "boot_not_ready",
+			"the boot never became ready (it neither listened nor passed a "
+			"HEALTHCHECK) and was stopped at --boot-seconds: the answer covers what "
+			"it ran until then, not a shell it starts later");
+	if (p->o->isolation[0])
+		add_warning(warnings, "isolation_reduced", p->o->isolation);
+	if (p->run.hits.pids || p->run.hits.memory || p->run.hits.oom_kills) {
+		char m[256];
+
+		if (limit_hit(&p->run, m, sizeof(m)))
+			add_warning(warnings, "resource_limit_hit",
+				    m); /* also when the build coped */
+	}
+	if (p->sink.failed_unseen || !sbt_backend_caps(p->backend)->execs_on_host)
+		add_warning(warnings, "exec_failures_unseen",
+			    !sbt_backend_caps(p->backend)->execs_on_host
+				    ? "execs that failed in the guest kernel are not seen (its "
+				      "agent streams successful execs only): a shell tried where "
+				      "there is none is not counted"
+				    : "no failed-exec hook (TraceStarted hooks.exec_failed): a "
+				      "shell tried where there is none is not counted");
 	if (p->sink.sites_failed)
 		add_warning(warnings, "shell_unplaced",
 			    "some shells could not be tied to where they came from: they are "
 			    "counted as affecting the final image");
+}
+
+/* The first executable sbtrace could not tell from a shell, and how many ran. */
+static const char *unidentified_message(const struct probe_sink *ps, char *buf, size_t len)
+{
+	json_object *list = NULL, *first, *f, *c;
+
+	json_object_object_get_ex(ps->unidentified, "executables", &list);
+	first = list ? json_object_array_get_idx(list, 0) : NULL;
+	json_object_object_get_ex(first, "filename", &f);
+	json_object_object_get_ex(first, "command_string", &c);
+	snprintf(buf, len,
+		 "%llu exec(s) of ELF files the build wrote (first %.72s%s) that sbtrace cannot "
+		 "tell from a shell (shell_invocation.unidentified)",
+		 (unsigned long long)ps->nr_unidentified, first ? json_object_get_string(f) : "?",
+		 first && json_object_get_boolean(c) ? ", with -c" : "");
+	return buf;
+}
+
+/* The sandbox's limit the workload ran into, as a message; false when none was hit. */
+static bool limit_hit(const struct sbt_sandbox_run *run, char *buf, size_t len)
+{
+	const struct sbt_limit_hits *h = &run->hits;
+
+	if (h->pids)
+		snprintf(buf, len,
+			 "the build ran into the sandbox's pids limit (%u processes: %llu forks "
+			 "refused); raise it with --pids-max",
+			 run->limits.pids, (unsigned long long)h->pids);
+	else if (h->oom_kills || h->memory)
+		snprintf(buf, len,
+			 "the build ran into the sandbox's memory limit (%llu MiB%s); raise it "
+			 "with --memory-max",
+			 (unsigned long long)(run->limits.memory >> 20),
+			 h->oom_kills ? ", a process OOM-killed" : "");
+	else
+		return false;
+	return true;
 }
 
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
@@ -152,16 +307,34 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 				       "container runs later was not seen"
 				     : "the probe was stopped during the boot: what the container "
 				       "runs later was not seen");
+	} else if (!build_ok && limit_hit(&p->run, msg, sizeof(msg))) {
+		because(v, "resource_limit", msg); /* not a bare build failure: what stopped it */
+		refused_note(&p->sink, v->warnings);
 	} else if (p->timed_out || !build_ok) {
 		build_failure(p, msg, sizeof(msg));
 		because(v, "build_failed", msg);
+		refused_note(&p->sink, v->warnings);
 	} else if (p->boot.skipped && strcmp(p->boot.skipped, "failed") == 0) {
 		char why[sizeof(p->boot_err) + 64];
 
 		snprintf(why, sizeof(why), "the built image could not be started: %s", p->boot_err);
 		because(v, "boot_failed", why);
+	} else if (p->boot.ran && p->boot.end == SBT_THEN_KILLED && !killed_when_idle(&p->boot)) {
+		because(v, "boot_killed",
+			p->boot.end_asked
+				? "the boot ignored SIGTERM and was killed after the grace: what "
+				  "it "
+				  "would have run on a clean stop was not seen"
+				: "the boot never became ready (it neither listened nor passed a "
+				  "HEALTHCHECK) and was killed at --boot-seconds: what it would "
+				  "run "
+				  "later (a shell started late, or once it sees a network) was not "
+				  "seen");
 	} else if (lost) {
 		because(v, "events_lost", lost_message(&p->sink.complete, msg, sizeof(msg)));
+	} else if (p->sink.nr_unidentified && !affecting(p)) {
+		because(v, "executable_unidentified",
+			unidentified_message(&p->sink, msg, sizeof(msg)));
 	} else if (k->doubt && (doubt = k->doubt(p, plan, &doubt_msg))) {
 		because(v, doubt, doubt_msg); /* the kind's own: steps not seen, nothing done */
 	}
@@ -185,6 +358,9 @@ static json_object *command_json(const struct sbt_build_plan *plan)
 
 	json_object_object_add(c, "kind", json_object_new_string(probe_kind_of(plan->kind)->name));
 	json_object_object_add(c, "argv", argv_json(plan->argv));
+	/* the install step run before argv (npm ci), or null */
+	json_object_object_add(c, "install",
+			       plan->install ? argv_json((char *const *)plan->install) : NULL);
 	/* a Dockerfile's stage, when it is named: only that kind sets one */
 	json_object_object_add(c, "target",
 			       plan->target[0] ? json_object_new_string(plan->target) : NULL);
@@ -222,6 +398,7 @@ static json_object *shells_json(const struct probe_ctx *p)
 	json_object *sio = json_object_new_object(), *phase = json_object_new_object(), *om;
 
 	json_object_object_add(sio, "count", json_object_new_uint64(ps->shells));
+	json_object_object_add(sio, "failed", json_object_new_uint64(ps->failed_shells));
 	json_object_object_add(sio, "affecting_final_image", json_object_new_uint64(affecting(p)));
 	json_object_object_add(phase, "build", json_object_new_uint64(t.build));
 	json_object_object_add(phase, "boot", json_object_new_uint64(t.boot));
@@ -234,12 +411,14 @@ static json_object *shells_json(const struct probe_ctx *p)
 	json_object_object_add(sio, "grouped_by",
 			       json_object_new_string("site,shell,kind,command,chain"));
 	json_object_object_add(sio, "complete", json_object_new_boolean(ps->complete.all));
+	json_object_object_add(sio, "unidentified", json_object_get(ps->unidentified));
 	return sio;
 }
 
 /* Allowed/denied counts and denied destinations. */
-static json_object *egress_json(const struct probe_sink *ps, int mode)
+static json_object *egress_json(const struct probe_ctx *p, int mode)
 {
+	const struct probe_sink *ps = &p->sink;
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "mode", json_object_new_string(sbt_egress_mode_name(mode)));
@@ -247,10 +426,38 @@ static json_object *egress_json(const struct probe_sink *ps, int mode)
 	json_object_object_add(o, "denied", json_object_new_uint64(ps->denied));
 	json_object_object_add(o, "observed", json_object_new_uint64(ps->observed));
 	json_object_object_add(o, "denied_destinations", json_object_get(ps->denied_dests));
+	json_object_object_add(o, "allowed_destinations", json_object_get(ps->allowed_dests));
+	json_object_object_add(o, "refused_names", json_object_get(ps->refused_names));
+	/* the build's way out (net.c), null where the backend has its own (a microVM's tap) */
+	json_object_object_add(o, "build_network",
+			       p->net.why[0] ? json_object_new_string(p->net.why) : NULL);
 	return o;
 }
 
 /* What the host could see, as the backend's capabilities say (and the run: a guest's stream). */
+/* The ns sandbox's limits, how they are held and what was hit; null for another backend. */
+static json_object *limits_json(const struct sbt_sandbox_run *run)
+{
+	json_object *o, *hit;
+
+	if (!run->limits_via[0])
+		return NULL;
+	o = json_object_new_object();
+	hit = json_object_new_object();
+	json_object_object_add(o, "pids",
+			       run->limits.pids ? json_object_new_int64(run->limits.pids) : NULL);
+	json_object_object_add(o, "memory_bytes",
+			       run->limits.memory ? json_object_new_uint64(run->limits.memory)
+						  : NULL);
+	json_object_object_add(o, "tmpfs_bytes", json_object_new_uint64(run->limits.tmpfs));
+	json_object_object_add(o, "via", json_object_new_string(run->limits_via));
+	json_object_object_add(hit, "pids", json_object_new_uint64(run->hits.pids));
+	json_object_object_add(hit, "memory", json_object_new_uint64(run->hits.memory));
+	json_object_object_add(hit, "oom_kills", json_object_new_uint64(run->hits.oom_kills));
+	json_object_object_add(o, "hit", hit);
+	return o;
+}
+
 static json_object *visibility_json(const struct probe_ctx *p)
 {
 	const struct sbt_backend_caps *caps = sbt_backend_caps(p->backend);
@@ -331,6 +538,16 @@ static json_object *timings_json(const struct probe_ctx *p)
 			json_object_new_uint64((run->con.ready_ns - run->go_ns) / 1000000));
 	else
 		json_object_object_add(t, "vm_boot", NULL);
+	if (p->build.in_vm) {
+		json_object *im = json_object_new_object();
+
+		json_object_object_add(im, "count", json_object_new_int(p->build.vm_images));
+		json_object_object_add(im, "copy", json_object_new_uint64(p->build.vm_copy_ms));
+		json_object_object_add(im, "bytes",
+				       json_object_new_uint64(p->build.vm_store_bytes));
+		json_object_object_add(t, "vm_images", im);
+		json_object_object_add(t, "vm_build", json_object_new_uint64(p->build.vm_build_ms));
+	}
 	return t;
 }
 
@@ -352,10 +569,11 @@ json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan
 	json_object_object_add(r, "verdict", json_object_new_string(v->verdict));
 	json_object_object_add(r, "shell_invocation", shells_json(p));
 	json_object_object_add(r, "boot", probe_boot_json(p));
-	json_object_object_add(r, "egress", egress_json(&p->sink, p->o->egress_mode));
+	json_object_object_add(r, "egress", egress_json(p, p->o->egress_mode));
 	json_object_object_add(r, "warnings", v->warnings);
 	v->warnings = NULL;
 	json_object_object_add(r, "visibility", visibility_json(p));
+	json_object_object_add(r, "limits", limits_json(&p->run));
 	json_object_object_add(r, "timings_ms", timings_json(p));
 	return r;
 }

@@ -10,15 +10,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "lib/clock.h"
 #include "event/sink_json.h"
-#include "lib/extbin.h"
 #include "kind.h"
 #include "lib/log.h"
 
@@ -104,8 +106,12 @@ static const char *exited(struct probe_ctx *p, int status)
 	p->build_ms = sbt_mono_ms() - p->go_ms;
 	if (sbt_backend_caps(p->backend)->wait == SBT_WAIT_CONSOLE) {
 		vm_exited(p);
+		if (p->build.in_vm && !p->boot_failed)
+			probe_vm_build_results(p);
 		return p->boot_failed ? "sandbox_boot_failed" : "workload_exited";
 	}
+	if (p->run.phase_fd >= 0) /* init's records: the workspace's, the boot's */
+		sbt_sandbox_then_poll(&p->run);
 	if (p->sink.run) { /* the ns backend's init ran (or skipped) the boot */
 		ns_boot_ended(p);
 		p->build_ms -= p->boot.ms;
@@ -168,17 +174,143 @@ static const char *on_tick(void *arg)
 static int make_tap_netns(struct probe_ctx *p)
 {
 	char netns[sizeof(p->netns)];
-	char *add[] = { "ip", "netns", "add", netns, NULL };
-	int status;
 
 	snprintf(netns, sizeof(netns), "sbtrace-probe-%d", (int)getpid());
-	if (sbt_run(add, NULL, &status) < 0 || sbt_exit_code(status)) {
-		snprintf(p->boot_err, sizeof(p->boot_err),
-			 "cannot create network namespace %s for the VM's tap", netns);
+	if (probe_netns_add(p, netns, "the VM's tap") < 0)
 		return -1;
-	}
 	memcpy(p->netns, netns, sizeof(netns));
 	return 0;
+}
+
+/*
+ * The watchdog: a child outside the sandbox that holds the read end of a
+ * pipe whose only write end is the probe's. When the probe dies (SIGKILL
+ * too) the pipe reads EOF and the watchdog kills the sandbox's cgroup tree
+ * (cgroup.kill; else freeze and SIGKILL its own processes), so a container
+ * engine's RUN step, which runc reparents away from the probe and its
+ * PR_SET_PDEATHSIG, does not run on untraced, and removes the files the
+ * probe wrote for the engine (the seccomp profile, the iid file, the
+ * rewritten Dockerfile). At the probe's own end the
+ * cgroup is gone already and the watchdog just exits. The same job as the
+ * shim's death handling (a child with the tracer's pipe), without an exec:
+ * only async-signal-safe calls after the fork, on a path copied before it.
+ */
+/* Kill the cgroup tree cg: 0, or -1 when it is gone (the probe cleaned up). */
+static int kill_cgroup(const char *cg)
+{
+	char path[PATH_MAX + 32], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cg);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return -1;
+	if (fd >= 0) {
+		n = write(fd, "1", 1);
+		close(fd);
+		if (n == 1)
+			return 0;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", cg); /* before cgroup.kill (5.14) */
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1) {
+			/* not frozen: killed below all the same, only racier */
+		}
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *s = buf, *end; *s; s = end) {
+		long pid = strtol(s, &end, 10);
+
+		if (end == s)
+			break;
+		if (pid > 1)
+			kill((pid_t)pid, SIGKILL);
+	}
+	return 0;
+}
+
+/* The probe's own files the engine reads (engine.c), copied before the fork. */
+struct watchdog_files {
+	char f[3][64];
+};
+
+static void watchdog_files_of(const struct probe_build *b, struct watchdog_files *w)
+{
+	snprintf(w->f[0], sizeof(w->f[0]), "%s", b->seccomp);
+	snprintf(w->f[1], sizeof(w->f[1]), "%s", b->iidfile);
+	snprintf(w->f[2], sizeof(w->f[2]), "%s", b->dockerfile);
+}
+
+static void watchdog_main(int r, const char *cg, const struct watchdog_files *w)
+	__attribute__((noreturn));
+
+static void watchdog_main(int r, const char *cg, const struct watchdog_files *w)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char c;
+
+	signal(SIGINT, SIG_IGN); /* the probe's clean-up answers those; the pipe tells us */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	setsid();
+	prctl(PR_SET_NAME, "sbtrace-watch");
+	if (null >= 0) /* never the probe's stdout or stderr: a reader waits for their EOF */
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+	if (dup2(r, 3) != 3)
+		_exit(1);
+	close_range(4, ~0u, 0);
+	while (read(3, &c, 1) < 0 && errno == EINTR)
+		;
+	if (kill_cgroup(cg) == 0) /* the probe died before its clean-up: its files too */
+		for (int i = 0; i < 3; i++)
+			if (w->f[i][0])
+				unlink(w->f[i]);
+	_exit(0);
+}
+
+static int watchdog_start(struct probe_ctx *p)
+{
+	static char cg[PATH_MAX];
+	static struct watchdog_files files;
+	int fds[2];
+	pid_t pid;
+
+	snprintf(cg, sizeof(cg), "%s", p->run.cgroup_path);
+	watchdog_files_of(&p->build, &files);
+	if (!cg[0] || pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid == 0)
+		watchdog_main(fds[0], cg, &files);
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return -1;
+	}
+	p->watchdog = pid;
+	p->watchdog_w = fds[1];
+	return 0;
+}
+
+/* The probe's own end: the sandbox is gone, so the watchdog finds nothing to kill. */
+static void watchdog_stop(struct probe_ctx *p)
+{
+	if (!p->watchdog)
+		return;
+	close(p->watchdog_w);
+	waitpid(p->watchdog, NULL, 0);
+	p->watchdog = 0;
 }
 
 /*
@@ -203,22 +335,38 @@ static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 		.stdout_fd = STDERR_FILENO,
 		.stderr_fd = STDERR_FILENO,
 		.backend = p->backend,
+		.limits = o->limits,
 	};
 
 	if (k->argv && k->argv(p, plan) < 0)
 		return -1;
 	spec.argv = plan->argv;
+	if (caps->then) {
+		spec.pre_argv = (char *const *)plan->install;
+	} else if (plan->install) { /* one workload: the build as it is, and the report says so */
+		plan->install = NULL;
+		probe_why(plan, " (not run: the %s backend runs one workload)",
+			  sbt_backend_name(p->backend));
+	}
 	if (caps->workspace != SBT_WORKSPACE_NONE)
 		spec.workspace = o->repo;
 	spec.workspace_overlay = caps->workspace == SBT_WORKSPACE_BIND;
+	spec.workspace_report = spec.workspace_overlay; /* "the build did nothing": kind_cmd.c */
 	if (caps->console) { /* the output comes through the console: the build's, as elsewhere */
 		spec.stdout_fd = spec.stderr_fd = -1;
 		p->console_out = STDERR_FILENO;
 	}
 	if (caps->guest)
 		spec.guest_dir = o->guest;
+	if (p->build.in_vm) { /* the engine in the guest (engine_vm.c) */
+		spec.workspace = p->build.context;
+		spec.vm_script = p->build.vm_script;
+		spec.vm_disk_mb = PROBE_VM_DISK_MB;
+		spec.vm_mem_mb = PROBE_VM_MEM_MB;
+		spec.vm_root = true;
+	}
 	if (caps->egress_on_tap) {
-		if (make_tap_netns(p) < 0)
+		if (make_tap_netns(p) < 0 || probe_net_tap(p, p->netns) < 0)
 			return -1;
 		spec.tap_netns = p->netns;
 		spec.tap_host_cidr = o->tap_host;
@@ -233,7 +381,13 @@ static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 	if (sbt_sandbox_start(&spec, &p->run, p->boot_err, sizeof(p->boot_err)) < 0)
 		return -1;
 	p->started = true;
+	/* an engine's containers leave the sandbox's process tree: they die by the cgroup */
+	if ((caps->host_tools || p->build.in_vm) && watchdog_start(p) < 0)
+		probe_progress(p, "could not start the watchdog (%s)", strerror(errno));
 	if (k->started && k->started(p) < 0)
+		return -1;
+	/* a sandbox with a network namespace of its own: the build's network joins it */
+	if ((caps->net_modes & SBT_NET_MODE(SBT_NET_VETH)) && probe_net_sandbox(p) < 0)
 		return -1;
 	/* A state file: sbtrace-shim gc cleans up after a killed probe. */
 	if (caps->gc_state && sbt_state_write(NULL, &p->run) < 0)
@@ -262,6 +416,7 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 	}
 	sb->origin = "sandbox";
 	snprintf(sb->pin_name, sizeof(sb->pin_name), "%s", p->run.name);
+	snprintf(sb->dns_netns, sizeof(sb->dns_netns), "%s", p->net.netns_path);
 	sbt_trace_target_commit(opts);
 	if (!caps->execs_on_host) {
 		sb->exec_hidden = true;
@@ -286,12 +441,15 @@ static int trace_request(struct probe_ctx *p, struct sbt_trace_opts *opts, struc
 	opts->egress = o->egress;
 	opts->egress.mode = o->egress_mode;
 	opts->egress.resolver_rule_id = (uint32_t)o->egress.nr_rules + 1;
+	/* a proxy even for an empty allowlist: the names a build asked for are reported */
+	opts->egress.dns_proxy_always = true;
 	/*
 	 * The shim's sandboxes have no CAP_NET_RAW: no packet socket can exist,
 	 * so its observation (a load and an attach) is skipped; the policy
 	 * hooks see every connect.
 	 */
 	opts->exec.policy = o->egress_mode != SBT_EGRESS_OFF;
+	opts->own_since_ns = p->own_since_ns;
 	opts->on_attached = on_attached;
 	opts->on_tick = on_tick;
 	opts->hook_arg = p;
@@ -317,6 +475,8 @@ int probe_run(struct probe_ctx *p, struct sbt_build_plan *plan, sbt_trace_fn tra
 	int rc;
 
 	p->ts_run = sbt_clock_ns(CLOCK_MONOTONIC);
+	/* after the base images were copied (a microVM's), before the build's first write */
+	p->own_since_ns = sbt_now_epoch_ns();
 	snprintf(p->name, sizeof(p->name), "probe-%.12s-%d", p->key, (int)getpid());
 	rc = start_sandbox(p, plan);
 	if (rc < 0) {
@@ -355,13 +515,16 @@ void probe_cleanup(struct probe_ctx *p)
 	if (p->started)
 		sbt_sandbox_destroy(&p->run);
 	p->started = false;
+	watchdog_stop(p);
+	/* a build stopped during a RUN step leaves buildah's working container */
+	if (p->build.eng == ENGINE_PODMAN && !p->exited && p->name[0])
+		sbt_podman_remove_working(p->name);
+	if (p->build.in_vm && p->build.context[0]) /* before the context's removal */
+		probe_vm_store_umount(p->build.context);
 	probe_engine_cleanup(&p->build);
+	probe_net_cleanup(p);
 	if (p->netns[0]) {
-		char *del[] = { "ip", "netns", "del", p->netns, NULL };
-		int status;
-
-		if (sbt_run(del, NULL, &status) < 0 || sbt_exit_code(status))
-			probe_progress(p, "could not delete network namespace %s", p->netns);
+		probe_netns_del(p, p->netns);
 		p->netns[0] = '\0';
 	}
 	probe_sink_free(&p->sink);

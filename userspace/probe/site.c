@@ -7,7 +7,10 @@
 
 #include "event/events.h"
 #include "probe/probe.h"
+#include "exec/npmpkg.h"
 #include "exec/shellagg.h"
+#include "exec/shellid.h"
+#include "probe_int.h"
 #include "site.h"
 
 #define SITE_ARGV_MAX 64
@@ -57,7 +60,7 @@ static bool same_text(const char *text, const char *s)
 void probe_sites_init(struct probe_sites *ss)
 {
 	memset(ss, 0, sizeof(*ss));
-	ss->build_other = ss->boot_other = -1;
+	ss->build_other = ss->boot_other = ss->base_entry = -1;
 }
 
 void probe_sites_free(struct probe_sites *ss)
@@ -70,7 +73,13 @@ void probe_sites_free(struct probe_sites *ss)
 			free(s->argv[j]);
 		free(s->argv);
 		sbt_shellagg_free(s->agg);
+		for (int j = 0; j < s->nr_pkgs; j++) {
+			free(s->pkgs[j].package);
+			sbt_shellagg_free(s->pkgs[j].agg);
+		}
+		free(s->pkgs);
 	}
+	json_object_put(ss->lockfile);
 	free(ss->v);
 	free(ss->steps);
 	free(ss->ties);
@@ -107,6 +116,8 @@ int probe_site_add(struct probe_sites *ss, const struct probe_site *tmpl, const 
 	s->argv = NULL;
 	s->argc = 0;
 	s->agg = NULL;
+	s->pkgs = NULL;
+	s->nr_pkgs = s->cap_pkgs = 0;
 	if (text && !(s->text = collapse(text, strlen(text))))
 		return -1;
 	if (argv && argc > 0) {
@@ -236,12 +247,50 @@ int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *
 	return ret ? ret : add_boot(ss, df, target);
 }
 
+int probe_sites_base_entry(struct probe_sites *ss, const char *image, const char *const *argv,
+			   int argc)
+{
+	struct probe_site t = {
+		.phase = PROBE_BOOT,
+		.instruction = sbt_df_entrypoint_keyword(),
+		.matched = true,
+		.why = "the base image's own ENTRYPOINT, not the repo's Dockerfile: a "
+		       "distroless base replaces it",
+		.base_image = true
+	};
+	int i;
+
+	if (argc <= 0)
+		return 0;
+	snprintf(t.image, sizeof(t.image), "%s", image);
+	i = probe_site_add(ss, &t, NULL, argv, argc);
+	if (i < 0)
+		return -ENOMEM;
+	ss->base_entry = i;
+	return 0;
+}
+
 /* ---- npm, make, the rest ----------------------------------------------- */
 
 int probe_sites_other(struct probe_sites *ss, const char *build_instr, const char *build_file)
 {
 	return add_other(ss, PROBE_BUILD, build_instr, build_file,
 			 "not tied to a script or recipe line of the repo");
+}
+
+int probe_sites_install(struct probe_sites *ss, const char *file, const char *const *argv)
+{
+	struct probe_site t = { .phase = PROBE_BUILD,
+				.file = file,
+				.instruction = "install",
+				.matched = true,
+				.ties = true,
+				.affects_final = true };
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return probe_site_add(ss, &t, NULL, argv, argc) < 0 ? -ENOMEM : 0;
 }
 
 /* The 1-based line of `"name"` followed by ':' after `"scripts"` in text, 0 if not found. */
@@ -328,14 +377,45 @@ int probe_sites_make(struct probe_sites *ss, const char *name, const char *text,
 
 /* ---- tying execs to sites ------------------------------------------------ */
 
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "";
+}
+
+/*
+ * An exec form whose program is a `#!` script (`RUN ["npm", "ci"]`, npm being
+ * `#!/usr/bin/env node`): the kernel's argv is the interpreter, its option,
+ * then the script's path where the program was, then the rest as written.
+ */
+static bool script_argv_is(const struct probe_site *s, const struct sbt_exec *rec)
+{
+	if (!s->argv || s->argc < 1)
+		return false;
+	for (size_t k = 1; k <= 2; k++) {
+		bool same = rec->argc == (size_t)s->argc + k &&
+			    strcmp(rec->argv[k], rec->filename) == 0 &&
+			    (strchr(s->argv[0], '/')
+				     ? strcmp(s->argv[0], rec->filename) == 0
+				     : strcmp(s->argv[0], base_name(rec->filename)) == 0);
+
+		for (int i = 1; same && i < s->argc; i++)
+			same = strcmp(s->argv[i], rec->argv[k + i]) == 0;
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+/* The exec runs the site's argv: as written, or as the kernel runs a `#!` script of it. */
 static bool argv_is(const struct probe_site *s, const struct sbt_exec *rec)
 {
-	if (!s->argv || (size_t)s->argc != rec->argc)
-		return false;
-	for (int i = 0; i < s->argc; i++)
-		if (strcmp(s->argv[i], rec->argv[i]) != 0)
-			return false;
-	return true;
+	bool same = s->argv && (size_t)s->argc == rec->argc;
+
+	for (int i = 0; same && i < s->argc; i++)
+		same = strcmp(s->argv[i], rec->argv[i]) == 0;
+	return same || script_argv_is(s, rec);
 }
 
 /* Where a make variable reference $(X), ${X} or $X ends (at `p`, which is a '$'). */
@@ -447,20 +527,28 @@ static bool words_are(const struct probe_site *s, const struct sbt_exec *rec,
 }
 
 /* A step's first process: the first RUN not taken whose command it runs. */
+/*
+ * A new step's site: the first RUN not taken yet whose argv or text it
+ * runs, one of the final image's chain first. The same RUN text in a stage
+ * the engine may skip (one the target does not build on) and in the final
+ * image's chain is ambiguous: the step is the final image's (the answer that
+ * cannot make a shell of the final image disappear), a second one the other's.
+ */
 static int match_step(struct probe_sites *ss, const struct sbt_exec *rec)
 {
 	const char *last = rec->argc >= 2 ? rec->argv[rec->argc - 1] : NULL;
 
-	for (int i = 0; i < ss->nr; i++) {
-		struct probe_site *s = &ss->v[i];
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < ss->nr; i++) {
+			struct probe_site *s = &ss->v[i];
 
-		if (!s->step || s->taken)
-			continue;
-		if (argv_is(s, rec) || (s->text && last && same_text(s->text, last))) {
-			s->taken = true;
-			return i;
+			if (!s->step || s->taken || (pass == 0 && !s->affects_final))
+				continue;
+			if (argv_is(s, rec) || (s->text && last && same_text(s->text, last))) {
+				s->taken = true;
+				return i;
+			}
 		}
-	}
 	return ss->build_other;
 }
 
@@ -471,7 +559,7 @@ static int match_text(const struct probe_sites *ss, enum probe_phase ph, const s
 	for (int i = 0; i < ss->nr; i++) {
 		const struct probe_site *s = &ss->v[i];
 
-		if (s->phase != ph || s->step || !s->matched)
+		if (s->phase != ph || s->step || !s->matched || s->base_image)
 			continue;
 		if (text_is(s, cls->command) || argv_is(s, rec) ||
 		    (!cls->command && words_are(s, rec, cls)))
@@ -514,11 +602,56 @@ static int tied(const struct probe_sites *ss, uint32_t pid)
 	return -1;
 }
 
+/*
+ * The container's first process runs the base image's ENTRYPOINT: a `#!`
+ * script of that name (the kernel put the interpreter before it), or the
+ * entrypoint's argv itself.
+ */
+static bool runs_base_entry(const struct probe_site *s, const struct sbt_exec *rec,
+			    const struct sbt_shell_class *cls)
+{
+	const char *ep = base_name(s->argv[0]);
+
+	if (cls->kind == SBT_SHELL_SHEBANG && strcmp(base_name(rec->filename), ep) == 0)
+		return true;
+	if (rec->argc < (size_t)s->argc || strcmp(base_name(rec->argv[0]), ep) != 0)
+		return false;
+	for (int i = 1; i < s->argc; i++)
+		if (strcmp(s->argv[i], rec->argv[i]) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * The boot's execs and the base image's entrypoint: the container's first
+ * exec, when it runs it, is the base image's site; a later exec of a pid
+ * tied there that is no shell (`exec "$@"`: node) makes that pid the app's.
+ * The base site's index, or -1.
+ */
+static int base_entry_of(struct probe_sites *ss, const struct sbt_exec *rec,
+			 const struct sbt_shell_class *cls, bool first)
+{
+	int b = ss->base_entry;
+
+	if (b < 0)
+		return -1;
+	if (first && cls && runs_base_entry(&ss->v[b], rec, cls))
+		return tie(ss, rec->pid, b);
+	for (int i = ss->nr_ties - 1; !cls && i >= 0; i--)
+		if (ss->ties[i].pid == rec->pid) { /* in place: this cannot fail */
+			if (ss->ties[i].site == b)
+				ss->ties[i].site = ss->boot_other;
+			break;
+		}
+	return -1;
+}
+
 int probe_site_of(struct probe_sites *ss, enum probe_phase ph, const struct sbt_exec *rec,
 		  const struct sbt_shell_class *cls, const struct sbt_ancestor *anc, size_t nanc,
 		  uint64_t sandbox_cg)
 {
 	int other = ph == PROBE_BUILD ? ss->build_other : ss->boot_other, step = -2, site;
+	bool first = false;
 
 	if (ss->by_cgroup && rec->cgroup_id != sandbox_cg) {
 		step = step_of(ss, rec->cgroup_id);
@@ -527,13 +660,25 @@ int probe_site_of(struct probe_sites *ss, enum probe_phase ph, const struct sbt_
 			step = ph == PROBE_BUILD ? match_step(ss, rec) : ss->boot_other;
 			ss->steps[ss->nr_steps++] =
 				(struct probe_step){ .cgroup_id = rec->cgroup_id, .site = step };
+			first = ph == PROBE_BOOT;
 		}
 	}
-	if (!cls)
+	if (ph == PROBE_BOOT && (site = base_entry_of(ss, rec, cls, first)) >= 0)
+		return site;
+	if (!cls) {
+		/* the install step's process: below it is its; a recipe's program: what it execs */
+		for (int i = 0; i < ss->nr; i++)
+			if (ss->v[i].phase == ph &&
+			    ((ss->v[i].ties && argv_is(&ss->v[i], rec)) ||
+			     (!ss->v[i].step && ss->v[i].matched &&
+			      words_are(&ss->v[i], rec, &(struct sbt_shell_class){ 0 }))))
+				return tie(ss, rec->pid, i);
 		return step >= 0 ? step : -1;
+	}
 	site = match_text(ss, ph, rec, cls);
-	for (size_t i = 0; site < 0 && i < nanc; i++) {
-		site = tied(ss, anc[i].pid);
+	/* itself first (a program that exec'd it in place: env sh -c), then its ancestors */
+	for (size_t i = 0; site < 0 && i <= nanc; i++) {
+		site = tied(ss, i ? anc[i - 1].pid : rec->pid);
 		if (site >= 0 && ss->v[site].phase != ph)
 			site = -1; /* a pid of the build reused at boot */
 	}
@@ -542,17 +687,68 @@ int probe_site_of(struct probe_sites *ss, enum probe_phase ph, const struct sbt_
 	return site >= 0 ? tie(ss, rec->pid, site) : -1;
 }
 
-int probe_site_count(struct probe_sites *ss, int site, const struct sbt_exec *rec,
-		     const struct sbt_shell_class *cls, const struct sbt_ancestor *anc, size_t nanc)
+/* ---- packages ------------------------------------------------------------ */
+
+int probe_sites_lockfile(struct probe_sites *ss, const char *repo)
 {
+	return probe_npm_lockfile(repo, &ss->lockfile);
+}
+
+bool probe_site_package(const struct probe_sites *ss, const struct sbt_exec *rec, char *out,
+			size_t len)
+{
+	char path[SBT_CWD_TAIL_MAX];
+	const char *name, *version;
+	int n;
+
+	if (!sbt_npm_pkg_of_cwd(rec->cwd, path, sizeof(path), &name))
+		return false;
+	/* a tail cut above its first node_modules/ may be the end of a nested path */
+	version = sbt_npm_lock_version(ss->lockfile, path, !rec->cwd_top);
+	n = version ? snprintf(out, len, "%s@%s", name, version) : snprintf(out, len, "%s", name);
+	return n > 0 && (size_t)n < len;
+}
+
+/* The aggregate of a site's shells run in package pkg: found or added; NULL on ENOMEM. */
+static struct sbt_shellagg **package_agg(struct probe_site *s, const char *pkg)
+{
+	struct probe_site_pkg *p;
+
+	for (int i = 0; i < s->nr_pkgs; i++)
+		if (strcmp(s->pkgs[i].package, pkg) == 0)
+			return &s->pkgs[i].agg;
+	if (grow((void **)&s->pkgs, s->nr_pkgs, &s->cap_pkgs, sizeof(*s->pkgs)))
+		return NULL;
+	p = &s->pkgs[s->nr_pkgs];
+	p->agg = NULL;
+	if (!(p->package = strdup(pkg)))
+		return NULL;
+	s->nr_pkgs++;
+	return &p->agg;
+}
+
+int probe_site_count(struct probe_sites *ss, int site, const struct sbt_exec *rec,
+		     const struct sbt_shell_class *cls, int failed, const struct sbt_ancestor *anc,
+		     size_t nanc)
+{
+	struct sbt_shell_class applet;
+	struct sbt_shellagg **agg;
+	char pkg[SBT_CWD_TAIL_MAX + 64];
 	struct probe_site *s;
 
 	if (site < 0 || site >= ss->nr)
 		return 0;
 	s = &ss->v[site];
-	if (!s->agg && !(s->agg = sbt_shellagg_new()))
+	agg = probe_site_package(ss, rec, pkg, sizeof(pkg)) ? package_agg(s, pkg) : &s->agg;
+	if (!agg || (!*agg && !(*agg = sbt_shellagg_new())))
 		return -ENOMEM;
-	return sbt_shellagg_add(s->agg, cls, rec->pid, rec->filename, rec->argv, rec->argc, anc,
+	/* /bin/sh a symlink to busybox (Alpine's): the applet, as the file's own name says */
+	if (!cls->multicall && sbt_shellid_classify(NULL, rec, &applet) && applet.multicall)
+		cls = &applet;
+	if (failed)
+		return sbt_shellagg_add_failed(*agg, cls, failed, rec->pid, rec->filename,
+					       rec->argv, rec->argc, anc, nanc);
+	return sbt_shellagg_add(*agg, cls, rec->pid, rec->filename, rec->argv, rec->argc, anc,
 				nanc);
 }
 
@@ -646,6 +842,63 @@ static json_object *remedy_json(const struct probe_site *s, json_object *loc)
 	return o;
 }
 
+/*
+ * A base image's entrypoint shell: nothing to change (a distroless base has
+ * no such entrypoint), or what it execs, given as the Dockerfile's own
+ * exec-form ENTRYPOINT: the words after the script in the first sample's argv.
+ */
+static json_object *remedy_base(const struct probe_site *s, json_object *loc)
+{
+	const char *ep = base_name(s->argv[0]);
+	json_object *argv, *arr, *o, *text;
+	size_t n, from = 0;
+	char buf[1024];
+
+	if (!json_object_object_get_ex(loc, "argv", &argv))
+		return NULL;
+	n = json_object_array_length(argv);
+	for (size_t i = 0; i < n && !from; i++)
+		if (strcmp(base_name(json_object_get_string(json_object_array_get_idx(argv, i))),
+			   ep) == 0)
+			from = i + 1;
+	if (!from || from >= n)
+		return NULL;
+	arr = json_object_new_array();
+	for (size_t i = from; i < n; i++)
+		json_object_array_add(arr, json_object_get(json_object_array_get_idx(argv, i)));
+	text = exec_form_text(sbt_df_entrypoint_keyword(), arr);
+	snprintf(buf, sizeof(buf),
+		 "nothing to change: the distroless base replaces %.200s and its entrypoint; or, "
+		 "to start without it on this base too, %.600s (exec form) and no CMD in the "
+		 "Dockerfile",
+		 s->image, text ? json_object_get_string(text) : "an exec-form ENTRYPOINT");
+	json_object_put(text);
+	o = json_object_new_object();
+	json_object_object_add(o, "text", sbt_json_string(buf));
+	json_object_object_add(o, "exec_form", arr);
+	return o;
+}
+
+/* Where the shell comes from: the repo, or its base image's entrypoint (which, argv). */
+static void origin_json(const struct probe_site *s, json_object *loc)
+{
+	json_object *b, *ep;
+
+	json_object_object_add(loc, "origin",
+			       json_object_new_string(s->base_image ? "base_image" : "repo"));
+	if (!s->base_image) {
+		json_object_object_add(loc, "base_image", NULL);
+		return;
+	}
+	b = json_object_new_object();
+	ep = json_object_new_array();
+	for (int i = 0; i < s->argc; i++)
+		json_object_array_add(ep, sbt_json_string(s->argv[i]));
+	json_object_object_add(b, "image", sbt_json_string(s->image));
+	json_object_object_add(b, "entrypoint", ep);
+	json_object_object_add(loc, "base_image", b);
+}
+
 static json_object *source_json(const struct probe_site *s)
 {
 	json_object *src = json_object_new_object();
@@ -673,13 +926,56 @@ void probe_sites_count(const struct probe_sites *ss, struct probe_site_totals *t
 	memset(t, 0, sizeof(*t));
 	for (int i = 0; i < ss->nr; i++) {
 		const struct probe_site *s = &ss->v[i];
-		uint64_t n = s->agg ? sbt_shellagg_count(s->agg) : 0;
+		uint64_t n = sbt_shellagg_count(s->agg);
+
+		for (int j = 0; j < s->nr_pkgs; j++)
+			n += sbt_shellagg_count(s->pkgs[j].agg);
 
 		t->count += n;
 		*(s->phase == PROBE_BUILD ? &t->build : &t->boot) += n;
 		if (s->affects_final)
 			t->affecting += n;
 	}
+}
+
+/*
+ * One aggregate's locations, each with the site's phase, stage, source and
+ * remediation and the package it ran in (pkg, NULL: none), onto locs.
+ */
+static void add_locations(json_object *locs, const struct probe_site *s,
+			  const struct sbt_shellagg *a, const char *pkg,
+			  struct probe_site_totals *t)
+{
+	json_object *agg, *arr, *omitted;
+
+	if (!a || !(agg = sbt_shellagg_to_json(a)))
+		return;
+	if (json_object_object_get_ex(agg, "omitted", &omitted)) {
+		count_of(omitted, "locations", &t->omitted_locations);
+		count_of(omitted, "count", &t->omitted_count);
+	}
+	json_object_object_get_ex(agg, "locations", &arr);
+	for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
+		json_object *loc = json_object_get(json_object_array_get_idx(arr, k));
+
+		json_object_object_add(
+			loc, "phase",
+			json_object_new_string(s->phase == PROBE_BUILD ? "build" : "boot"));
+		json_object_object_add(loc, "stage",
+				       s->stage[0] ? sbt_json_string(s->stage) : NULL);
+		json_object_object_add(loc, "affects_final_image",
+				       json_object_new_boolean(s->affects_final));
+		json_object_object_add(loc, "source", source_json(s));
+		json_object_object_add(loc, "package", pkg ? sbt_json_string(pkg) : NULL);
+		/* a dependency's own command: no exec form of the repo's line replaces it */
+		json_object_object_add(loc, "remediation",
+				       pkg	       ? NULL
+				       : s->base_image ? remedy_base(s, loc)
+						       : remedy_json(s, loc));
+		origin_json(s, loc);
+		json_object_array_add(locs, loc);
+	}
+	json_object_put(agg);
 }
 
 json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_totals *t)
@@ -689,30 +985,10 @@ json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_to
 	probe_sites_count(ss, t);
 	for (int i = 0; locs && i < ss->nr; i++) {
 		const struct probe_site *s = &ss->v[i];
-		json_object *agg, *arr, *omitted;
 
-		if (!s->agg || !(agg = sbt_shellagg_to_json(s->agg)))
-			continue;
-		if (json_object_object_get_ex(agg, "omitted", &omitted)) {
-			count_of(omitted, "locations", &t->omitted_locations);
-			count_of(omitted, "count", &t->omitted_count);
-		}
-		json_object_object_get_ex(agg, "locations", &arr);
-		for (size_t k = 0; arr && k < json_object_array_length(arr); k++) {
-			json_object *loc = json_object_get(json_object_array_get_idx(arr, k));
-
-			json_object_object_add(
-				loc, "phase",
-				json_object_new_string(s->phase == PROBE_BUILD ? "build" : "boot"));
-			json_object_object_add(loc, "stage",
-					       s->stage[0] ? sbt_json_string(s->stage) : NULL);
-			json_object_object_add(loc, "affects_final_image",
-					       json_object_new_boolean(s->affects_final));
-			json_object_object_add(loc, "source", source_json(s));
-			json_object_object_add(loc, "remediation", remedy_json(s, loc));
-			json_object_array_add(locs, loc);
-		}
-		json_object_put(agg);
+		add_locations(locs, s, s->agg, NULL, t);
+		for (int j = 0; j < s->nr_pkgs; j++)
+			add_locations(locs, s, s->pkgs[j].agg, s->pkgs[j].package, t);
 	}
 	return locs;
 }

@@ -51,10 +51,22 @@ struct probe_site {
 	bool affects_final;
 	bool step;   /* a Dockerfile RUN: matched by a step's first process, once */
 	bool taken;  /* ... and it was */
+	bool ties;   /* an install step: the process running argv ties every shell below it here */
 	char *text;  /* the -c text it runs (blanks collapsed), or NULL */
 	char **argv; /* or the exec form's argv (argc strings), or NULL */
 	int argc;
-	struct sbt_shellagg *agg; /* its shells, NULL until the first */
+	struct sbt_shellagg *agg;    /* its shells, NULL until the first */
+	struct probe_site_pkg *pkgs; /* ... and those a dependency ran, by package */
+	int nr_pkgs, cap_pkgs;
+	/* origin base_image: the base image's own ENTRYPOINT (argv), not the repo's */
+	bool base_image;
+	char image[256]; /* ... that image, as FROM names it */
+};
+
+/* The shells of a site that ran in a dependency's directory (npm's lifecycle scripts). */
+struct probe_site_pkg {
+	char *package; /* "name@version", or "name" when the lockfile does not say */
+	struct sbt_shellagg *agg;
 };
 
 struct probe_step {
@@ -71,11 +83,13 @@ struct probe_sites {
 	struct probe_site *v;
 	int nr, cap;
 	int build_other, boot_other; /* where shells tied to nothing go, per phase */
+	int base_entry;		     /* the base image's ENTRYPOINT's site, or -1 */
 	bool by_cgroup;		     /* a Dockerfile build: steps are cgroups */
 	struct probe_step *steps;
 	int nr_steps, cap_steps;
 	struct probe_tie *ties;
 	int nr_ties, cap_ties;
+	json_object *lockfile; /* the repo's npm lockfile, NULL when none */
 };
 
 void probe_sites_init(struct probe_sites *ss);
@@ -95,8 +109,24 @@ int probe_site_add(struct probe_sites *ss, const struct probe_site *tmpl, const 
  * ENTRYPOINT/CMD and HEALTHCHECK (boot), and the catch-alls. 0 or -ENOMEM.
  */
 int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *df, int target);
+/*
+ * The final image's ENTRYPOINT is its base image's (`image` as FROM names
+ * it): a boot site of origin base_image, not affecting the final image (a
+ * distroless base replaces it). The container's first process is its when it
+ * runs that entrypoint (a `#!/bin/sh` script, or argv as given), until that
+ * process execs something else (the app: `exec "$@"`), whose shells are the
+ * app's. 0 or -ENOMEM.
+ */
+int probe_sites_base_entry(struct probe_sites *ss, const char *image, const char *const *argv,
+			   int argc);
 /* The build's catch-all when it is not a Dockerfile's. 0 or -ENOMEM. */
 int probe_sites_other(struct probe_sites *ss, const char *build_instr, const char *build_file);
+/*
+ * The build's install step (npm ci, before the build): the process that runs
+ * argv (as written, or as its #! script) ties the shells below it to this
+ * site, instruction "install", file the lockfile. 0 or -ENOMEM.
+ */
+int probe_sites_install(struct probe_sites *ss, const char *file, const char *const *argv);
 /* package.json's scripts (text: the file, for line numbers). 0 or -ENOMEM. */
 int probe_sites_npm(struct probe_sites *ss, json_object *scripts, const char *text,
 		    bool boot_start);
@@ -111,9 +141,27 @@ int probe_site_of(struct probe_sites *ss, enum probe_phase ph, const struct sbt_
 		  const struct sbt_shell_class *cls, const struct sbt_ancestor *anc, size_t nanc,
 		  uint64_t sandbox_cg);
 
-/* Count a shell at its site. 0 or -ENOMEM. */
+/*
+ * The repo's npm-shrinkwrap.json, else package-lock.json (v2/v3 "packages"),
+ * for the versions of the packages shells ran in. None, or one that cannot
+ * be read or parsed: names without versions. 0.
+ */
+int probe_sites_lockfile(struct probe_sites *ss, const char *repo);
+
+/*
+ * The package a shell ran in (its cwd below node_modules/, see
+ * exec/npmpkg.h): "name@version", or the name alone, into out. False when
+ * it ran in none.
+ */
+bool probe_site_package(const struct probe_sites *ss, const struct sbt_exec *rec, char *out,
+			size_t len);
+
+/*
+ * Count a shell at its site: with its package's when it ran in one (two
+ * packages' identical commands are two locations). 0 or -ENOMEM.
+ */
 int probe_site_count(struct probe_sites *ss, int site, const struct sbt_exec *rec,
-		     const struct sbt_shell_class *cls, const struct sbt_ancestor *anc,
+		     const struct sbt_shell_class *cls, int failed, const struct sbt_ancestor *anc,
 		     size_t nanc);
 
 /* What the report says of the sites' shells. */
@@ -127,7 +175,7 @@ void probe_sites_count(const struct probe_sites *ss, struct probe_site_totals *t
 
 /*
  * Every site's locations, each with phase, stage, affects_final_image,
- * source and remediation, in site order; totals filled. New array, NULL on
+ * source, package and remediation, in site order; totals filled. New array, NULL on
  * ENOMEM.
  */
 json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_totals *t);

@@ -28,6 +28,7 @@
 #include "lib/io.h"
 #include "probe_int.h"
 #include "lib/sha256.h"
+#include "lib/treecopy.h"
 
 #define TREE_MAX_ENTRIES (1u << 20)
 #define TREE_MAX_DEPTH	 256
@@ -202,29 +203,6 @@ static void visit_file(struct walk *w, int dirfd, const char *name, const struct
 	cache_put(w, w->path, &e);
 }
 
-/* A link that leads out of the repo (absolute, or climbing above its root). */
-static bool link_escapes(const char *path, const char *target)
-{
-	int depth = 0;
-
-	if (target[0] == '/')
-		return true;
-	for (const char *p = path; *p; p++) /* the link's own directory depth */
-		depth += *p == '/';
-	for (const char *p = target; *p;) {
-		size_t n = strcspn(p, "/");
-
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			depth--;
-		else if (n && !(n == 1 && p[0] == '.'))
-			depth++;
-		if (depth < 0)
-			return true;
-		p += n + (p[n] == '/');
-	}
-	return false;
-}
-
 static void visit_link(struct walk *w, int dirfd, const char *name, const struct stat *st)
 {
 	char target[PATH_MAX];
@@ -235,7 +213,7 @@ static void visit_link(struct walk *w, int dirfd, const char *name, const struct
 		return;
 	}
 	target[n] = '\0';
-	if (link_escapes(w->path, target))
+	if (sbt_link_escapes(w->path, target))
 		uncacheable(w->t, "a symlink leads out of the repo", w->path);
 	add_record(w, 'l', st->st_mode, target, (size_t)n);
 }

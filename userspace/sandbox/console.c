@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The qemu backend's serial console, as the caller reads it (see sandbox.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "lib/clock.h"
 #include "lib/io.h"
@@ -43,21 +45,44 @@ static void con_tail(struct sbt_vm_console *con, const char *p, size_t n, bool n
 	con->tail[con->tail_len] = '\0';
 }
 
+/* The workload's bytes to fd; to a terminal with its controls escaped (relay.c). */
 static void con_out(struct sbt_vm_console *con, int fd, const char *p, size_t n)
 {
-	if (!con->out_failed && n && sbt_write_all(fd, p, n))
+	char esc[4 * 512];
+
+	if (con->out_failed || !n)
+		return;
+	if (isatty(fd)) {
+		for (size_t o = 0; o < n && !con->out_failed; o += 512) {
+			size_t k = n - o < 512 ? n - o : 512;
+
+			if (sbt_write_all(fd, esc, sbx_term_escape(p + o, k, esc, NULL)))
+				con->out_failed = true;
+		}
+		return;
+	}
+	if (sbt_write_all(fd, p, n))
 		con->out_failed = true; /* e.g. EPIPE: the VM runs on, its output is dropped */
 }
 
-/* "SBT-GUEST-EXIT <0-255>" (a CR before the end tolerated); the code or -1. */
-static int exit_marker(const char *l, size_t n)
+/*
+ * "SBT-GUEST-EXIT-<nonce> <0-255>" with the console's nonce, else (none
+ * set) "SBT-GUEST-EXIT <0-255>"; a CR before the end tolerated. The code or -1.
+ */
+static int exit_marker(const struct sbt_vm_console *con, const char *l, size_t n)
 {
-	size_t k = sizeof(EXIT_LINE) - 1;
+	char want[sizeof(EXIT_LINE) + sizeof(con->exit_nonce) + 2];
+	size_t k;
 	int code = 0;
 
+	if (con->exit_nonce[0])
+		snprintf(want, sizeof(want), "SBT-GUEST-EXIT-%s ", con->exit_nonce);
+	else
+		snprintf(want, sizeof(want), "%s", EXIT_LINE);
+	k = strlen(want);
 	if (n && l[n - 1] == '\r')
 		n--;
-	if (n <= k || n > k + 3 || memcmp(l, EXIT_LINE, k) != 0)
+	if (n <= k || n > k + 3 || memcmp(l, want, k) != 0)
 		return -1;
 	for (size_t i = k; i < n; i++) {
 		if (l[i] < '0' || l[i] > '9')
@@ -65,6 +90,37 @@ static int exit_marker(const char *l, size_t n)
 		code = code * 10 + (l[i] - '0');
 	}
 	return code <= 255 ? code : -1;
+}
+
+void sbt_vm_console_nonce(struct sbt_vm_console *con, const char *nonce)
+{
+	snprintf(con->exit_nonce, sizeof(con->exit_nonce), "%s", nonce);
+}
+
+void sbt_vm_console_mark(struct sbt_vm_console *con, const char *mark)
+{
+	snprintf(con->mark, sizeof(con->mark), "%s", mark);
+	con->mark_len = strlen(con->mark);
+}
+
+/* A complete workload line with the caller's mark: kept, not forwarded. */
+static bool con_marked(struct sbt_vm_console *con, const char *l, size_t n)
+{
+	if (!con->mark_len || n < con->mark_len || memcmp(l, con->mark, con->mark_len) != 0)
+		return false;
+	l += con->mark_len;
+	n -= con->mark_len;
+	if (n && l[n - 1] == '\r')
+		n--;
+	if (con->marks_len + n + 2 > sizeof(con->marks)) {
+		con->marks_dropped++;
+		return true;
+	}
+	memcpy(con->marks + con->marks_len, l, n);
+	con->marks_len += n;
+	con->marks[con->marks_len++] = '\n';
+	con->marks[con->marks_len] = '\0';
+	return true;
 }
 
 /* One line (without its newline; `complete`: it had one). */
@@ -91,7 +147,7 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 		con_tail(con, l, n, complete);
 		break;
 	case SBT_VM_RUNNING:
-		code = con->mid_line ? -1 : exit_marker(l, n);
+		code = con->mid_line ? -1 : exit_marker(con, l, n);
 		if (code >= 0 && complete) {
 			/* the newline before the marker is init's, not the workload's */
 			con->phase = SBT_VM_EXITED;
@@ -100,6 +156,8 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 			con->pending_nl = false;
 			break;
 		}
+		if (complete && !con->mid_line && con_marked(con, l, n))
+			break;
 		if (con->pending_nl)
 			con_out(con, out_fd, "\n", 1);
 		con_out(con, out_fd, l, n);
@@ -157,4 +215,27 @@ long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd)
 	}
 	sbt_vm_console_feed(&run->con, buf, (size_t)n, out_fd);
 	return (long)n;
+}
+
+int sbt_vm_stream_trim(struct sbt_sandbox_run *run, uint64_t cap)
+{
+	struct stat st;
+	off_t upto;
+	int fd, ret = 0;
+
+	if (!run->exec_stream[0] || !cap)
+		return 0;
+	fd = open(run->exec_stream, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_blocks * 512 > cap) {
+		/* the oldest data goes: a reader that comes to it finds a gap, never a cut stream */
+		upto = (off_t)(((uint64_t)st.st_size - cap / 2) & ~(uint64_t)4095);
+		if (upto > 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, upto))
+			ret = -errno;
+		else if (upto > 0)
+			ret = 1;
+	}
+	close(fd);
+	return ret;
 }

@@ -4,7 +4,8 @@
  * killed and removed with their state files, and what each backend leaves
  * besides (struct sbt_backend_ops gc, gc_orphans); empty cgroups under
  * <v2>/sbtrace/ that no state file names are removed too, and last the
- * pinned links (pins.h) of sandboxes whose cgroup is gone.
+ * pinned links (pins.h) of sandboxes whose cgroup is gone, and the probe's
+ * network namespaces and build contexts' copies whose probe is gone.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "lib/cgroupfs.h"
@@ -22,6 +24,7 @@
 #include "internal.h"
 #include "sandbox/pins.h"
 #include "lib/log.h"
+#include "lib/treecopy.h"
 /* Start of process `pid` in CLOCK_REALTIME ns, from /proc/PID/stat; 0 if unknown. */
 static uint64_t proc_start_ns(pid_t pid)
 {
@@ -173,6 +176,111 @@ static int gc_orphan_cgroups(const char *dir, bool verbose)
 	return count;
 }
 
+/* A probe's pid whose process is gone, or recycled (its comm is not sbtrace). */
+static bool probe_gone(long pid)
+{
+	char comm_path[64], *comm;
+	bool ours = false;
+
+	snprintf(comm_path, sizeof(comm_path), "/proc/%ld/comm", pid);
+	comm = sbx_slurp(comm_path, 4096, NULL);
+	if (comm) {
+		comm[strcspn(comm, "\n")] = '\0';
+		ours = strcmp(comm, "sbtrace") == 0;
+		free(comm);
+	}
+	return !ours;
+}
+
+/* The pid in NAME when it is PREFIX<pid>END..., with END the rest's first byte; else 0. */
+static long name_pid(const char *name, const char *prefix, char end)
+{
+	size_t n = strlen(prefix);
+	char *e;
+	long pid;
+
+	if (strncmp(name, prefix, n) != 0 || !name[n])
+		return 0;
+	pid = strtol(name + n, &e, 10);
+	return *e == end && pid > 0 ? pid : 0;
+}
+
+/*
+ * The probe's network namespaces (`ip netns` names sbtrace-probe-PID, the
+ * microVM's tap, and sbtrace-probe-net-PID, the build's) whose probe is
+ * gone: unmounted and unlinked as `ip netns del` does. A live pid whose comm
+ * is not sbtrace is a recycled one: its namespace is a leftover too.
+ */
+static int gc_orphan_netns(bool verbose)
+{
+	static const char dir[] = "/run/netns";
+	struct dirent *de;
+	int count = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		long pid = name_pid(de->d_name, "sbtrace-probe-net-", '\0');
+		char path[PATH_MAX];
+
+		if (!pid && strncmp(de->d_name, "sbtrace-probe-net-", 18) != 0)
+			pid = name_pid(de->d_name, "sbtrace-probe-", '\0');
+		if (!pid || !probe_gone(pid) ||
+		    !sbx_str_fits(path, sizeof(path), "%s/%s", dir, de->d_name))
+			continue;
+		umount2(path, MNT_DETACH);
+		if (unlink(path) == 0) {
+			count++;
+			if (verbose)
+				sbt_log("removed network namespace %s (probe %ld gone)", de->d_name,
+					pid);
+		}
+	}
+	closedir(d);
+	return count;
+}
+
+/*
+ * The copies of the repo a Dockerfile build used as its context
+ * (sbtrace-ctx-PID.XXXXXX in /var/tmp, or in $SBTRACE_CONTEXT_DIR: the
+ * probe's kind_dockerfile.c) whose probe is gone.
+ */
+static int gc_orphan_contexts(bool verbose)
+{
+	const char *env = getenv("SBTRACE_CONTEXT_DIR"), *dirs[] = { "/var/tmp", NULL };
+	int count = 0;
+
+	if (env && env[0] == '/' && strcmp(env, dirs[0]) != 0)
+		dirs[1] = env;
+	for (int i = 0; i < 2 && dirs[i]; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			long pid = name_pid(de->d_name, "sbtrace-ctx-", '.');
+			char path[PATH_MAX];
+
+			if (!pid || !probe_gone(pid) ||
+			    !sbx_str_fits(path, sizeof(path), "%s/%s/store/overlay", dirs[i],
+					  de->d_name))
+				continue;
+			/* a microVM build's image store: the overlay driver's own mount */
+			umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+			path[strlen(path) - strlen("/store/overlay")] = '\0';
+			if (sbt_tree_remove(path) == 0) {
+				count++;
+				if (verbose)
+					sbt_log("removed build context %s (probe %ld gone)", path,
+						pid);
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	return count;
+}
+
 int sbt_sandbox_gc(const char *state_dir, bool verbose)
 {
 	const char *dir = state_dir ? state_dir : SBT_STATE_DIR_DEFAULT;
@@ -187,5 +295,8 @@ int sbt_sandbox_gc(const char *state_dir, bool verbose)
 			ops->gc_orphans(dir, verbose);
 	}
 	n += gc_orphan_cgroups(dir, verbose);
+	n += sbx_limits_gc(verbose);
+	n += gc_orphan_netns(verbose);
+	n += gc_orphan_contexts(verbose);
 	return n + sbt_pin_gc(verbose);
 }

@@ -28,10 +28,15 @@
 
 /* One record on the phase pipe (spec->then_argv), written by init in one write(). */
 struct sbx_phase_rec {
-	uint32_t end;	  /* SBT_THEN_PENDING: started; else how it ended */
-	int32_t status;	  /* the ended workload's wait status (SKIPPED: argv's) */
+	uint32_t end;	  /* SBT_THEN_PENDING: started; else how it ended; or SBX_PHASE_WORKSPACE */
+	int32_t status;	  /* the ended workload's wait status (SKIPPED: argv's); WORKSPACE: 0/1 */
 	uint64_t boot_ns; /* CLOCK_BOOTTIME when written */
 };
+
+/* The phase record of spec.workspace_report: status 1 argv wrote to the workspace, 0 not */
+#define SBX_PHASE_WORKSPACE 0x100u
+/* sbt_sandbox_then_end's signal to init */
+#define SBX_THEN_END_SIGNAL SIGUSR1
 
 struct json_object;
 struct sbx_vm_prep;
@@ -176,6 +181,8 @@ struct sbx_seccomp_test {
 #define SBX_SC_MAX_TESTS 2
 #define SBX_SC_COMPAT	 (1u << 0) /* the name exists in the 32-bit ABI only (i386's stime) */
 #define SBX_SC_OPTIONAL	 (1u << 1) /* newer than some libseccomp: left out where unknown */
+/* arg 0 is a socket family: every family but sbx_seccomp_families' (the test's value unused) */
+#define SBX_SC_FAMILIES (1u << 2)
 
 /* One rule of the deny list: the call fails with err when every test holds (none: always). */
 struct sbx_seccomp_rule {
@@ -189,12 +196,42 @@ struct sbx_seccomp_rule {
 
 extern const struct sbx_seccomp_rule sbx_seccomp_rules[];
 extern const size_t sbx_seccomp_nr_rules;
+/* The socket families a workload may open (SBX_SC_FAMILIES), -1 terminated. */
+extern const int sbx_seccomp_families[];
 
 /*
  * Confine the calling process (and what it execs) with the rules: call it
  * single-threaded, right before the exec. 0, or -errno with err filled.
  */
 int sbx_seccomp_install(char *err, size_t errlen);
+
+/* ---- limits.c: pids and memory through the host's cgroup controllers ---- */
+/* Set spec->limits on run's cgroup (v2), or on v1 cgroups of its name. 0 or -errno with err. */
+int sbx_limits_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		       size_t errlen);
+/* v1: put pid (the sandbox's init, before it runs anything) into the v1 cgroups. */
+int sbx_limits_join(struct sbt_sandbox_run *run, pid_t pid, char *err, size_t errlen);
+/* Remove the v1 cgroups (their processes gone). */
+void sbx_limits_destroy(struct sbt_sandbox_run *run);
+/* gc: v1 cgroups of sandboxes whose v2 cgroup is gone, emptied. How many. */
+int sbx_limits_gc(bool verbose);
+
+/* ---- relay.c: the workload's output to a terminal, escaped ---- */
+/*
+ * in (n bytes) with controls as \xNN into out (4 * n bytes). keep NULL:
+ * everything; else a UTF-8 sequence cut at the end is left (*keep bytes).
+ * The bytes written.
+ */
+size_t sbx_term_escape(const char *in, size_t n, char *out, size_t *keep);
+/*
+ * Where spec's stdout or stderr (-1: the caller's 1 and 2) is a terminal,
+ * a pipe to a relay in its place (the run's relay to that terminal, or a
+ * new one). 0 or -errno with err.
+ */
+int sbx_relay_wrap(struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run, char *err,
+		   size_t errlen);
+/* Close the run's write ends and wait for its relays (a bounded wait). */
+void sbx_relay_end(struct sbt_sandbox_run *run);
 
 /* ---- qemu_tap.c: the qemu backend's network ---- */
 /* A name `ip netns` can have made; an interface name the kernel accepts. */

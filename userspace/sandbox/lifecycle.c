@@ -93,6 +93,11 @@ static int check_caps(const struct sbt_backend_ops *ops, const struct sbt_sandbo
 				  "sandbox %s: a second workload needs a backend that runs one "
 				  "(ns), a command and a time limit",
 				  spec->name);
+	if (spec->pre_argv && (!caps->then || !spec->pre_argv[0] || !spec->pre_argv[0][0]))
+		return sbx_seterr(err, errlen, -EINVAL,
+				  "sandbox %s: an install step needs a backend that runs more than "
+				  "one workload (ns) and a command",
+				  spec->name);
 	return 0;
 }
 
@@ -139,6 +144,8 @@ static void run_reset(struct sbt_sandbox_run *run)
 	run->ready_fd = -1;
 	run->console_fd = -1;
 	run->phase_fd = -1;
+	run->workspace_written = -1;
+	run->relay_w[0] = run->relay_w[1] = -1;
 }
 
 /* The state file's path, not taken yet; the run's name. */
@@ -218,7 +225,7 @@ static int spawn(const struct sbt_backend_ops *ops, struct sbx_child *c,
 	pid_t pid;
 
 	if (pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC) ||
-	    (c->spec->then_argv && pipe2(phase, O_CLOEXEC))) {
+	    ((c->spec->then_argv || c->spec->workspace_report) && pipe2(phase, O_CLOEXEC))) {
 		ret = sbx_seterr(err, errlen, -errno, "pipe: %s", strerror(errno));
 		goto out;
 	}
@@ -297,6 +304,7 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		      size_t errlen)
 {
 	const struct sbt_backend_ops *ops;
+	struct sbt_sandbox_spec s = *spec;
 	const char *sdir;
 	int cgfd = -1, ret;
 
@@ -304,11 +312,30 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	ret = sbt_sandbox_check(spec, err, errlen);
 	if (ret)
 		return ret;
+	ret = sbx_relay_wrap(&s, run, err, errlen); /* a terminal is never the workload's */
+	if (ret) {
+		sbx_relay_end(run);
+		return ret;
+	}
+	if (!s.limits.pids)
+		s.limits.pids = SBT_LIMIT_PIDS_DEFAULT;
+	if (!s.limits.memory)
+		s.limits.memory = SBT_LIMIT_MEMORY_DEFAULT;
+	if (!s.limits.tmpfs)
+		s.limits.tmpfs = SBT_LIMIT_TMPFS_DEFAULT;
+	if (s.limits.pids == UINT32_MAX)
+		s.limits.pids = 0; /* "max" from here on */
+	if (s.limits.memory == UINT64_MAX)
+		s.limits.memory = 0;
+	run->limits = s.limits;
+	spec = &s;
 	ops = sbx_backend(spec->backend);
 	sdir = spec->state_dir ? spec->state_dir : SBT_STATE_DIR_DEFAULT;
 	ret = claim_name(spec, sdir, run, err, errlen);
 	if (!ret)
 		ret = make_cgroup(spec, run, &cgfd, err, errlen);
+	if (!ret && spec->backend == SBT_BACKEND_NS)
+		ret = sbx_limits_prepare(spec, run, err, errlen);
 	if (!ret)
 		ret = start_child(ops, spec, run, sdir, cgfd, err, errlen);
 	if (cgfd >= 0) {
@@ -316,8 +343,11 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		if (ret)
 			rmdir(run->cgroup_path);
 	}
-	if (ret)
+	if (ret) {
+		sbx_relay_end(run);
+		sbx_limits_destroy(run);
 		run_reset(run);
+	}
 	return ret;
 }
 
@@ -402,6 +432,11 @@ int sbt_sandbox_then_poll(struct sbt_sandbox_run *run)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
+		if (n == (ssize_t)sizeof(rec) && rec.end == SBX_PHASE_WORKSPACE) {
+			run->workspace_written = rec.status != 0;
+			changed = 1;
+			continue;
+		}
 		if (n != (ssize_t)sizeof(rec) || rec.end > SBT_THEN_SKIPPED) {
 			/* EOF (init is gone) or garbage: nothing more will come */
 			close(run->phase_fd);
@@ -421,11 +456,20 @@ int sbt_sandbox_then_poll(struct sbt_sandbox_run *run)
 	return changed;
 }
 
+int sbt_sandbox_then_end(struct sbt_sandbox_run *run)
+{
+	/* init is our child: run->pid is 0 once reaped, never a reused number */
+	if (run->pid <= 0 || run->phase_fd < 0)
+		return -ESRCH;
+	return kill(run->pid, SBX_THEN_END_SIGNAL) ? -errno : 0;
+}
+
 int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec *spec, char *err,
 		     size_t errlen)
 {
 	const struct sbt_backend_ops *ops = sbx_backend(run->backend);
 	uint64_t start_ns = run->start_ns;
+	struct sbt_sandbox_spec s = *spec;
 	int cgfd, ret;
 
 	if (!ops || !ops->caps.host_tools || spec->backend != run->backend || run->pid > 0 ||
@@ -435,8 +479,11 @@ int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec 
 				  "was reaped",
 				  run->name);
 	ret = sbt_sandbox_check(spec, err, errlen);
+	if (!ret)
+		ret = sbx_relay_wrap(&s, run, err, errlen); /* the run's relays, or new ones */
 	if (ret)
 		return ret;
+	spec = &s;
 	cgfd = open(run->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
 		return sbx_seterr(err, errlen, -errno, "open cgroup %s: %s", run->cgroup_path,
@@ -520,6 +567,9 @@ void sbt_sandbox_destroy(struct sbt_sandbox_run *run)
 		}
 		run->pid = 0;
 	}
+	sbx_relay_end(run); /* the workload is gone: its output drained to the last byte */
+	sbt_sandbox_limits_read(run);
+	sbx_limits_destroy(run);
 	if (run->cgroup_path[0] && sbx_cgroup_destroy(run->cgroup_path) == 0)
 		run->cgroup_path[0] = '\0';
 	if (ops && ops->destroy)

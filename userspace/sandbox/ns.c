@@ -23,7 +23,8 @@
  *           and blocks reading the go pipe (EOF: the caller is gone, exit 126).
  *   caller  sbt_sandbox_ready() reads the pipe; the tracer attaches;
  *           sbt_sandbox_go() writes one byte.
- *   init    clones the workload W (again fork-like), reaps every child and,
+ *   init    clones the workload W (again fork-like; pre_argv first, then argv
+ *           when it exited 0), reaps every child and,
  *           when W exits, exits with W's exit code (or 128+signal); the
  *           kernel then kills whatever is left in the pid namespace.
  *   W       stdin /dev/null, stdout/stderr from the spec, all other fds closed,
@@ -213,6 +214,22 @@ static void mount_proc(const struct sbx_child *c)
 	}
 }
 
+/* A writable tmpfs's options: its mode and the spec's size (limits.tmpfs, 0: no size). */
+static const char *tmpfs_opts(const struct sbx_child *c, const char *mode, uint64_t size)
+{
+	static char opts[4][64];
+	static int next;
+	char *o = opts[next++ % 4];
+
+	if (!size)
+		size = c->spec->limits.tmpfs;
+	if (size)
+		snprintf(o, sizeof(opts[0]), "mode=%s,size=%llu", mode, (unsigned long long)size);
+	else
+		snprintf(o, sizeof(opts[0]), "mode=%s", mode);
+	return o;
+}
+
 /* A minimal /dev: the harmless character devices, bound from the host's. */
 static void mount_dev(const struct sbx_child *c)
 {
@@ -243,9 +260,13 @@ static void mount_dev(const struct sbx_child *c)
 			sbx_child_fail(c, errno, "symlink %s: %s", dst, strerror(errno));
 	}
 	mkdir_or_fail(c, STAGE "/dev/shm", 01777);
-	mnt(c, "tmpfs", STAGE "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777");
+	mnt(c, "tmpfs", STAGE "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    tmpfs_opts(c, "1777", 0));
 	mnt_attr(c, AT_FDCWD, STAGE "/dev", 0, MOUNT_ATTR_RDONLY);
 }
+
+/* init's: the overlay's upper layer, held past its mount's detach (workspace_report), or -1 */
+static int ws_upper_fd = -1;
 
 /*
  * workspace_overlay: the (idmapped) tree as the lower layer of an overlay
@@ -258,7 +279,7 @@ static void mount_overlay(const struct sbx_child *c)
 	static const char ws[] = STAGE "/.workspace";
 
 	mkdir_or_fail(c, ws, 0700);
-	mnt(c, "sbtrace-workspace", ws, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700");
+	mnt(c, "sbtrace-workspace", ws, "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c, "0700", 0));
 	mkdir_or_fail(c, STAGE "/.workspace/lower", 0700);
 	mkdir_or_fail(c, STAGE "/.workspace/upper", 0755);
 	mkdir_or_fail(c, STAGE "/.workspace/work", 0700);
@@ -268,6 +289,8 @@ static void mount_overlay(const struct sbx_child *c)
 	mnt(c, "sbtrace-overlay", STAGE "/workspace", "overlay", MS_NOSUID | MS_NODEV,
 	    "lowerdir=" STAGE "/.workspace/lower,upperdir=" STAGE "/.workspace/upper,"
 	    "workdir=" STAGE "/.workspace/work,userxattr");
+	if (c->spec->workspace_report)
+		ws_upper_fd = open(STAGE "/.workspace/upper", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (umount2(ws, MNT_DETACH) || rmdir(ws))
 		sbx_child_fail(c, errno, "detach the workspace's layers: %s", strerror(errno));
 }
@@ -304,9 +327,10 @@ static void build_root(const struct sbx_child *c)
 	mkdir_or_fail(c, STAGE "/root", 0700);
 	mount_proc(c);
 	mount_dev(c);
-	mnt(c, "tmpfs", STAGE "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
-	mnt(c, "tmpfs", STAGE "/root", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700");
-	mnt(c, "tmpfs", STAGE "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+	mnt(c, "tmpfs", STAGE "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c, "1777", 0));
+	mnt(c, "tmpfs", STAGE "/root", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(c, "0700", 0));
+	mnt(c, "tmpfs", STAGE "/run", "tmpfs", MS_NOSUID | MS_NODEV,
+	    tmpfs_opts(c, "0755", 64ull << 20));
 	if (c->ws_fd >= 0) {
 		mount_workspace(c);
 		close(c->ws_fd);
@@ -404,6 +428,36 @@ static void phase_record(const struct sbx_child *c, enum sbt_then_end end, int s
 	}
 }
 
+/*
+ * workspace_report: did argv write to the workspace? Any entry in the
+ * overlay's upper layer is a write (a file made, changed, removed, or a
+ * copy-up of its metadata); an upper layer init cannot read says nothing.
+ */
+static void workspace_record(const struct sbx_child *c)
+{
+	struct sbx_phase_rec rec = { .end = SBX_PHASE_WORKSPACE,
+				     .boot_ns = sbt_clock_ns(CLOCK_BOOTTIME) };
+	int fd = ws_upper_fd >= 0 ? openat(ws_upper_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+				  : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			rec.status = 1;
+			break;
+		}
+	closedir(d);
+	if (write(c->phase_w, &rec, sizeof(rec)) != (ssize_t)sizeof(rec)) {
+		/* the caller is gone: nobody to tell */
+	}
+}
+
 /* Kill every other process of the pid namespace and reap them all. */
 static void kill_rest(void)
 {
@@ -414,21 +468,23 @@ static void kill_rest(void)
 
 /*
  * then_argv: the record first (its time precedes the first exec), then the
- * second workload; SIGTERM at then_ms, SIGKILL to everything then_grace_ms
- * later; what it left is killed when it ends.
+ * second workload; SIGTERM at then_ms or when the caller asks for it
+ * (SBX_THEN_END_SIGNAL: it saw the workload ready), SIGKILL to everything
+ * then_grace_ms later; what it left is killed when it ends.
  */
 static void run_then(const struct sbx_child *c)
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
 	uint64_t deadline;
 	enum sbt_then_end end = SBT_THEN_EXITED;
-	sigset_t chld;
+	sigset_t wake;
 	int status = 0;
 	pid_t w;
 
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGCHLD);
+	sigaddset(&wake, SBX_THEN_END_SIGNAL);
+	sigprocmask(SIG_BLOCK, &wake, NULL);
 	phase_record(c, SBT_THEN_PENDING, 0);
 	w = start_workload(c, spec->then_argv);
 	deadline = sbt_clock_ns(CLOCK_MONOTONIC) + (uint64_t)spec->then_ms * 1000000ull;
@@ -455,7 +511,9 @@ static void run_then(const struct sbx_child *c)
 		}
 		left.tv_sec = (time_t)((deadline - now) / 1000000000ull);
 		left.tv_nsec = (long)((deadline - now) % 1000000000ull);
-		sigtimedwait(&chld, NULL, &left);
+		if (sigtimedwait(&wake, NULL, &left) == SBX_THEN_END_SIGNAL &&
+		    end == SBT_THEN_EXITED)
+			deadline = now; /* the SIGTERM now */
 	}
 	kill_rest();
 	phase_record(c, end, status);
@@ -466,7 +524,8 @@ static void ns_main(struct sbx_child *c) __attribute__((noreturn));
 static void ns_main(struct sbx_child *c)
 {
 	const struct sbt_sandbox_spec *spec = c->spec;
-	int keep[] = { 0, 1, 2, spec->stdout_fd, spec->stderr_fd, c->ready_w, c->go_r, c->phase_w };
+	int keep[] = { 0,	1,	    2, spec->stdout_fd, spec->stderr_fd, c->ready_w,
+		       c->go_r, c->phase_w, -1 /* ws_upper_fd, from build_root */ };
 	int status;
 	struct stat st;
 	pid_t w;
@@ -484,14 +543,23 @@ static void ns_main(struct sbx_child *c)
 		sbx_child_fail(c, ENOENT, "cwd %s: not a directory inside the sandbox", c->cwd);
 	lo_up(c);
 	sbx_drop_privileges(c);
+	keep[sizeof(keep) / sizeof(keep[0]) - 1] = ws_upper_fd;
 	sbx_close_fds_except(keep, (int)(sizeof(keep) / sizeof(keep[0])));
 
 	sbx_ready_then_wait_go(c);
 
-	w = start_workload(c, spec->argv);
+	w = start_workload(c, spec->pre_argv ? spec->pre_argv : spec->argv);
 	status = reap_until(w);
-	if (spec->then_argv) {
+	if (spec->pre_argv && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		kill_rest();
+		w = start_workload(c, spec->argv);
+		status = reap_until(w);
+	}
+	if (spec->then_argv)
+		kill_rest();
+	if (spec->workspace_report)
+		workspace_record(c);
+	if (spec->then_argv) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			run_then(c);
 		else
@@ -622,8 +690,11 @@ static int veth_setup(const struct sbt_sandbox_spec *spec, pid_t pid, char *err,
 static int ns_after_clone(struct sbx_child *c, struct sbt_sandbox_run *run, char *err,
 			  size_t errlen)
 {
-	int ret = sbx_userns_setup(c, run, err, errlen);
+	/* the v1 limits before the workload can run anything (it waits for the user namespace) */
+	int ret = sbx_limits_join(run, run->pid, err, errlen);
 
+	if (!ret)
+		ret = sbx_userns_setup(c, run, err, errlen);
 	if (ret || c->spec->net != SBT_NET_VETH)
 		return ret;
 	return veth_setup(c->spec, run->pid, err, errlen);

@@ -15,12 +15,15 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/extbin.h"
 #include "internal.h"
+#include "sandbox/name.h"
 
 /* The host tool gets a declared environment too: the default set and its configuration. */
 static int podman_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const char *sdir,
@@ -104,6 +107,119 @@ static void podman_gc(const char *state_dir, const struct sbt_sandbox_state *st)
 	cgroup_v1_remove(cg_name);
 }
 
+/* A podman query's stdout into out. 0, or -1 (no podman, or it failed). */
+static int podman_query(char *const *argv, char *out, size_t len)
+{
+	char err[512];
+	struct sbt_run_io io = {
+		.out = out, .out_len = len, .err = err, .err_len = sizeof(err), .timeout_ms = 30000
+	};
+	int status;
+
+	if (sbt_run(argv, &io, &status) < 0 || sbt_exit_code(status))
+		return -1;
+	return 0;
+}
+
+/* The sandbox NAME is gone, cgroup and all: what podman still holds of it is an orphan. */
+static bool sandbox_gone(const char *name, size_t len)
+{
+	char mnt[PATH_MAX], n[SBT_SANDBOX_NAME_MAX + 1], path[PATH_MAX + SBT_SANDBOX_NAME_MAX + 16];
+
+	if (!len || len > SBT_SANDBOX_NAME_MAX)
+		return false;
+	memcpy(n, name, len);
+	n[len] = '\0';
+	if (!sbt_sandbox_name_ok(n) || sbx_cgroup2_mount(mnt, sizeof(mnt)) ||
+	    !sbx_str_fits(path, sizeof(path), "%s/sbtrace/%s", mnt, n))
+		return false;
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+static void podman_remove(const char *cmd, const char *id, bool verbose)
+{
+	char *rm[] = { "podman", (char *)cmd, "-f", (char *)id, NULL }, out[256];
+
+	if (podman_query(rm, out, sizeof(out)) == 0 && verbose)
+		fprintf(stderr, "sbtrace-shim gc: podman %s %s\n", cmd, id);
+}
+
+/*
+ * buildah's working containers of a build whose sandbox is gone (a probe
+ * killed during a RUN step). `podman ps --external` lists them without
+ * labels (podman build puts --label on the image only); their buildah.json
+ * in podman's store holds the build's --cgroup-parent, /sbtrace/NAME/build.
+ */
+static void working_containers_gc(const char *only, bool verbose)
+{
+	static const char key[] = "\"CgroupParent\":\"/sbtrace/";
+	char *info[] = { "podman", "info", "--format",
+			 "{{.Store.GraphRoot}}/{{.Store.GraphDriverName}}", NULL };
+	char *ps[] = {
+		"podman", "ps", "-a", "--external", "--no-trunc", "--format", "{{.ID}}", NULL
+	};
+	static char ids[64 * 1024];
+	char store[PATH_MAX], path[PATH_MAX + 128], *save = NULL;
+
+	if (podman_query(info, store, sizeof(store)) || podman_query(ps, ids, sizeof(ids)))
+		return;
+	store[strcspn(store, "\n")] = '\0';
+	for (char *id = strtok_r(ids, "\n", &save); id; id = strtok_r(NULL, "\n", &save)) {
+		char *json, *at;
+
+		if (strspn(id, "0123456789abcdef") != 64 || id[64] ||
+		    !sbx_str_fits(path, sizeof(path), "%s-containers/%s/userdata/buildah.json",
+				  store, id))
+			continue;
+		json = sbx_slurp(path, 4u << 20, NULL);
+		at = json ? strstr(json, key) : NULL;
+		if (at) {
+			size_t len = strcspn(at += sizeof(key) - 1, "/\"");
+
+			if ((!only || (strlen(only) == len && !strncmp(at, only, len))) &&
+			    sandbox_gone(at, len))
+				podman_remove("rm", id, verbose);
+		}
+		free(json);
+	}
+}
+
+/* Images labelled sbtrace.probe=NAME (the probe's builds) whose sandbox is gone. */
+static void labelled_images_gc(bool verbose)
+{
+	char *images[] = { "podman",   "images",
+			   "-a",       "--no-trunc",
+			   "--filter", "label=sbtrace.probe",
+			   "--format", "{{.ID}} {{index .Labels \"sbtrace.probe\"}}",
+			   NULL };
+	static char lines[64 * 1024];
+	char *save = NULL;
+
+	if (podman_query(images, lines, sizeof(lines)))
+		return;
+	for (char *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *name = strchr(l, ' ');
+
+		if (!name)
+			continue;
+		*name++ = '\0';
+		if (sandbox_gone(name, strlen(name)))
+			podman_remove("rmi", l, verbose);
+	}
+}
+
+/* What the engine keeps of sandboxes that are gone (after their gc, or a gc long ago). */
+static void podman_gc_orphans(const char *state_dir, bool verbose)
+{
+	working_containers_gc(NULL, verbose);
+	labelled_images_gc(verbose);
+}
+
+void sbt_podman_remove_working(const char *name)
+{
+	working_containers_gc(name, false);
+}
+
 static const char *const podman_tools[] = { "podman", "docker", NULL };
 
 const struct sbt_backend_ops sbx_podman_ops = {
@@ -121,4 +237,5 @@ const struct sbt_backend_ops sbx_podman_ops = {
 	.child_main = podman_main,
 	.destroy = podman_destroy,
 	.gc = podman_gc,
+	.gc_orphans = podman_gc_orphans,
 };

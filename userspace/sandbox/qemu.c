@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -50,6 +51,7 @@
 #define VM_INITRD_FD 4 /* and its initrd: STATE_DIR is the host root's, 0700 */
 #define VM_WS_FD     5 /* and the workspace's idmapped, read-only detached mount tree */
 #define VM_STREAM_FD 6 /* and the file the guest agent's port goes to */
+#define VM_DISK_FD   7 /* and the engine's throw-away disk (spec->vm_disk_mb) */
 #define STR(x)	     #x
 #define XSTR(x)	     STR(x)
 
@@ -80,6 +82,11 @@
 #define VM_AGENT     "sbtrace" /* the agent's binary, next to the shim's */
 #define VM_CHR_EXEC  "file,id=sbtx,path=/proc/self/fd/" XSTR(VM_STREAM_FD)
 #define VM_PORT_EXEC "virtserialport,chardev=sbtx,name=sbt.exec"
+/* The engine's disk: raw, writes not flushed to the host's disk (it is thrown away). */
+#define VM_DRIVE_DISK                                                                              \
+	"file=/proc/self/fd/" XSTR(VM_DISK_FD) ",format=raw,if=none,id=disk,cache=unsafe,"         \
+					       "discard=unmap"
+#define VM_DEV_DISK "virtio-blk-device,drive=disk"
 /*
  * Test hooks (scripts/guest/init): SIGKILL the guest agent N ms (digits)
  * after the workload's release; "1": the workload runs as guest root.
@@ -98,7 +105,7 @@ struct sbx_vm_prep {
 	const char *accel;    /* "kvm" or "tcg" */
 	bool alt, ws;	      /* export /etc/alternatives; the workspace (VM_WS_FD) */
 	char agent[PATH_MAX]; /* the host's sbtrace for the guest; "" without */
-	int tap_fd, initrd_fd, stream_fd;
+	int tap_fd, initrd_fd, stream_fd, disk_fd;
 	int console[2];
 };
 
@@ -142,6 +149,9 @@ static int qemu_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: VM memory %u MiB: give %d-%d",
 				  spec->name, spec->vm_mem_mb, SBT_VM_MEM_MIN_MB,
 				  SBT_VM_MEM_MAX_MB);
+	if (spec->vm_disk_mb > SBT_VM_DISK_MAX_MB)
+		return sbx_seterr(err, errlen, -EINVAL, "sandbox %s: VM disk %u MiB: at most %u",
+				  spec->name, spec->vm_disk_mb, SBT_VM_DISK_MAX_MB);
 	if (spec->tap_netns && !sbx_netns_name_ok(spec->tap_netns))
 		return sbx_seterr(
 			err, errlen, -EINVAL,
@@ -207,12 +217,41 @@ static void vm_dir_remove(const char *dir)
 		unlink(p);
 	if (sbx_str_fits(p, sizeof(p), "%s/exec.stream", dir))
 		unlink(p);
+	if (sbx_str_fits(p, sizeof(p), "%s/disk", dir))
+		unlink(p);
 	rmdir(dir);
+}
+
+/* The second archive: /sbt/run (spec's script, else made from argv), the nonce, the agent. */
+static int vm_archive(int out, const struct sbt_sandbox_spec *spec, const char *nonce,
+		      const char *agent, unsigned int mem_mb, char *msg, size_t msglen)
+{
+	char *script = NULL;
+	int ret;
+
+	if (!spec->vm_script) {
+		long n;
+
+		script = malloc(SBT_CPIO_SCRIPT_MAX + 1);
+		if (!script)
+			return -ENOMEM;
+		n = sbt_guest_script(spec->argv, script, SBT_CPIO_SCRIPT_MAX + 1);
+		if (n < 0) {
+			snprintf(msg, msglen, "the workload's command is longer than 256 KiB");
+			free(script);
+			return (int)n;
+		}
+	}
+	ret = sbt_guest_archive_script(out, spec->vm_script ? spec->vm_script : script, nonce, NULL,
+				       agent[0] ? agent : NULL, ((uint64_t)mem_mb << 20) / 4, msg,
+				       msglen);
+	free(script);
+	return ret;
 }
 
 /* STATE_DIR/NAME.vm/initrd: the guest's base initramfs, padding, the second archive. */
 static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, const char *agent,
-		     unsigned int mem_mb, char *err, size_t errlen)
+		     const char *nonce, unsigned int mem_mb, char *err, size_t errlen)
 {
 	static const char zeros[4];
 	char base[PATH_MAX], msg[PATH_MAX + 256], buf[65536];
@@ -253,8 +292,8 @@ static int vm_initrd(const struct sbt_sandbox_spec *spec, const char *path, cons
 				  base, path, strerror(-ret));
 	}
 	/* the workspace is not copied: the guest mounts it over 9p (VM_FS_WS) */
-	ret = sbt_guest_archive(out, spec->argv, NULL, agent[0] ? agent : NULL,
-				((uint64_t)mem_mb << 20) / 4, msg, sizeof(msg));
+	msg[0] = '\0';
+	ret = vm_archive(out, spec, nonce, agent, mem_mb, msg, sizeof(msg));
 	if (close(out) && !ret)
 		ret = -errno;
 	if (ret)
@@ -273,6 +312,8 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 		close(v->initrd_fd);
 	if (v->stream_fd >= 0)
 		close(v->stream_fd);
+	if (v->disk_fd >= 0)
+		close(v->disk_fd);
 	for (int i = 0; i < 2; i++)
 		if (v->console[i] >= 0)
 			close(v->console[i]);
@@ -314,6 +355,10 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		cmdline_add(v, " sbt.test.root=1");
 	if (stats && strcmp(stats, "1") == 0)
 		cmdline_add(v, " sbt.bpf_stats=1");
+	if (spec->vm_disk_mb)
+		cmdline_add(v, " sbt.disk=1");
+	if (spec->vm_root)
+		cmdline_add(v, " sbt.root=1");
 	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
 			    &run->nr_guest_addrs, err, errlen);
 }
@@ -370,12 +415,40 @@ static int vm_agent(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 	return 0;
 }
 
+/*
+ * The engine's disk: STATE_DIR/NAME.vm/disk, new, sparse, qemu's (it opens
+ * it as /proc/self/fd/7, in its user namespace); the guest formats it.
+ */
+static int vm_disk(const struct sbt_sandbox_spec *spec, const struct sbt_sandbox_run *run,
+		   struct sbx_vm_prep *v, char *err, size_t errlen)
+{
+	uint32_t base = sbx_userns_base(spec->name);
+	char path[PATH_MAX];
+	int ret;
+
+	if (!spec->vm_disk_mb)
+		return 0;
+	if (!sbx_str_fits(path, sizeof(path), "%s/disk", run->vm_dir))
+		return sbx_seterr(err, errlen, -ENAMETOOLONG, "sandbox %s: path too long",
+				  spec->name);
+	v->disk_fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (v->disk_fd < 0 || fchown(v->disk_fd, base, base) ||
+	    ftruncate(v->disk_fd, (off_t)spec->vm_disk_mb << 20)) {
+		ret = sbx_seterr(err, errlen, -errno, "sandbox %s: the VM's disk %s: %s",
+				 spec->name, path, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
 /* The paths qemu gets, and STATE_DIR/NAME.vm with the per-run initrd. */
 static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
 		    struct sbx_vm_prep *v, const char *sdir, unsigned int mem, char *err,
 		    size_t errlen)
 {
 	const char *path = getenv("PATH");
+	unsigned char nonce[16];
+	char hex[2 * sizeof(nonce) + 1];
 	int ret;
 
 	if (!sbx_str_fits(run->vm_dir, sizeof(run->vm_dir), "%s/%s.vm", sdir, spec->name) ||
@@ -397,7 +470,16 @@ static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 		return ret;
 	}
 	ret = vm_agent(spec, run, v, err, errlen);
-	return ret ? ret : vm_initrd(spec, v->initrd, v->agent, mem, err, errlen);
+	if (!ret)
+		ret = vm_disk(spec, run, v, err, errlen);
+	/* the exit line's nonce: the console takes no other exit line (console.c) */
+	if (!ret && getrandom(nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce))
+		ret = sbx_seterr(err, errlen, -errno, "getrandom: %s", strerror(errno));
+	for (size_t i = 0; !ret && i < sizeof(nonce); i++)
+		snprintf(hex + 2 * i, 3, "%02x", nonce[i]);
+	if (!ret)
+		sbt_vm_console_nonce(&run->con, hex);
+	return ret ? ret : vm_initrd(spec, v->initrd, v->agent, hex, mem, err, errlen);
 }
 
 /*
@@ -450,10 +532,12 @@ static void vm_argv(struct sbx_vm_prep *v)
 	const char *const port[] = { "-device",	 "virtio-serial-device",
 				     "-chardev", chr_exec,
 				     "-device",	 VM_PORT_EXEC };
+	const char *const disk[] = { "-drive", VM_DRIVE_DISK, "-device", VM_DEV_DISK };
 	size_t n = 0;
 
 	_Static_assert(sizeof(args) / sizeof(args[0]) + sizeof(alt) / sizeof(alt[0]) +
-				       sizeof(ws) / sizeof(ws[0]) + sizeof(port) / sizeof(port[0]) <
+				       sizeof(ws) / sizeof(ws[0]) + sizeof(port) / sizeof(port[0]) +
+				       sizeof(disk) / sizeof(disk[0]) <
 			       VM_ARGV_MAX,
 		       "VM_ARGV_MAX too small");
 	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
@@ -464,6 +548,8 @@ static void vm_argv(struct sbx_vm_prep *v)
 		v->argv[n++] = (char *)ws[i];
 	for (size_t i = 0; v->stream_fd >= 0 && i < sizeof(port) / sizeof(port[0]); i++)
 		v->argv[n++] = (char *)port[i];
+	for (size_t i = 0; v->disk_fd >= 0 && i < sizeof(disk) / sizeof(disk[0]); i++)
+		v->argv[n++] = (char *)disk[i];
 	v->argv[n] = NULL;
 }
 
@@ -503,7 +589,7 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
-	v->tap_fd = v->initrd_fd = v->stream_fd = v->console[0] = v->console[1] = -1;
+	v->tap_fd = v->initrd_fd = v->stream_fd = v->disk_fd = v->console[0] = v->console[1] = -1;
 	ret = vm_accel(spec, run, v, err, errlen);
 	if (!ret)
 		ret = vm_cmdline(spec, run, v, h, err, errlen);
@@ -610,11 +696,14 @@ static void qemu_main(struct sbx_child *c)
 	int initrd = fcntl(c->vm->initrd_fd, F_DUPFD_CLOEXEC, 10);
 	int ws = c->ws_fd >= 0 ? fcntl(c->ws_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int stream = c->vm->stream_fd >= 0 ? fcntl(c->vm->stream_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	int disk = c->vm->disk_fd >= 0 ? fcntl(c->vm->disk_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
 	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
-	int keep[] = { 0, 1, 2, VM_TAP_FD, VM_INITRD_FD, VM_WS_FD, VM_STREAM_FD, -1, -1 };
+	int keep[] = {
+		0, 1, 2, VM_TAP_FD, VM_INITRD_FD, VM_WS_FD, VM_STREAM_FD, VM_DISK_FD, -1, -1
+	};
 	char msg[256];
 	int ret;
 
@@ -622,15 +711,16 @@ static void qemu_main(struct sbx_child *c)
 		c->ready_w = ready_w;
 	if (go_r >= 0)
 		c->go_r = go_r;
-	keep[7] = c->ready_w;
-	keep[8] = c->go_r;
+	keep[8] = c->ready_w;
+	keep[9] = c->go_r;
 	sbx_child_start(c, "sandbox-vm");
 	sbx_userns_enter(c);
 	if (out < 0 || tap < 0 || initrd < 0 || ready_w < 0 || go_r < 0 || null < 0 ||
 	    dup2(null, 0) < 0 || dup2(out, 1) < 0 || (err >= 0 && dup2(err, 2) < 0) ||
 	    dup2(tap, VM_TAP_FD) < 0 || dup2(initrd, VM_INITRD_FD) < 0 ||
 	    (c->ws_fd >= 0 && (ws < 0 || dup2(ws, VM_WS_FD) < 0)) ||
-	    (c->vm->stream_fd >= 0 && (stream < 0 || dup2(stream, VM_STREAM_FD) < 0)))
+	    (c->vm->stream_fd >= 0 && (stream < 0 || dup2(stream, VM_STREAM_FD) < 0)) ||
+	    (c->vm->disk_fd >= 0 && (disk < 0 || dup2(disk, VM_DISK_FD) < 0)))
 		sbx_child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
 	if (chdir("/"))
 		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));

@@ -146,6 +146,26 @@ enum sbt_vm_accel {
 	SBT_VM_ACCEL_TCG,
 };
 
+/*
+ * The ns backend's resource limits. pids and memory through the cgroup
+ * controllers the host has (limits.c: v2's, else v1's); tmpfs the size of
+ * each writable tmpfs (/tmp, HOME, /dev/shm, the workspace overlay's upper
+ * layer; /run has 64 MiB). UINT32_MAX / UINT64_MAX: no limit.
+ */
+#define SBT_LIMIT_PIDS_DEFAULT	 4096u
+#define SBT_LIMIT_MEMORY_DEFAULT (8ull << 30)
+#define SBT_LIMIT_TMPFS_DEFAULT	 (4ull << 30)
+struct sbt_sandbox_limits {
+	uint32_t pids;
+	uint64_t memory; /* bytes */
+	uint64_t tmpfs;	 /* bytes */
+};
+
+/* What the limits' own counters say was refused: a fork, a charge, an OOM kill. */
+struct sbt_limit_hits {
+	uint64_t pids, memory, oom_kills;
+};
+
 struct sbt_sandbox_spec {
 	const char *name;
 	const char *workspace; /* host directory, bind-mounted at /workspace; NULL: none */
@@ -156,9 +176,21 @@ struct sbt_sandbox_spec {
 	 * its own, gone with it (the probe's view of a repo).
 	 */
 	bool workspace_overlay;
+	/*
+	 * With workspace_overlay: once argv exited, init says whether it wrote
+	 * anything to the workspace (the overlay's upper layer holds an entry)
+	 * on the phase pipe: run->workspace_written.
+	 */
+	bool workspace_report;
 	enum sbt_sandbox_net net;
 	const char *state_dir; /* NULL: SBT_STATE_DIR_DEFAULT */
 	char *const *argv;     /* the workload, argv[0] a path or a name looked up in PATH */
+	/*
+	 * The ns backend: run first, exactly as argv is run; argv runs only
+	 * when it exits 0 (what it left is killed first), else its status is
+	 * the workload's. NULL: none. (The probe's install step, npm ci.)
+	 */
+	char *const *pre_argv;
 	/*
 	 * NAME=VALUE (or NAME: the caller's value) over the declared default
 	 * set (envset.h: PATH, HOME, LANG, TERM); NULL-terminated, NULL for
@@ -168,6 +200,8 @@ struct sbt_sandbox_spec {
 	char *const *env;
 	const char *cwd;	  /* inside the sandbox; NULL: /workspace, or / without one */
 	int stdout_fd, stderr_fd; /* the workload's output (-1: inherit) */
+	/* The ns backend's resource limits (limits.c); 0: the defaults below. */
+	struct sbt_sandbox_limits limits;
 	/*
 	 * SBT_BACKEND_PODMAN: argv is a host tool run outside any namespace
 	 * with the caller's privileges and a declared environment; workspace must be
@@ -207,6 +241,25 @@ struct sbt_sandbox_spec {
 	unsigned int vm_mem_mb; /* 0: SBT_VM_MEM_DEFAULT_MB */
 	enum sbt_vm_accel vm_accel;
 	/*
+	 * The qemu backend's engine mode (a container engine in the guest: the
+	 * probe's Dockerfile build). vm_disk_mb > 0: a throw-away disk of that
+	 * size (STATE_DIR/NAME.vm/disk, sparse, removed with the sandbox) that
+	 * the guest's init formats as ext4 and mounts at /var/lib/containers,
+	 * the engine's storage (not an overlay over 9p or tmpfs). vm_root: argv
+	 * runs as guest root with its capabilities (an engine needs them: the
+	 * guest kernel and qemu are the boundary, and its containers confine
+	 * what the build runs), with tmpfs /run and /dev/shm.
+	 */
+	unsigned int vm_disk_mb;
+	bool vm_root;
+	/*
+	 * The qemu backend: the guest's /sbt/run as given (a script that the
+	 * guest's workload shell sources, so that no exec of a shell of ours
+	 * is among the traced ones: each command it runs is), instead of one
+	 * made from argv (which must still be given: it names the workload).
+	 */
+	const char *vm_script;
+	/*
 	 * The ns backend: a second workload after argv (the probe's boot
 	 * phase). When argv exits with status 0, init kills whatever it left
 	 * (the pid namespace's other processes), writes a record to the run's
@@ -214,7 +267,8 @@ struct sbt_sandbox_spec {
 	 * ran argv (environment, cwd, privileges, filter) for then_ms at most:
 	 * then SIGTERM to it, and SIGKILL to everything then_grace_ms later.
 	 * When it ends, the rest is killed too. init still exits with argv's
-	 * status. NULL: no second workload.
+	 * status. NULL: no second workload. sbt_sandbox_then_end() brings the
+	 * SIGTERM forward (the caller saw the workload ready).
 	 */
 	char *const *then_argv;
 	unsigned int then_ms, then_grace_ms;
@@ -244,6 +298,7 @@ const char *sbt_vm_accel_pick(enum sbt_vm_accel req, const struct sbt_kvm_probe 
 #define SBT_VM_MEM_DEFAULT_MB 256
 #define SBT_VM_MEM_MIN_MB     64
 #define SBT_VM_MEM_MAX_MB     16384
+#define SBT_VM_DISK_MAX_MB    (256u << 10)
 #define SBT_VM_MAX_ADDRS      4
 
 /*
@@ -253,9 +308,16 @@ const char *sbt_vm_accel_pick(enum sbt_vm_accel req, const struct sbt_kvm_probe 
  * the guest's init prints after one newline of its own (dropped again:
  * the bytes forwarded are exactly the workload's, split at line ends).
  * Boot output and whatever follows the exit line are kept (the last 2 KiB)
- * for error messages. The exit code is what the guest reports: a workload
- * that prints the exit line itself decides its own exit code, as it could
- * by exiting with it.
+ * for error messages. The exit line carries a nonce of the run's
+ * (sbt_vm_console_nonce: "SBT-GUEST-EXIT-<nonce> <code>"), which the guest's
+ * init reads from a root-only file of its initramfs the workload cannot
+ * reach: a workload that prints an exit line of its own prints just a line
+ * of its output (without a nonce set, the plain "SBT-GUEST-EXIT <code>").
+ *
+ * A caller's mark (sbt_vm_console_mark, e.g. a nonce of the probe's that
+ * only its own guest script knows): the workload's complete lines that
+ * start with it are not forwarded but kept, without the mark, in `marks`
+ * (newline-separated; what does not fit is dropped and counted).
  */
 enum sbt_vm_phase {
 	SBT_VM_BOOTING = 0,
@@ -275,9 +337,18 @@ struct sbt_vm_console {
 	char line[4096];
 	size_t tail_len;
 	char tail[2048];
+	char exit_nonce[40]; /* hex; "" none */
+	char mark[48];
+	size_t mark_len, marks_len;
+	unsigned int marks_dropped;
+	char marks[2048];
 };
 
 void sbt_vm_console_init(struct sbt_vm_console *con);
+/* The exit line's nonce (hex, at most 39 characters), before the VM runs. */
+void sbt_vm_console_nonce(struct sbt_vm_console *con, const char *nonce);
+/* Keep the workload's lines that start with mark (at most 47 bytes) from now on. */
+void sbt_vm_console_mark(struct sbt_vm_console *con, const char *mark);
 /* Take console bytes; the workload's go to out_fd. */
 void sbt_vm_console_feed(struct sbt_vm_console *con, const char *buf, size_t n, int out_fd);
 /* The console closed: a partial last line is handled like a complete one. */
@@ -334,10 +405,20 @@ struct sbt_sandbox_run {
 	/* spec.then_argv: init's phase records (read end, non-blocking), -1 without */
 	int phase_fd;
 	struct sbt_sandbox_then then;
+	/* spec.workspace_report: 1 argv wrote to the workspace, 0 nothing, -1 not known (yet) */
+	int workspace_written;
 	/* The sandbox's egress policy for sbtrace agent (state file: egress), NULL: none. */
 	const char *egress_mode;	 /* "enforce" or "audit" */
 	const char *const *egress_rules; /* rule lines, policy.h's grammar */
 	int nr_egress_rules;
+	/* limits.c: the limits set, how ("cgroup2", "cgroup1", "none"), what was hit */
+	struct sbt_sandbox_limits limits;
+	char limits_via[16];
+	char v1_pids[PATH_MAX], v1_memory[PATH_MAX];
+	struct sbt_limit_hits hits;
+	/* relay.c: the relays of output to a terminal (pid 0: none), their pipes, where to */
+	pid_t relay_pid[2];
+	int relay_w[2], relay_dest[2];
 };
 
 /*
@@ -347,6 +428,14 @@ struct sbt_sandbox_run {
  * partial last line handled), -EAGAIN when nothing is pending, or -errno.
  */
 long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd);
+/*
+ * The exec stream file's room on disk: past `cap` bytes allocated (a
+ * tracer reading it frees what it read), the oldest data is punched out,
+ * which a reader meets as a gap (guest_stream_gap: not complete), never as
+ * a silently cut stream. 1 when something went, 0, or -errno.
+ */
+#define SBT_VM_STREAM_MAX_DEFAULT (256ull << 20)
+int sbt_vm_stream_trim(struct sbt_sandbox_run *run, uint64_t cap);
 
 /*
  * Check a spec without acting on it (names, combinations, addresses, the
@@ -378,6 +467,12 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run);
  * (never blocks). 1 when something changed, 0 when not, -errno.
  */
 int sbt_sandbox_then_poll(struct sbt_sandbox_run *run);
+/*
+ * spec.then_argv, while it runs: end it now as at then_ms (SIGTERM, the
+ * SIGKILL then_grace_ms later). A signal to init, which waits for it with
+ * SIGCHLD; before then_argv started it is ignored. 0 or -errno.
+ */
+int sbt_sandbox_then_end(struct sbt_sandbox_run *run);
 
 /*
  * A host-tool sandbox (SBT_BACKEND_PODMAN) whose tool was reaped: start
@@ -395,6 +490,14 @@ int sbt_sandbox_next(struct sbt_sandbox_run *run, const struct sbt_sandbox_spec 
  * timeout_ms < 0 waits forever; -ETIMEDOUT when it expires.
  */
 int sbt_sandbox_wait(struct sbt_sandbox_run *run, int *status, int timeout_ms);
+/*
+ * One limit from its option's text: `what` "pids" (a number, or "max"),
+ * "memory" or "tmpfs" (bytes with an optional k, m, g or t, at least 1m;
+ * memory also "max"). 0, or -EINVAL.
+ */
+int sbt_sandbox_limit_parse(struct sbt_sandbox_limits *l, const char *what, const char *arg);
+/* Read the limits' counters into run->hits (kept at their highest; destroy reads them last). */
+void sbt_sandbox_limits_read(struct sbt_sandbox_run *run);
 
 /*
  * Kill what is left (cgroup.kill, else SIGKILL each), remove the cgroup and
@@ -453,5 +556,19 @@ int sbt_state_read(const char *state_dir, const char *name, struct sbt_sandbox_s
  * a qemu sandbox's tap and per-run files). Returns how many.
  */
 int sbt_sandbox_gc(const char *state_dir, bool verbose);
+
+/*
+ * Remove buildah's working containers of the sandbox `name`, which is gone
+ * (destroyed): a podman build interrupted during a RUN step leaves them.
+ * sbtrace-shim gc does the same for every sandbox that is gone.
+ */
+void sbt_podman_remove_working(const char *name);
+
+/*
+ * The workloads' seccomp rules as an OCI seccomp profile (seccomp_oci.c), for
+ * a container engine's --security-opt seccomp=FILE: JSON, malloc'd; NULL when
+ * out of memory.
+ */
+char *sbt_seccomp_oci_profile(void);
 
 #endif

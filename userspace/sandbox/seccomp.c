@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <seccomp.h>
 
@@ -48,6 +50,10 @@
 #define WHY_DEV	  "a device node is the device itself, wherever it is later found"
 #define WHY_TIME  "the host's clock"
 #define WHY_QUOTA "the host file systems' quotas"
+#define WHY_FAMILY                                                                                 \
+	"a socket family outside every allowlist: AF_VSOCK is not network-namespaced (one "        \
+	"port space for the whole VM; CID 2 is the hypervisor), the others kernel attack surface " \
+	"a build does not need"
 
 /* A whole call; one argument test; two, both of which must hold. */
 #define WHOLE(name, e, w)                                                                          \
@@ -162,7 +168,43 @@ const struct sbx_seccomp_rule sbx_seccomp_rules[] = {
 	WHOLE("open_by_handle_at", EPERM, "file handles: the way past a mount namespace"),
 	WHOLE("iopl", EPERM, "raw I/O ports"),
 	WHOLE("ioperm", EPERM, "raw I/O ports"),
+
+	{ .syscall = "socket",
+	  .err = EPERM,
+	  .nr_tests = 1,
+	  .tests = { { 0, ALL_BITS, 0 } },
+	  .flags = SBX_SC_FAMILIES,
+	  .why = WHY_FAMILY },
+	{ .syscall = "socketpair",
+	  .err = EPERM,
+	  .nr_tests = 1,
+	  .tests = { { 0, ALL_BITS, 0 } },
+	  .flags = SBX_SC_FAMILIES,
+	  .why = WHY_FAMILY },
+	WHOLE_FLAGS("socketcall", SBX_SC_COMPAT,
+		    "its arguments are behind a pointer, so the family cannot be read; i386 has "
+		    "socket(2) itself since Linux 4.3"),
 };
+
+/* AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: what a build, a package manager and libc need. */
+const int sbx_seccomp_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, -1 };
+
+/* Deny every family of arg 0 but the allowed ones: one rule per family below AF_MAX, one above. */
+static int add_families(scmp_filter_ctx ctx, int nr, uint32_t action)
+{
+	int ret = seccomp_rule_add(ctx, action, nr, 1, SCMP_A0(SCMP_CMP_GE, AF_MAX));
+
+	for (int af = 0; !ret && af < AF_MAX; af++) {
+		bool allowed = false;
+
+		for (const int *a = sbx_seccomp_families; *a >= 0; a++)
+			allowed = allowed || *a == af;
+		if (!allowed)
+			ret = seccomp_rule_add(ctx, action, nr, 1,
+					       SCMP_A0(SCMP_CMP_EQ, (uint64_t)af));
+	}
+	return ret;
+}
 
 const size_t sbx_seccomp_nr_rules = sizeof(sbx_seccomp_rules) / sizeof(sbx_seccomp_rules[0]);
 
@@ -200,7 +242,11 @@ static int add_rule(scmp_filter_ctx ctx, const struct sbx_seccomp_rule *r, char 
 	for (unsigned int i = 0; i < r->nr_tests; i++)
 		cmp[i] = SCMP_CMP(r->tests[i].arg, SCMP_CMP_MASKED_EQ, r->tests[i].mask,
 				  r->tests[i].value);
-	ret = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, r->nr_tests, cmp);
+	if (r->flags & SBX_SC_FAMILIES)
+		ret = add_families(ctx, nr, SCMP_ACT_ERRNO((uint32_t)r->err));
+	else
+		ret = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)r->err), nr, r->nr_tests,
+					     cmp);
 	if (ret)
 		return sbx_seterr(err, errlen, ret, "seccomp: the rule for %s: %s", r->syscall,
 				  strerror(-ret));

@@ -62,6 +62,21 @@ static struct json_object *state_json(const struct sbt_sandbox_run *run,
 		json_object_object_add(eg, "rules", rules);
 		json_object_object_add(o, "egress", eg);
 	}
+	if (run->limits_via[0]) { /* the ns backend's limits, and how they are held */
+		struct json_object *l = json_object_new_object();
+
+		json_object_object_add(l, "pids",
+				       run->limits.pids ? json_object_new_int64(run->limits.pids)
+							: NULL);
+		json_object_object_add(l, "memory_bytes",
+				       run->limits.memory
+					       ? json_object_new_int64((int64_t)run->limits.memory)
+					       : NULL);
+		json_object_object_add(l, "tmpfs_bytes",
+				       json_object_new_int64((int64_t)run->limits.tmpfs));
+		json_object_object_add(l, "via", json_object_new_string(run->limits_via));
+		json_object_object_add(o, "limits", l);
+	}
 	vis = json_object_new_object();
 	/* a guest agent's stream makes the guest's execs visible (qemu) */
 	json_object_object_add(

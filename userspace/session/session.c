@@ -27,6 +27,13 @@ struct exec_src {
 	int64_t boot_offset;	  /* the source's CLOCK_BOOTTIME -> the host's epoch */
 	uint32_t slot;		  /* the host's slot (a guest's records all say 0) */
 	bool guest;
+	uint64_t guest_cg; /* the guest's id of its workload's cgroup (HELLO), 0 unknown */
+	/*
+	 * A guest's: its agent's HELLO on the host's epoch (ns). What the guest's
+	 * init unpacked and wrote before (its initramfs, busybox) is its own, not
+	 * the workload's.
+	 */
+	uint64_t guest_since;
 };
 
 struct session_guest {
@@ -52,10 +59,15 @@ struct session_folds {
 	uint32_t cap, used;
 };
 
+/* The coarse clock's lag a file's ctime may have (a tick at HZ 100, twice). */
+#define OWN_SLACK_NS 20000000ull
+
 #define FOLD_MIN (1u << 6)
 #define FOLD_MAX (1u << 15)
 
 /* ---- slots ------------------------------------------------------------------------ */
+
+static void report_failed(void *arg, const struct sbt_failgroup *g);
 
 int sbt_session_init(struct sbt_session *s, const struct sbt_trace_opts *opts, uint32_t max,
 		     const struct sbt_session_ops *ops)
@@ -72,8 +84,10 @@ int sbt_session_init(struct sbt_session *s, const struct sbt_trace_opts *opts, u
 	s->procfs.root = "/proc";
 	s->procfs.targets = s->names;
 	sbt_shellid_scan(&s->shellid, NULL);
-	if (!s->slots || !s->names || !s->argv_store || !s->tail)
+	s->fails = malloc(sizeof(*s->fails));
+	if (!s->slots || !s->names || !s->argv_store || !s->tail || !s->fails)
 		return -ENOMEM;
+	sbt_execfail_init(s->fails, report_failed, s);
 	s->proc = sbt_proctab_new(sbt_proc_lookup_procfs, &s->procfs);
 	return s->proc ? 0 : -ENOMEM;
 }
@@ -108,6 +122,7 @@ void sbt_session_free(struct sbt_session *s)
 		if (s->slots[i].used)
 			slot_clear(&s->slots[i]);
 	sbt_proctab_free(s->proc);
+	free(s->fails);
 	free(s->slots);
 	free(s->names);
 	free(s->argv_store);
@@ -140,6 +155,8 @@ int sbt_session_add(struct sbt_session *s, struct sbt_target *t,
 	sl->used = true;
 	sl->target = t;
 	sl->egress = egress;
+	sl->own_since =
+		s->opts && s->opts->own_since_ns ? s->opts->own_since_ns : sbt_now_epoch_ns();
 	s->nr++;
 	rebuild_names(s);
 	return 0;
@@ -211,6 +228,20 @@ static struct sbt_session_slot *slot_of_record(struct sbt_session *s, uint32_t s
 	return sl;
 }
 
+/*
+ * An ELF the sandbox wrote (or linked, renamed, chmod'ed: its inode's ctime)
+ * since it began, that no name or layout places as a shell: it could be one.
+ */
+static bool is_unidentified(const struct sbt_session_slot *sl, const struct sbt_exec *ev,
+			    uint64_t guest_since)
+{
+	uint64_t since = guest_since > sl->own_since ? guest_since : sl->own_since;
+
+	/* ctime is the coarse clock's, up to a tick behind: a file made just after counts */
+	return !(ev->flags & SBT_EXEC_EXE_UNAVAILABLE) && memcmp(ev->exe_head, "\177ELF", 4) == 0 &&
+	       ev->exe_ctime + OWN_SLACK_NS >= since;
+}
+
 static void handle_exec(struct sbt_session *s, const void *data, size_t size,
 			const struct exec_src *src)
 {
@@ -237,6 +268,12 @@ static void handle_exec(struct sbt_session *s, const void *data, size_t size,
 		decode_error(s, derr);
 		return;
 	}
+	/*
+	 * The guest's workload cgroup is the sandbox's own (its id there is the
+	 * host's); those below it (an engine's containers) keep the guest's ids.
+	 */
+	if (src->guest && src->guest_cg && ev.cgroup_id == src->guest_cg && sl->target)
+		ev.cgroup_id = sl->target->cgroup_id;
 	if (!src->guest)
 		sl->n.received++; /* a guest's records are counted by its feed */
 	out.ts = sbt_boot_to_epoch_ns(ev.ts_boot_ns, src->boot_offset);
@@ -245,8 +282,16 @@ static void handle_exec(struct sbt_session *s, const void *data, size_t size,
 		sl->n.first_exec_ts = out.ts;
 
 	sbt_proctab_rename(src->proc, ev.ppid, ev.parent_comm);
+	/* its failed attempts at this name were a PATH search; at another name, failures */
+	sbt_execfail_exec(s->fails, ev.slot, ev.pid, src->proc, ev.filename);
 	is_shell = sbt_shell_classify(ev.filename, ev.interp, ev.argv, ev.argc, &cls) ||
 		   sbt_shellid_classify(&s->shellid, &ev, &cls);
+	if (!is_shell && is_unidentified(sl, &ev, src->guest ? src->guest_since : 0)) {
+		out.exec.unidentified = true;
+		if (sbt_shellagg_unidentified(sl->agg, ev.filename, ev.exe_name, ev.pid, ev.argv,
+					      ev.argc) < 0)
+			sbt_log("out of memory aggregating unidentified executables");
+	}
 	if (is_shell) {
 		out.exec.nanc = sbt_proctab_ancestors(src->proc, ev.ppid, ev.parent_comm, anc,
 						      SBT_MAX_ANCESTORS);
@@ -259,6 +304,69 @@ static void handle_exec(struct sbt_session *s, const void *data, size_t size,
 	out.exec.rec = &ev;
 	out.exec.shell = is_shell ? &cls : NULL;
 	sbt_session_emit(s, &out, sl->target);
+}
+
+/* ---- failed execs ------------------------------------------------------------------ */
+
+/* A group of failed attempts (execfail.h) as ProcessExecFailed; a shell's counts. */
+static void report_failed(void *arg, const struct sbt_failgroup *g)
+{
+	struct sbt_session *s = arg;
+	struct sbt_session_slot *sl = sbt_session_slot(s, g->slot);
+	struct sbt_event out = { .kind = SBT_EV_EXEC_FAILED, .ts = g->ts };
+	struct sbt_ancestor anc[SBT_MAX_ANCESTORS];
+	const struct sbt_exec_fail *f = &g->first;
+	struct sbt_shell_class cls;
+	size_t nanc = 0;
+	bool is_shell;
+
+	if (!sl)
+		return;
+	is_shell = f->filename[0] && sbt_shell_classify(f->filename, NULL, f->argv, f->argc, &cls);
+	if (is_shell) {
+		/* the process that failed is the would-be shell: its ancestors from its parent */
+		nanc = sbt_proctab_ancestors(g->src, f->ppid, f->comm, anc, SBT_MAX_ANCESTORS);
+		if (sbt_shellagg_add_failed(sl->agg, &cls, g->err, f->pid, f->filename, f->argv,
+					    f->argc, anc, nanc) < 0)
+			sbt_log("out of memory aggregating shell invocations");
+	}
+	out.exec_failed = (struct sbt_ev_exec_failed){
+		.rec = f,
+		.tried = g->tried_p,
+		.ntried = g->ntried,
+		.err = g->err,
+		.shell = is_shell ? &cls : NULL,
+		.anc = anc,
+		.nanc = nanc,
+	};
+	sbt_session_emit(s, &out, sl->target);
+}
+
+static void handle_exec_failed(struct sbt_session *s, const void *data, size_t size,
+			       const struct exec_src *src)
+{
+	struct sbt_session_slot *sl = NULL;
+	enum sbt_decode_err derr;
+	struct sbt_exec_fail f;
+
+	derr = sbt_decode_exec_failed(data, size, &f);
+	if (derr == SBT_DECODE_OK && !(sl = slot_of_record(s, f.slot)))
+		derr = SBT_DECODE_BAD_FIELD;
+	if (derr != SBT_DECODE_OK) {
+		decode_error(s, derr);
+		return;
+	}
+	sl->n.failed_received++;
+	sbt_execfail_add(s->fails, &f, src->proc,
+			 sbt_boot_to_epoch_ns(f.ts_boot_ns, src->boot_offset), sbt_mono_ms());
+}
+
+void sbt_session_tick(struct sbt_session *s)
+{
+	uint64_t now = sbt_mono_ms();
+
+	if (now > SBT_EXECFAIL_IDLE_MS)
+		sbt_execfail_flush(s->fails, SBT_EXECFAIL_ALL, now - SBT_EXECFAIL_IDLE_MS);
 }
 
 /* ---- egress records -------------------------------------------------------------- */
@@ -448,6 +556,9 @@ int sbt_session_record(void *ctx, void *data, size_t size)
 	case SBT_REC_EGRESS:
 		handle_egress(s, data, size);
 		break;
+	case SBT_REC_EXEC_FAILED:
+		handle_exec_failed(s, data, size, &src);
+		break;
 	case -1:
 		decode_error(s, SBT_DECODE_SHORT);
 		break;
@@ -470,6 +581,8 @@ static void handle_guest_record(void *arg, const void *data, size_t size)
 		return;
 	}
 	g->src.boot_offset = sbt_guest_feed_boot_offset(&g->feed);
+	g->src.guest_cg = g->feed.hello.cgroup_id;
+	g->src.guest_since = g->feed.hello.sent_boot_ns + (uint64_t)g->src.boot_offset;
 	handle_exec(g->s, data, size, &g->src);
 }
 
@@ -609,6 +722,10 @@ static void slot_drops(struct sbt_session *s, struct sbt_session_slot *sl)
 	sl->n.kernel_lost = k.lost;
 	sl->n.kernel_eg = k.egress;
 	sl->n.kernel_eg_lost = k.egress_lost;
+	sl->n.kernel_failed = k.failed;
+	sl->n.kernel_failed_lost = k.lost_failed;
+	if (sbt_lost_since(k.lost_failed, &sl->n.failed_lost_reported, "exec_failed", &ev))
+		emit_lost(s, sl->target, &ev);
 	if (sbt_lost_since(k.egress_lost, &sl->n.eg_lost_reported, "egress", &ev))
 		emit_lost(s, sl->target, &ev);
 	if (sbt_lost_since(k.lost, &sl->n.lost_reported, "exec", &ev))
@@ -629,7 +746,8 @@ bool sbt_session_pending(struct sbt_session *s)
 		struct sbt_sandbox_stats k;
 
 		if (sl->used && read_stats(s, i, &k) == 0 &&
-		    (sl->n.received + k.lost < k.execs || sl->n.eg_received < k.egress))
+		    (sl->n.received + k.lost < k.execs || sl->n.eg_received < k.egress ||
+		     sl->n.failed_received < k.failed))
 			return true;
 	}
 	return false;
@@ -671,11 +789,16 @@ static void slot_final(struct sbt_session *s, struct sbt_session_slot *sl, bool 
 
 	memset(t, 0, sizeof(*t));
 	slot_drops(s, sl);
+	/* its failed execs waiting for a PATH search's end: none comes now */
+	sbt_execfail_flush(s->fails, sl->target->slot, UINT64_MAX);
 	if (flush && s->ops.flush_folds)
 		s->ops.flush_folds(s->ops.arg, s, sl->target->slot);
 	exec_visible = strcmp(sbt_target_vis_exec(sl->target), "none") != 0;
 	if (sl->n.kernel_execs > sl->n.received)
 		missing = sl->n.kernel_execs - sl->n.received;
+	/* a failed exec lost may be a shell that was tried: the execs are not complete */
+	if (sl->n.kernel_failed > sl->n.failed_received)
+		missing += sl->n.kernel_failed - sl->n.failed_received;
 	if (sl->n.kernel_eg > sl->n.eg_received)
 		eg_missing = sl->n.kernel_eg - sl->n.eg_received;
 	/* Records the kernel sent that never decoded, or that vanished. */
@@ -692,7 +815,7 @@ static void slot_final(struct sbt_session *s, struct sbt_session_slot *sl, bool 
 				  .lost = eg_missing, .reason = why, .kind = "egress" });
 	t->execs = sl->n.kernel_execs;
 	t->received = sl->n.received;
-	t->lost = missing;
+	t->lost = missing + sl->n.kernel_failed_lost;
 	t->first_exec_ts = sl->n.first_exec_ts;
 	t->eg_records = sl->n.eg_received;
 	t->eg_events = sl->n.eg_events;

@@ -28,6 +28,7 @@
 #include "event/sink.h"
 #include "exec/proctab.h"
 #include "exec/shellid.h"
+#include "session/execfail.h"
 #include "trace/tracer.h"
 
 struct sbt_session;
@@ -63,7 +64,9 @@ struct sbt_session_counts {
 	uint64_t eg_denied;
 	uint64_t eg_lost_reported;
 	uint64_t kernel_eg, kernel_eg_lost;
-	uint64_t first_exec_ts; /* the earliest exec's epoch ns, 0 if none */
+	uint64_t first_exec_ts;	  /* the earliest exec's epoch ns, 0 if none */
+	uint64_t failed_received; /* failed-exec records decoded */
+	uint64_t kernel_failed, kernel_failed_lost, failed_lost_reported;
 };
 
 struct session_guest;
@@ -77,6 +80,7 @@ struct sbt_session_slot {
 	struct sbt_session_counts n;
 	struct session_guest *guest; /* its microVM's guest stream, NULL: none */
 	struct session_folds *folds; /* the last record of each fold key */
+	uint64_t own_since;	     /* epoch ns: an ELF changed since is the sandbox's own */
 };
 
 struct sbt_session {
@@ -88,6 +92,7 @@ struct sbt_session {
 	struct sbt_proctab *proc;
 	struct sbt_procfs_ctx procfs;
 	struct sbt_shellid shellid; /* the host's shells, by their files */
+	struct sbt_execfail *fails; /* failed execs waiting to be told from a PATH search */
 	const char **argv_store;
 	char *tail;
 	int64_t boot_offset; /* CLOCK_BOOTTIME -> epoch, set at attach */
@@ -136,6 +141,8 @@ void sbt_session_emit(struct sbt_session *s, struct sbt_event *ev, const struct 
 void sbt_session_dns(struct sbt_session *s, const struct sbt_dns_event *rec);
 /* A folded key's tail (ops->flush_folds): `folded` verdicts since its last record. */
 void sbt_session_fold_tail(struct sbt_session *s, const struct sbt_fold_key *k, uint64_t folded);
+/* Housekeeping of each loop tick: failed execs quiet long enough are reported. */
+void sbt_session_tick(struct sbt_session *s);
 /* What the guest streams gained since the last look (up to max_bytes each). */
 void sbt_session_guests_poll(struct sbt_session *s, size_t max_bytes);
 

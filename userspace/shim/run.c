@@ -36,11 +36,17 @@ enum run_opt {
 	OPT_TAP_ADDRS,
 	OPT_TAP_ADDRS6,
 	OPT_VM_MEM,
+	OPT_VM_DISK,
+	OPT_VM_ROOT,
 	OPT_VM_TIMEOUT,
 	OPT_VM_ACCEL,
+	OPT_VM_STREAM_MAX,
 	OPT_TIMINGS,
 	OPT_ALLOW,
 	OPT_EGRESS,
+	OPT_PIDS_MAX,
+	OPT_MEMORY_MAX,
+	OPT_TMPFS_SIZE,
 };
 
 /* What the options say: the spec, and what the run itself takes. */
@@ -48,7 +54,8 @@ struct run_opts {
 	struct sbt_sandbox_spec spec;
 	const char *state_dir, *timings;
 	int vm_timeout;
-	bool vm_accel; /* --vm-accel given */
+	uint64_t vm_stream_max; /* --vm-stream-max: the exec stream's disk, bytes */
+	bool vm_accel;		/* --vm-accel given */
 	bool no_wait, tap_opts;
 	char workspace[PATH_MAX], veth[128], tap4[128], tap6[128]; /* the spec points here */
 	struct sbt_env env_check; /* --env values as given, checked as they come */
@@ -201,6 +208,15 @@ static int opt_vm(int c, const char *arg, struct run_opts *o)
 			return shim_usage_error("--vm-mem '%s': give MiB, 64-16384", arg);
 		spec->vm_mem_mb = (unsigned int)num;
 		return -1;
+	case OPT_VM_DISK:
+		if (!parse_num(arg, 64, SBT_VM_DISK_MAX_MB, &num))
+			return shim_usage_error("--vm-disk '%s': give MiB, 64-%u", arg,
+						SBT_VM_DISK_MAX_MB);
+		spec->vm_disk_mb = (unsigned int)num;
+		return -1;
+	case OPT_VM_ROOT:
+		spec->vm_root = true;
+		return -1;
 	case OPT_VM_TIMEOUT:
 		if (!parse_num(arg, 1, 86400, &num))
 			return shim_usage_error("--vm-timeout '%s': give seconds, 1-86400", arg);
@@ -210,6 +226,11 @@ static int opt_vm(int c, const char *arg, struct run_opts *o)
 		if (sbt_vm_accel_parse(arg, &spec->vm_accel))
 			return shim_usage_error("--vm-accel '%s': give auto, kvm or tcg", arg);
 		o->vm_accel = true;
+		return -1;
+	case OPT_VM_STREAM_MAX:
+		if (!parse_num(arg, 1, 1048576, &num))
+			return shim_usage_error("--vm-stream-max '%s': give MiB, 1-1048576", arg);
+		o->vm_stream_max = (uint64_t)num << 20;
 		return -1;
 	}
 	o->tap_opts = true;
@@ -252,13 +273,32 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case OPT_VETH_HOST_NETNS:
 		spec->veth_host_netns = arg;
 		return -1;
+	case OPT_PIDS_MAX:
+		if (sbt_sandbox_limit_parse(&spec->limits, "pids", arg))
+			return shim_usage_error("--pids-max '%s': give a number of processes, "
+						"1-4194304, or max",
+						arg);
+		return -1;
+	case OPT_MEMORY_MAX:
+	case OPT_TMPFS_SIZE:
+		if (sbt_sandbox_limit_parse(&spec->limits, c == OPT_MEMORY_MAX ? "memory" : "tmpfs",
+					    arg))
+			return shim_usage_error("%s '%s': give bytes, at least 1m, with k, m, g "
+						"or t (e.g. 8g)%s",
+						c == OPT_MEMORY_MAX ? "--memory-max"
+								    : "--tmpfs-size",
+						arg, c == OPT_MEMORY_MAX ? ", or max" : "");
+		return -1;
 	case OPT_GUEST:
 	case OPT_TAP_NETNS:
 	case OPT_TAP_ADDRS:
 	case OPT_TAP_ADDRS6:
 	case OPT_VM_MEM:
+	case OPT_VM_DISK:
+	case OPT_VM_ROOT:
 	case OPT_VM_TIMEOUT:
 	case OPT_VM_ACCEL:
+	case OPT_VM_STREAM_MAX:
 		return opt_vm(c, arg, o);
 	case OPT_ALLOW: {
 		struct sbt_parse_error perr;
@@ -359,11 +399,13 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 		return shim_usage_error("--net veth needs --veth-addrs HOST/LEN,SANDBOX/LEN%s", "");
 	if (spec->net != SBT_NET_VETH && (spec->veth_host_cidr || spec->veth_host_netns))
 		return shim_usage_error("--veth-addrs and --veth-host-netns need --net veth%s", "");
-	if (!caps->guest &&
-	    (spec->guest_dir || o->tap_opts || spec->vm_mem_mb || o->vm_timeout || o->vm_accel))
+	if (!caps->guest && (spec->guest_dir || o->tap_opts || spec->vm_mem_mb ||
+			     spec->vm_disk_mb || spec->vm_root || o->vm_timeout || o->vm_accel ||
+			     o->vm_stream_max != SBT_VM_STREAM_MAX_DEFAULT))
 		return shim_usage_error(
-			"--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, "
-			"--vm-timeout and --vm-accel need --backend qemu");
+			"--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, --vm-disk, "
+			"--vm-root, --vm-timeout, --vm-accel and --vm-stream-max need --backend "
+			"qemu");
 	if (caps->guest && !spec->guest_dir)
 		return shim_usage_error("--backend %s needs --guest DIR: build the guest with "
 					"scripts/guest-build.sh, which prints DIR",
@@ -388,11 +430,17 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 		{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
 		{ "tap-addrs6", required_argument, NULL, OPT_TAP_ADDRS6 },
 		{ "vm-mem", required_argument, NULL, OPT_VM_MEM },
+		{ "vm-disk", required_argument, NULL, OPT_VM_DISK },
+		{ "vm-root", no_argument, NULL, OPT_VM_ROOT },
 		{ "vm-timeout", required_argument, NULL, OPT_VM_TIMEOUT },
 		{ "vm-accel", required_argument, NULL, OPT_VM_ACCEL },
+		{ "vm-stream-max", required_argument, NULL, OPT_VM_STREAM_MAX },
 		{ "timings", required_argument, NULL, OPT_TIMINGS },
 		{ "allow", required_argument, NULL, OPT_ALLOW },
 		{ "egress", required_argument, NULL, OPT_EGRESS },
+		{ "pids-max", required_argument, NULL, OPT_PIDS_MAX },
+		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
+		{ "tmpfs-size", required_argument, NULL, OPT_TMPFS_SIZE },
 		{ "env", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -532,14 +580,36 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 	return -1;
 }
 
+/* A limit the workload ran into: said, with the option that raises it. */
+static void limits_said(const struct sbt_sandbox_run *run)
+{
+	const struct sbt_limit_hits *h = &run->hits;
+
+	if (h->pids)
+		sbt_log("sandbox %s: %llu forks refused at its pids limit (%u processes; "
+			"--pids-max raises it)",
+			run->name, (unsigned long long)h->pids, run->limits.pids);
+	if (h->oom_kills || h->memory)
+		sbt_log("sandbox %s: its memory limit (%llu MiB) was reached%s (--memory-max "
+			"raises it)",
+			run->name, (unsigned long long)(run->limits.memory >> 20),
+			h->oom_kills ? ", and the OOM killer ended a process" : "");
+	if (strcmp(run->limits_via, "none") == 0)
+		sbt_log("sandbox %s: no cgroup controller for its pids and memory limits on "
+			"this host: none were set",
+			run->name);
+}
+
 static void run_end(struct run_ctx *r)
 {
 	if (r->fifo >= 0)
 		close(r->fifo);
 	if (r->fifo_path[0])
 		unlink(r->fifo_path);
-	if (r->started)
+	if (r->started) {
 		sbt_sandbox_destroy(&r->run);
+		limits_said(&r->run);
+	}
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	if (r->tracer >= 0)
@@ -553,6 +623,7 @@ int shim_cmd_run(int argc, char **argv)
 	struct run_opts o = {
 		.spec = { .net = SBT_NET_NONE, .stdout_fd = -1, .stderr_fd = -1 },
 		.state_dir = SBT_STATE_DIR_DEFAULT,
+		.vm_stream_max = SBT_VM_STREAM_MAX_DEFAULT,
 	};
 	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1, .tracer = -1 };
 	int code = run_spec(argc, argv, &o);
@@ -571,7 +642,8 @@ int shim_cmd_run(int argc, char **argv)
 	if (code < 0) {
 		/* a VM: the workload's exit code comes from the console */
 		code = caps->wait == SBT_WAIT_CONSOLE
-			       ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, r.tracer)
+			       ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, r.tracer,
+					      o.vm_stream_max)
 			       : shim_wait_workload(&r.run, r.sfd, r.pidfd, r.tracer);
 		if (o.timings)
 			write_timings(o.timings, &r.run, sbt_mono_ns());

@@ -3,6 +3,7 @@
 #ifndef SBT_SHIM_H
 #define SBT_SHIM_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -39,7 +40,8 @@ enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pid
  */
 int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int tracer);
 /* The qemu backend: forward the console until qemu exits; the guest's exit code. Tracer as above. */
-int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer);
+int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer,
+		 uint64_t stream_max);
 /* Freeze the workload and say why; SHIM_EXIT_TRACER_LOST. */
 int shim_tracer_lost(struct sbt_sandbox_run *run);
 

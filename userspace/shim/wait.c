@@ -130,7 +130,7 @@ int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int trac
 		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = pidfd, .events = POLLIN },
 				       { .fd = tracer, .events = POLLIN } };
-		int timeout = pidfd >= 0 ? -1 : 100, ret;
+		int timeout = pidfd >= 0 ? (run->exec_stream[0] ? 1000 : -1) : 100, ret;
 
 		if (sig) {
 			int64_t left = (int64_t)(deadline - sbt_mono_ms());
@@ -199,11 +199,12 @@ static bool pump_console(struct sbt_sandbox_run *run)
  * the exit code is the one the guest reported. A signal or --vm-timeout
  * ends the VM at once (destroy kills it).
  */
-int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer)
+int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer,
+		 uint64_t stream_max)
 {
 	uint64_t deadline = timeout_s > 0 ? run->go_ns + (uint64_t)timeout_s * 1000000000ull : 0;
 	int status = 0, sig;
-	bool eof = false;
+	bool eof = false, trimmed = false;
 
 	for (;;) {
 		struct pollfd p[4] = { { .fd = eof ? -1 : run->console_fd, .events = POLLIN },
@@ -228,6 +229,14 @@ int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
 			return SHIM_EXIT_SETUP;
 		if (ret > 0 && (p[3].revents & POLLIN))
 			return shim_tracer_lost(run);
+		/* its exec stream's disk, bounded (a tracer reading it frees it as it goes) */
+		if (sbt_vm_stream_trim(run, stream_max) == 1 && !trimmed) {
+			trimmed = true;
+			sbt_log("sandbox %s: its exec stream passed %llu MiB on disk unread: its "
+				"oldest records were dropped (a tracer sees the gap: "
+				"exec_complete false; --vm-stream-max)",
+				run->name, (unsigned long long)(stream_max >> 20));
+		}
 		if (ret > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			eof = pump_console(run);
 		if (ret > 0 && (p[1].revents & POLLIN)) {

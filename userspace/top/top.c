@@ -120,7 +120,21 @@ static void on_stop(int sig)
 	stop = 1;
 }
 
-/* The value of label `key` in `labels` (escapes undone), "" if absent. */
+/*
+ * Terminal controls to '?': C0, DEL and C1 (UTF-8 C2 80..9F, CSI among them).
+ * A cgroup's name is the sandbox's to choose: none may set the operator's
+ * window title or clear the screen.
+ */
+static void defang(char *s)
+{
+	for (unsigned char *p = (unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			p[0] = p[1] = '?';
+}
+
+/* The value of label `key` in `labels` (escapes undone, controls defanged), "" if absent. */
 static void label(const char *labels, const char *key, char *out, size_t len)
 {
 	size_t kl = strlen(key), o = 0;
@@ -143,6 +157,7 @@ static void label(const char *labels, const char *key, char *out, size_t len)
 		}
 	}
 	out[o] = '\0';
+	defang(out);
 }
 
 static struct sb_row *sb_get(struct sample *s, const char *name)

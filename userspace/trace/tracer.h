@@ -52,6 +52,13 @@ struct sbt_target {
 	 * pinned (pins.h), so they outlive this tracer until the sandbox ends.
 	 */
 	char pin_name[SBT_SANDBOX_NAME_MAX + 1];
+	/*
+	 * The network namespace its DNS proxy serves (a path: /run/netns/X),
+	 * when its sockets live in one no process of its cgroup is in yet
+	 * (the probe's build network, shared by the engine's RUN steps); ""
+	 * for its first process's.
+	 */
+	char dns_netns[PATH_MAX];
 	struct sbt_tap_spec tap;
 };
 
@@ -132,7 +139,9 @@ struct sbt_egress_cfg {
 	uint8_t resolver[16];
 	uint32_t resolver_rule_id; /* id given to the implicit "resolver port 53" rule */
 	/* The DNS proxy of cgroup sandboxes with host rules (enforce mode). */
-	bool dns_proxy_off;	/* --no-dns-proxy */
+	bool dns_proxy_off; /* --no-dns-proxy */
+	/* A proxy even without host rules: every name refused, and each one reported (the probe). */
+	bool dns_proxy_always;
 	uint32_t dns_grace_s;	/* --dns-grace: learned addresses live TTL + this */
 	bool dns_grace_set;	/* else SBT_DNS_GRACE_DEFAULT_S */
 	uint8_t dns_deny_rcode; /* --dns-deny-reply: 5 REFUSED (default) or 3 NXDOMAIN */
@@ -189,13 +198,14 @@ struct sbt_exec_opts {
 	int forced_mode; /* -1: auto */
 	uint32_t argv_max;
 	uint32_t ringbuf_bytes;
-	uint32_t poll_ms;	    /* 0: a wake-up per record; else drain every poll_ms */
-	bool observe;		    /* load the packet-socket observation */
-	bool observe_connect;	    /* load the tcp_connect observation */
-	bool policy;		    /* load the egress policy programs */
-	bool tap;		    /* load the tap program (tc) */
-	bool no_exec_attach;	    /* taps only: load the exec hook, attach it nowhere */
-	bool agent;		    /* load the agent's cgroup_mkdir program (attached by it) */
+	uint32_t poll_ms;     /* 0: a wake-up per record; else drain every poll_ms */
+	bool observe;	      /* load the packet-socket observation */
+	bool observe_connect; /* load the tcp_connect observation */
+	bool policy;	      /* load the egress policy programs */
+	bool tap;	      /* load the tap program (tc) */
+	bool no_exec_attach;  /* taps only: load the exec hook, attach it nowhere */
+	bool no_exec_failed; /* leave the failed-exec hook out (the guest agent's stream: execs only) */
+	bool agent;	     /* load the agent's cgroup_mkdir program (attached by it) */
 	uint32_t agent_mkdir_mode;  /* the agent: a new child's egress mode (PENDING or OBSERVE) */
 	uint32_t max_sandboxes;	    /* the agent: slots in the maps; 0: SBT_MAX_SANDBOXES */
 	uint64_t host_netns_cookie; /* the loader's network namespace */
@@ -223,6 +233,12 @@ struct sbt_trace_opts {
 	struct sbt_exec_opts exec;
 	uint64_t duration_ms;	    /* 0: until SIGINT/SIGTERM */
 	uint64_t stats_interval_ms; /* a TraceStats event every so often; 0: none */
+	/*
+	 * An ELF changed (its ctime) at or after this epoch ns is the sandbox's
+	 * own work: run and not known as a shell, it is "unidentified"
+	 * (ShellInvocationObserved.unidentified). 0: each sandbox's registration.
+	 */
+	uint64_t own_since_ns;
 	struct sbt_egress_cfg egress;
 	/* Every event goes to each sink in order (sink.h); at least one. */
 	struct sbt_sink *sinks[SBT_MAX_SINKS];

@@ -1,0 +1,92 @@
+# The npm registry of the probe's network tests (t_probe_net, t_probe_vm):
+# sourced after lib.sh and netlib.sh. The test
+# host serves a static npm registry (tests/helpers/sbt-httpd) at
+# registry.test = 198.51.100.80:8080, answered by the world's dnsmasq; its
+# tarballs are packed here with `npm pack`, the lockfiles (v3) name them
+# with `resolved` and `integrity`. Never the real registry.
+#
+#   npmreg_world              the tools, podman and its images, the network
+#                             world, the registry's address and server, and
+#                             $WORK/resolv.conf naming the world's DNS
+#   pack NAME POSTINSTALL     a package into it
+#   app DIR DEP EXTRA         an app depending on DEP@1.0.0
+#   dockerfile DIR            a Node service's Dockerfile (RUN ["npm","ci"])
+#   npm_services              the packages dep and hook, the services svc, svc-hook
+npmreg_world() {
+	net_require_tools
+	command -v npm > /dev/null || skip "npm missing (the machine's Node.js)"
+	command -v nsenter > /dev/null || skip "nsenter missing (util-linux)"
+	command -v slirp4netns > /dev/null || fail "slirp4netns missing: 'make deps' installs it"
+	podman_up images
+	net_world_up || return 1
+	HTTPD="$TOP/build/tests/sbt-httpd"
+	REG="$WORK/registry"
+	REG_ADDR=198.51.100.80
+	ip -n "$NET_HOST" addr add "$REG_ADDR/32" dev lo || fail "registry address"
+	mkdir -p "$REG"
+	_net_bg "$NET_HOST" "$WORK/httpd.out" "$HTTPD" --listen "$REG_ADDR:8080" --root "$REG" --log "$WORK/httpd.log"
+	wait_for 5 grep -qx ready "$WORK/httpd.out" || fail "sbt-httpd is not ready: $(cat "$WORK/httpd.out")"
+	printf 'nameserver %s\n' "$NET_DNS" > "$WORK/resolv.conf"
+}
+
+# pack NAME POSTINSTALL: the package NAME@1.0.0 into the registry; its
+# integrity in $INTEGRITY. POSTINSTALL (may be empty) is its postinstall script.
+pack() {
+	_d="$WORK/src/$1"
+	mkdir -p "$_d" "$REG/$1/-"
+	if [ -n "$2" ]; then
+		printf '{"name":"%s","version":"1.0.0","main":"index.js","scripts":{"postinstall":"%s"}}\n' "$1" "$2" > "$_d/package.json"
+	else
+		printf '{"name":"%s","version":"1.0.0","main":"index.js"}\n' "$1" > "$_d/package.json"
+	fi
+	printf 'module.exports = "from %s";\n' "$1" > "$_d/index.js"
+	(cd "$_d" && npm pack --silent --pack-destination "$REG/$1/-" > /dev/null 2>&1) || fail "npm pack $1"
+	INTEGRITY="sha512-$(openssl dgst -sha512 -binary "$REG/$1/-/$1-1.0.0.tgz" | base64 -w0)"
+}
+
+# app DIR DEP INSTALLSCRIPT: package.json, package-lock.json (v3) and .npmrc
+# of an app depending on DEP@1.0.0 from the test registry.
+app() {
+	mkdir -p "$1"
+	cat > "$1/package.json" << EOF
+{"name":"app","version":"1.0.0","dependencies":{"$2":"1.0.0"},"scripts":{"build":"node build.js"}}
+EOF
+	cat > "$1/package-lock.json" << EOF
+{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{
+"":{"name":"app","version":"1.0.0","dependencies":{"$2":"1.0.0"}},
+"node_modules/$2":{"version":"1.0.0","resolved":"http://registry.test:8080/$2/-/$2-1.0.0.tgz","integrity":"$INTEGRITY"$3}}}
+EOF
+	# two quick retries (a connection the relay drops while it starts is tried
+	# again; a refused name fails within seconds); no audit, fund or update
+	# check; install scripts' output shown
+	printf 'registry=http://registry.test:8080/\nfetch-retries=2\nfetch-retry-mintimeout=500\nfetch-retry-maxtimeout=1000\naudit=false\nfund=false\nupdate-notifier=false\nforeground-scripts=true\n' > "$1/.npmrc"
+	printf 'const fs = require("fs"); fs.mkdirSync("dist", { recursive: true });\nfs.writeFileSync("dist/out.txt", require("%s") + "\\n");\n' "$2" > "$1/build.js"
+	printf 'console.log("app up: " + require("%s"));\n' "$2" > "$1/server.js"
+}
+
+# dockerfile DIR: a Node service's Dockerfile, `RUN ["npm","ci"]` in exec form.
+dockerfile() {
+	cat > "$1/Dockerfile" << 'EOF'
+FROM node:20-slim
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN ["npm", "ci"]
+COPY server.js ./
+CMD ["node", "server.js"]
+EOF
+}
+
+# npm_services: the packages dep (plain) and hook (a postinstall that npm
+# runs through sh -c, which connects to the non-allowed test host NET_T2_V4),
+# and the Node services $WORK/svc and $WORK/svc-hook (a Dockerfile each)
+# depending on them; DEP_INTEGRITY and HOOK_INTEGRITY are their integrity.
+npm_services() {
+	pack dep ""
+	DEP_INTEGRITY=$INTEGRITY
+	app "$WORK/svc" dep ""
+	dockerfile "$WORK/svc"
+	pack hook "node -e \\\"require('net').connect(80,'$NET_T2_V4').on('error',e=>console.log('hook connect',e.code)).on('connect',()=>console.log('hook connected'))\\\""
+	HOOK_INTEGRITY=$INTEGRITY
+	app "$WORK/svc-hook" hook ',"hasInstallScript":true'
+	dockerfile "$WORK/svc-hook"
+}
