@@ -27,6 +27,20 @@ npmreg_world() {
 	_net_bg "$NET_HOST" "$WORK/httpd.out" "$HTTPD" --listen "$REG_ADDR:8080" --root "$REG" --log "$WORK/httpd.log"
 	wait_for 5 grep -qx ready "$WORK/httpd.out" || fail "sbt-httpd is not ready: $(cat "$WORK/httpd.out")"
 	printf 'nameserver %s\n' "$NET_DNS" > "$WORK/resolv.conf"
+	# The way the probe's relay goes out: from the sandbox netns, in our own
+	# cgroup and in a fresh one of ours (a filter on our own cgroup shows here).
+	_reach() {
+		"$@" "$(command -v curl)" -s -o /dev/null -m 2 -w '%{http_code}' \
+			"http://$REG_ADDR:8080/" 2> /dev/null
+		echo " (curl exit $?)"
+	}
+	_own=$(_reach nsenter --net="/run/netns/$NET_SBX")
+	_fresh=$(_reach "$SPAWN" "$(mk_cgroup npmreg-probe)" --exec -- "$(command -v nsenter)" \
+		--net="/run/netns/$NET_SBX")
+	printf 'the registry from the sandbox netns: our own cgroup (%s): HTTP %s; a cgroup of ours: HTTP %s\n' \
+		"$(sed -n 's/^0:://p' /proc/self/cgroup)" "$_own" "$_fresh" > "$WORK/reg-reach.txt"
+	log "$(cat "$WORK/reg-reach.txt")"
+	case "$_own" in *"exit 0)") ;; *) diag "registry reach" "$WORK/reg-reach.txt" ;; esac
 }
 
 # pack NAME POSTINSTALL: the package NAME@1.0.0 into the registry; its

@@ -29,12 +29,13 @@ leftovers() {
 	printf '%s\n' "${_l:-none}"
 }
 IMAGES=$(podman images -q | wc -l)
+NSENTER=$(command -v nsenter) # absolute: sbt-spawn execs without a PATH search
 
 # probe NAME ARGS...: the probe in the test's sandbox netns; report $WORK/NAME.json
 probe() {
 	_n=$1
 	shift
-	nsenter --net="/run/netns/$NET_SBX" env SBTRACE_RESOLV_CONF="$WORK/resolv.conf" \
+	${PROBE_CG:+"$SPAWN" "$PROBE_CG" --exec --} "$NSENTER" --net="/run/netns/$NET_SBX" env SBTRACE_RESOLV_CONF="$WORK/resolv.conf" \
 		"$SBTRACE" probe --cache-dir "$WORK/cache" --boot-seconds 2 --image-map "$TOP/scripts/image-map" "$@" \
 		> "$WORK/$_n.json" 2> "$WORK/$_n.err" &
 	PROBE_PID=$!
@@ -45,6 +46,9 @@ probe() {
 	build_failed | sandbox_boot_failed | boot_failed | boot_killed)
 		diag "$_n" "$WORK/$_n.err"
 		diag "$_n: the registry's log" "$WORK/httpd.log"
+		# what our own cgroup carries (a CI runner's egress filter would show here)
+		bpftool cgroup show "$CG2$(sed -n 's/^0:://p' /proc/self/cgroup)" > "$WORK/own-cg.txt" 2>&1
+		diag "$_n: the programs on our own cgroup" "$WORK/own-cg.txt"
 		;;
 	esac
 	validate_report "$WORK/$_n.json"
@@ -100,6 +104,25 @@ check "npm repo, hook: the postinstall's sh -c is the install step's" "install p
 check "npm repo, hook: the package" "hook@1.0.0" \
 	"$(field npmhook '[.shell_invocation.locations[] | select(.command | startswith("node -e"))][0].package')"
 check "npm repo, hook: its connect denied" "$NET_T2_V4" "$(field npmhook '.egress.denied_destinations[0].daddr')"
+
+# 7. The probe's caller sits in a cgroup with an egress filter of its own (a
+# CI runner's, an operator's shell's): here a trace on it that allows only the
+# world's DNS. The relay's sockets are made in a cgroup of ours
+# (sbtrace/probe-net-PID), so the filter judges none of them and the build
+# still reaches the registry through the sandbox's own allowlist.
+CALLER=$(mk_cgroup caller)
+if start_trace "$WORK/caller.jsonl" --cgroup "$CALLER" --allow-cidr "$NET_DNS/32"; then
+	PROBE_CG=$CALLER probe svc-caller --no-cache --allow-host "registry.test port 8080" "$WORK/svc"
+	stop_trace INT
+	check "caller's filter: the build reached the registry, safe" "safe high null" \
+		"$(field svc-caller '"\(.verdict) \(.confidence) \(.reason)"')"
+	check "caller's filter: it judged no registry connect" 0 \
+		"$(jq -s '[.[] | select(.daddr == "'"$REG_ADDR"'")] | length' "$WORK/caller.jsonl")"
+	check "caller's filter: it judged the probe's own DNS upstream" true \
+		"$(jq -s 'any(.[]; .event == "EgressAllowed" and .daddr == "'"$NET_DNS"'")' "$WORK/caller.jsonl")"
+else
+	fail "caller's filter: the trace on $CALLER did not start"
+fi
 
 # start_slow OUT: a probe of a build whose RUN step sleeps, in the background
 # (its pid in SLOW), once that step runs.

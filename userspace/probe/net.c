@@ -16,7 +16,11 @@
  * out of reach; slirp4netns's own map of the gateway to the host's loopback
  * is off), and the relay ends with us (--exit-fd: our death closes it). It
  * runs sandboxed (--enable-sandbox, --enable-seccomp) in a mount namespace
- * of its own. Its
+ * of its own, and in a cgroup of ours (<v2>/sbtrace/probe-net-PID): its
+ * sockets are the sandbox's traffic, judged by the sandbox's hooks before
+ * they reach it, never by whatever programs the caller's own cgroup carries
+ * (a CI runner's egress filter, an operator's policy for the shell that
+ * started the probe). Its
  * network is 198.18.0.0/24 (RFC 2544's benchmarking range, never a private
  * one). A packet the sandbox forges on the tap without a socket would skip
  * the socket hooks: the ns backend drops CAP_NET_RAW, and the engine's RUN
@@ -43,8 +47,10 @@
 #include <unistd.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "lib/cgroupfs.h"
 #include "lib/clock.h"
 #include "lib/extbin.h"
 #include "lib/log.h"
@@ -70,14 +76,65 @@ static int ip_cmd(char *const *argv, char *err, size_t errlen)
 	return rc ? rc : sbt_exit_code(status) ? -EIO : 0;
 }
 
-/* The relay's child side: fds 3 (exit) and 4 (ready), stdout to /dev/null, then exec. */
-static void relay_child(int exit_r, int ready_w, char *const *argv) __attribute__((noreturn));
-
-static void relay_child(int exit_r, int ready_w, char *const *argv)
+/*
+ * The relay's cgroup, <v2>/sbtrace/probe-net-PID, made empty; "" in cg when
+ * there is no cgroup v2 mount (the relay then stays in ours). 0 or -errno.
+ */
+static int relay_cgroup(char *cg, size_t len)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char mnt[PATH_MAX], root[PATH_MAX];
+	int n;
+
+	cg[0] = '\0';
+	if (sbt_cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root)))
+		return 0;
+	n = snprintf(cg, len, "%s/sbtrace", mnt);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return -errno;
+	n = snprintf(cg, len, "%s/sbtrace/probe-net-%d", mnt, (int)getpid());
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Move the calling process into cgroup cg. 0 or -errno. */
+static int cgroup_join(const char *cg)
+{
+	char path[PATH_MAX + 16];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The relay's child side: its cgroup (cg, "" none), fds 3 (exit) and 4
+ * (ready), stdout to /dev/null, then exec.
+ */
+static void relay_child(const char *cg, int exit_r, int ready_w, char *const *argv)
+	__attribute__((noreturn));
+
+static void relay_child(const char *cg, int exit_r, int ready_w, char *const *argv)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), rc;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* before its first socket: a socket belongs to the cgroup it was made in */
+	if (cg[0] && (rc = cgroup_join(cg)) < 0) {
+		dprintf(STDERR_FILENO, "sbtrace probe: %s cannot join its cgroup %s: %s\n", RELAY,
+			cg, strerror(-rc));
+		_exit(125);
+	}
 	/*
 	 * A mount namespace of its own, a slave of ours: its --enable-sandbox
 	 * unmounts what it does not need, and on a shared /run/netns that
@@ -120,6 +177,14 @@ static int relay_start(struct probe_ctx *p, const char *target, bool path_type)
 	argv[a++] = (char *)target;
 	argv[a++] = "tap0";
 	argv[a] = NULL;
+	rc = relay_cgroup(n->relay_cg, sizeof(n->relay_cg));
+	if (rc < 0) {
+		snprintf(p->boot_err, sizeof(p->boot_err),
+			 "the build's network: cannot make the relay's cgroup %.200s: %s",
+			 n->relay_cg, strerror(-rc));
+		n->relay_cg[0] = '\0';
+		return -1;
+	}
 	if (pipe2(ex, O_CLOEXEC))
 		goto fail_errno;
 	if (pipe2(rd, O_CLOEXEC)) {
@@ -129,7 +194,7 @@ static int relay_start(struct probe_ctx *p, const char *target, bool path_type)
 	}
 	pid = fork();
 	if (pid == 0)
-		relay_child(ex[0], rd[1], argv);
+		relay_child(n->relay_cg, ex[0], rd[1], argv);
 	close(ex[0]);
 	close(rd[1]);
 	if (pid < 0) {
@@ -296,6 +361,12 @@ void probe_net_cleanup(struct probe_ctx *p)
 			usleep(10 * 1000);
 		}
 		n->relay = 0;
+	}
+	if (n->relay_cg[0]) { /* empty now: the relay was its only process */
+		if (rmdir(n->relay_cg) && errno != ENOENT)
+			probe_progress(p, "could not remove the relay's cgroup %s: %s", n->relay_cg,
+				       strerror(errno));
+		n->relay_cg[0] = '\0';
 	}
 	if (n->netns[0]) {
 		probe_netns_del(p, n->netns);

@@ -201,11 +201,12 @@ struct probe_build {
 
 /* net.c: the build's network, through the allowlist (its comment says how). */
 struct probe_net {
-	char netns[64];	     /* a Dockerfile build's namespace (ip netns name), "" none */
-	char netns_path[96]; /* /run/netns/NAME */
-	pid_t relay;	     /* slirp4netns, ours; 0 none */
-	int exit_w;	     /* its --exit-fd: closing it ends the relay; -1 */
-	char why[128];	     /* the report's build network: "none: ...", or what it is */
+	char netns[64];		 /* a Dockerfile build's namespace (ip netns name), "" none */
+	char netns_path[96];	 /* /run/netns/NAME */
+	pid_t relay;		 /* slirp4netns, ours; 0 none */
+	int exit_w;		 /* its --exit-fd: closing it ends the relay; -1 */
+	char relay_cg[PATH_MAX]; /* its cgroup, <v2>/sbtrace/probe-net-PID; "" none */
+	char why[128];		 /* the report's build network: "none: ...", or what it is */
 };
 
 /*

@@ -143,39 +143,6 @@ static int gc_state_files(const char *dir, bool verbose)
 	closedir(d);
 	return count;
 }
-/* Empty cgroups under <v2>/sbtrace/ that no state file names. */
-static int gc_orphan_cgroups(const char *dir, bool verbose)
-{
-	char mnt_point[PATH_MAX], top[PATH_MAX], cg[PATH_MAX], sf[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	int count = 0;
-	DIR *d;
-
-	if (sbx_cgroup2_mount(mnt_point, sizeof(mnt_point)) ||
-	    !sbx_str_fits(top, sizeof(top), "%s/sbtrace", mnt_point))
-		return 0;
-	d = opendir(top);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		if (!sbt_sandbox_name_ok(de->d_name) ||
-		    !sbx_str_fits(cg, sizeof(cg), "%s/%s", top, de->d_name) ||
-		    !sbx_str_fits(sf, sizeof(sf), "%s/%s.json", dir, de->d_name))
-			continue;
-		/* A sandbox being started has its cgroup before its first process. */
-		if (lstat(sf, &st) == 0 || !sbx_cgroup_leftover(cg))
-			continue;
-		if (sbx_cgroup_rmdir_tree(cg) == 0) {
-			count++;
-			if (verbose)
-				sbt_log("removed empty cgroup %s", cg);
-		}
-	}
-	closedir(d);
-	return count;
-}
-
 /* A probe's pid whose process is gone, or recycled (its comm is not sbtrace). */
 static bool probe_gone(long pid)
 {
@@ -203,6 +170,53 @@ static long name_pid(const char *name, const char *prefix, char end)
 		return 0;
 	pid = strtol(name + n, &e, 10);
 	return *e == end && pid > 0 ? pid : 0;
+}
+
+/*
+ * Empty cgroups under <v2>/sbtrace/ that no state file names, and the
+ * cgroups of the probe's relays (probe-net-PID, probe/net.c) whose probe is
+ * gone, whatever their age (the relay ends with its probe: --exit-fd).
+ */
+static int gc_orphan_cgroups(const char *dir, bool verbose)
+{
+	char mnt_point[PATH_MAX], top[PATH_MAX], cg[PATH_MAX], sf[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int count = 0;
+	DIR *d;
+
+	if (sbx_cgroup2_mount(mnt_point, sizeof(mnt_point)) ||
+	    !sbx_str_fits(top, sizeof(top), "%s/sbtrace", mnt_point))
+		return 0;
+	d = opendir(top);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!sbt_sandbox_name_ok(de->d_name) ||
+		    !sbx_str_fits(cg, sizeof(cg), "%s/%s", top, de->d_name) ||
+		    !sbx_str_fits(sf, sizeof(sf), "%s/%s.json", dir, de->d_name))
+			continue;
+		long pid = name_pid(de->d_name, "probe-net-", '\0');
+
+		if (pid) {
+			if (!probe_gone(pid) || sbx_cgroup_destroy(cg))
+				continue;
+			count++;
+			if (verbose)
+				sbt_log("removed cgroup %s (probe %ld gone)", cg, pid);
+			continue;
+		}
+		/* A sandbox being started has its cgroup before its first process. */
+		if (lstat(sf, &st) == 0 || !sbx_cgroup_leftover(cg))
+			continue;
+		if (sbx_cgroup_rmdir_tree(cg) == 0) {
+			count++;
+			if (verbose)
+				sbt_log("removed empty cgroup %s", cg);
+		}
+	}
+	closedir(d);
+	return count;
 }
 
 /*
