@@ -9,6 +9,10 @@
  * for names of letters, digits, '-', '_' and dots; its refusal is exactly
  * header + question, echoes the id and question, has QR set and no records,
  * and our response parser reads it back as an answer to that question.
+ * The upstream's query built from it (sbt_dns_build_upstream) parses as a
+ * query of the same question with sbtrace's EDNS size and nothing else; the
+ * client's answer built from the input read as a response to itself keeps
+ * the client's id and question bytes and never grows past the input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,5 +60,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(sbt_dns_parse_response(out, (size_t)rl, q.id, q.name, q.qtype, NULL, 0, NULL,
 					     NULL) == SBT_DNS_SERVFAIL);
 	check(sbt_dns_build_refusal(data, &q, 5, out, q.end - 1) < 0);
+	if (q.udp_size < 512 || (!q.edns && q.udp_size != 512))
+		abort();
+	rl = sbt_dns_build_upstream(0x4242, &q, out, sizeof(out));
+	if (rl > 0) {
+		struct sbt_dns_question u;
+
+		check(q.name_ok && rl <= 12 + 255 + 4 + 11);
+		check(sbt_dns_parse_query(out, (size_t)rl, &u) == 0);
+		check(u.id == 0x4242 && u.qtype == q.qtype && u.qclass == q.qclass);
+		check(strcmp(u.name, q.name) == 0 && u.edns && u.udp_size == SBT_DNS_EDNS_UDP);
+		check(out[2] == 0x01 && out[3] == 0 && out[7] == 0 && out[9] == 0 && out[11] == 1);
+	}
+	rl = sbt_dns_build_answer(data, &q, data, size, q.udp_size, out, sizeof(out));
+	if (rl >= 0) {
+		check((size_t)rl >= q.end && (size_t)rl <= size);
+		check(sbt_dns_msg_id(out) == q.id);
+		check(memcmp(out + 12, data + 12, q.end - 12) == 0);
+		check((size_t)rl <= q.udp_size || (size_t)rl == q.end);
+	}
 	return 0;
 }

@@ -16,7 +16,9 @@
  *   tc.test A    198.51.100.20, TTL 1, over TCP only (over UDP: TC, no
  *                records; a resolver that never retries over TCP learns nothing)
  *   AAAA of those: no data (NOERROR, no records); anything else: NXDOMAIN.
- * Logs "<udp|tcp> <name> <qtype number>" per query (flushed at once), prints
+ * Logs "<udp|tcp> <name> <qtype number>" per query, then "hdr <udp|tcp> <name>
+ * flags=<hex> ar=<additional count> extra=<bytes after the question>" (the
+ * name's bytes as sent: their case; flushed at once), prints
  * "ready" once listening, runs until SIGTERM/SIGINT.
  */
 #include <arpa/inet.h>
@@ -98,6 +100,9 @@ static size_t answer(const uint8_t *m, size_t len, uint8_t *r, int tcp, FILE *lo
 		return 0;
 	qtype = (unsigned int)(m[qend] << 8 | m[qend + 1]);
 	fprintf(log, "%s %s %u\n", tcp ? "tcp" : "udp", name, qtype);
+	/* what else the query carried: its name's bytes as sent, flags, additional records */
+	fprintf(log, "hdr %s %s flags=%02x%02x ar=%u extra=%zu\n", tcp ? "tcp" : "udp", name, m[2],
+		m[3], (unsigned int)(m[10] << 8 | m[11]), len - (qend + 4));
 	fflush(log);
 	memcpy(r, m, qend + 4);
 	o = qend + 4;

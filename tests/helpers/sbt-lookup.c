@@ -12,8 +12,15 @@
  *	"addrs <n> ok <n> eperm <n> other <n>".
  *   sbt-lookup bench NAME COUNT
  *	COUNT getaddrinfo calls; prints "median_us <n> p99_us <n> failed <n>".
+ *   sbt-lookup raw NAME SERVER
+ *	one UDP query for NAME (A) as a client with something to smuggle sends
+ *	it to SERVER:53: the name's letters in alternating case (0x20), the CD
+ *	and AD bits, an EDNS record with the DO bit, a cookie and padding, and
+ *	a TXT record in the additional section. Prints "ok <the question's
+ *	name as answered> an <n> ar <n> tc <0|1>", or "err <reason>".
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -57,6 +64,78 @@ static int cmp_u64(const void *a, const void *b)
 	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The raw query (see the usage above) into q; its length. */
+static size_t hostile_query(const char *name, uint8_t *q)
+{
+	static const uint8_t tail[] = {
+		0,   1,	  0,   1,					/* A, IN */
+		0,   0,	  41,  0x10, 0,	  0,   0,   0x80, 0,   0,   28, /* OPT 4096, DO, RDLEN 28 */
+		0,   10,  0,   8,    's', 'm', 'u', 'g',  'g', 'l', 'e', '!', /* COOKIE */
+		0,   12,  0,   12,   0,	  0,   0,   0,	  0,   0,   0,	 0,
+		0,   0,	  0,   0, /* PADDING */
+		0,   0,	  16,  0,    1,	  0,   0,   0,	  0,   0,   5,	 4,
+		'l', 'e', 'a', 'k', /* TXT */
+	};
+	size_t o = 12, k = 0;
+
+	memset(q, 0, 12);
+	q[0] = 0x5a;
+	q[1] = 0x20;
+	q[2] = 0x01; /* RD */
+	q[3] = 0x30; /* AD, CD */
+	q[5] = 1;    /* QDCOUNT */
+	q[11] = 2;   /* ARCOUNT */
+	for (const char *p = name; *p && o < 260;) {
+		size_t l = strcspn(p, ".");
+
+		q[o++] = (uint8_t)l;
+		for (size_t i = 0; i < l; i++, k++)
+			q[o++] = (uint8_t)((k % 2) ? toupper((unsigned char)p[i]) : p[i]);
+		p += l + (p[l] == '.');
+	}
+	q[o++] = 0;
+	memcpy(q + o, tail, sizeof(tail));
+	return o + sizeof(tail);
+}
+
+static int raw_query(const char *name, const char *server)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53) };
+	struct timeval tv = { .tv_sec = 2 };
+	uint8_t q[512], r[4096];
+	char got[256];
+	size_t ql = hostile_query(name, q), p = 12, o = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0 || inet_pton(AF_INET, server, &sin.sin_addr) != 1) {
+		printf("err setup\n");
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (sendto(fd, q, ql, 0, (struct sockaddr *)&sin, sizeof(sin)) != (ssize_t)ql ||
+	    (n = recv(fd, r, sizeof(r), 0)) < 12) {
+		printf("err %s\n", strerror(errno));
+		return 1;
+	}
+	while (p < (size_t)n && r[p] && o + r[p] + 2 < sizeof(got)) {
+		size_t l = r[p++];
+
+		if (p + l > (size_t)n)
+			break;
+		if (o)
+			got[o++] = '.';
+		memcpy(got + o, r + p, l);
+		o += l;
+		p += l;
+	}
+	got[o] = '\0';
+	printf("ok %s an %u ar %u tc %u\n", got, (unsigned int)(r[6] << 8 | r[7]),
+	       (unsigned int)(r[10] << 8 | r[11]), (unsigned int)((r[2] >> 1) & 1));
+	close(fd);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -109,6 +188,8 @@ int main(int argc, char **argv)
 		printf("addrs %d ok %d eperm %d other %d\n", n, ok, eperm, other);
 		return ok == n ? 0 : 1;
 	}
+	if (argc == 4 && strcmp(argv[1], "raw") == 0)
+		return raw_query(argv[2], argv[3]);
 	if (argc == 4 && strcmp(argv[1], "bench") == 0) {
 		int count = atoi(argv[3]), failed = 0;
 		unsigned long long *us = calloc((size_t)(count > 0 ? count : 1), sizeof(*us));
@@ -134,7 +215,8 @@ int main(int argc, char **argv)
 		free(us);
 		return failed ? 1 : 0;
 	}
-	fprintf(stderr, "usage: sbt-lookup connect NAME PORT COUNT | all NAME PORT | bench NAME "
+	fprintf(stderr, "usage: sbt-lookup connect NAME PORT COUNT | all NAME PORT | raw NAME "
+			"SERVER | bench NAME "
 			"COUNT\n");
 	return 2;
 }

@@ -12,7 +12,10 @@
 #  - the sandbox names its own "resolver" (over TCP: use-vc) and gains
 #    nothing: its DNS still goes to the proxy, nothing reaches that address;
 #  - events: DnsQuery (dns_name), DnsAnswer (learned addresses), and every
-#    EgressAllowed by a host rule names the name its address came from.
+#    EgressAllowed by a host rule names the name its address came from;
+#  - the upstream gets the question, not the sandbox's bytes (issue 26): a
+#    0x20-cased query with EDNS options and an additional record arrives
+#    lower-case with sbtrace's own bare EDNS record only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlib.sh"
 net_require_tools
@@ -54,6 +57,17 @@ r=$(in_sandbox "$C" "$SBTNET" tcp 198.51.100.7 80)
 check "a hard-coded IP of a non-allowed host: EPERM" EPERM "$(echo "$r" | cut -d' ' -f2)"
 r=$(in_sandbox "$C" "$SBTNET" tcp 198.51.100.16 80)
 check "a neighbour of the rotating pool: EPERM" EPERM "$(echo "$r" | cut -d' ' -f2)"
+
+# A query with something to smuggle (0x20 case, CD/AD, EDNS with DO, a cookie
+# and padding, a TXT record): the upstream gets the question only, the
+# sandbox its own question back.
+cp "$UP_LOG" "$WORK/up-before"
+r=$(in_sandbox "$C" "$LOOKUP" raw rot.test 203.0.113.5)
+log "raw rot.test: $r"
+check "0x20/EDNS/additional query: answered, its own case" "ok rOt.TeSt an 2 ar 0 tc 0" "$r"
+check "... the upstream saw only the question: lower case, RD, our bare EDNS record" \
+	"hdr udp rot.test flags=0100 ar=1 extra=11" \
+	"$(diff "$WORK/up-before" "$UP_LOG" | sed -n 's/^> //p' | grep '^hdr')"
 
 # The sandbox's own resolv.conf names a test host, over TCP: nothing gained.
 printf 'nameserver 203.0.113.5\noptions use-vc\n' > "/etc/netns/$NET_SBX/resolv.conf"

@@ -61,6 +61,8 @@
 #define MAX_CHAIN     8
 #define CLASS_IN      1
 #define TYPE_SOA      6
+#define TYPE_OPT      41
+#define OPT_LEN	      11 /* root name, type, class, TTL, RDLENGTH */
 #define SOA_FIXED     20 /* serial, refresh, retry, expire, minimum */
 
 #define FLAG_QR	    0x8000
@@ -472,6 +474,30 @@ enum sbt_dns_status sbt_dns_parse_response(const uint8_t *msg, size_t len, uint1
 
 /* --- queries from the sandbox (the proxy) ------------------------------- */
 
+/*
+ * The client's EDNS: an OPT record among the records after its question
+ * (its class is the UDP size it takes, RFC 6891 6.2.3). Records that do not
+ * parse end the search: then 512, as without EDNS.
+ */
+static void query_edns(const uint8_t *msg, size_t len, struct sbt_dns_question *q)
+{
+	unsigned int count = (unsigned int)get16(msg + 6) + get16(msg + 8) + get16(msg + 10);
+	size_t off = q->end;
+	struct wname owner;
+	struct rr rr;
+
+	q->udp_size = 512;
+	for (unsigned int i = 0; i < count && !read_rr(msg, len, off, &owner, &rr); i++) {
+		if (rr.type == TYPE_OPT && owner.len == 1) {
+			q->edns = true;
+			if (rr.class > 512)
+				q->udp_size = rr.class;
+			return;
+		}
+		off = rr.next;
+	}
+}
+
 static bool ldh(uint8_t c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
@@ -520,7 +546,85 @@ int sbt_dns_parse_query(const uint8_t *msg, size_t len, struct sbt_dns_question 
 	q->qclass = get16(msg + p + 2);
 	q->end = p + 4;
 	wire_to_text(&w, q->name, sizeof(q->name), &q->name_ok);
+	query_edns(msg, len, q);
 	return 0;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+int sbt_dns_build_upstream(uint16_t id, const struct sbt_dns_question *q, uint8_t *buf, size_t len)
+{
+	int n;
+
+	if (!q || !q->name_ok || !q->name[0])
+		return -EINVAL;
+	n = sbt_dns_build_query(id, q->name, q->qtype, buf, len);
+	if (n < 0)
+		return n;
+	put16(buf + n - 2, q->qclass);
+	if (len - (size_t)n < OPT_LEN)
+		return -ENOSPC;
+	buf[n] = 0; /* the root owns the OPT record */
+	put16(buf + n + 1, TYPE_OPT);
+	put16(buf + n + 3, SBT_DNS_EDNS_UDP);
+	put32(buf + n + 5, 0); /* extended rcode, version 0, no DO bit */
+	put16(buf + n + 9, 0); /* no option */
+	put16(buf + 10, 1);    /* ARCOUNT */
+	return n + (int)OPT_LEN;
+}
+
+/* The response's question is q's: the same name (any case), type and class. */
+static bool same_question(const uint8_t *qmsg, const struct sbt_dns_question *q,
+			  const uint8_t *resp, size_t rlen)
+{
+	size_t name_end = q->end - 4;
+
+	if (rlen < q->end || get16(resp + 4) != 1 || memcmp(resp + name_end, qmsg + name_end, 4))
+		return false;
+	for (size_t i = HDR_LEN; i < name_end; i++)
+		if (fold(resp[i]) != fold(qmsg[i]))
+			return false;
+	return true;
+}
+
+int sbt_dns_build_answer(const uint8_t *qmsg, const struct sbt_dns_question *q, const uint8_t *resp,
+			 size_t rlen, size_t max, uint8_t *out, size_t cap)
+{
+	unsigned int an, ns;
+	size_t end = q ? q->end : 0;
+	struct wname owner;
+	struct rr rr;
+	bool cut;
+
+	if (!qmsg || !q || !resp || !same_question(qmsg, q, resp, rlen))
+		return -EINVAL;
+	an = get16(resp + 6);
+	ns = get16(resp + 8);
+	for (unsigned int i = 0; i < an + ns; i++, end = rr.next)
+		if (read_rr(resp, rlen, end, &owner, &rr))
+			return -EINVAL;
+	if (q->edns)
+		end = rlen;
+	cut = end > max;
+	if (cut)
+		end = q->end;
+	if (end > cap)
+		return -ENOSPC;
+	memcpy(out, resp, end);
+	memcpy(out + HDR_LEN, qmsg + HDR_LEN, q->end - HDR_LEN); /* as the client asked it */
+	put16(out, q->id);
+	if (cut) { /* tell the client to ask over TCP */
+		put16(out + 2, get16(out + 2) | FLAG_TC);
+		put16(out + 6, 0);
+		put16(out + 8, 0);
+	}
+	if (!q->edns || cut)
+		put16(out + 10, 0);
+	return (int)end;
 }
 
 int sbt_dns_build_refusal(const uint8_t *msg, const struct sbt_dns_question *q, uint8_t rcode,

@@ -64,9 +64,11 @@ struct sbt_dns_question {
 	uint16_t id;
 	uint16_t qtype;
 	uint16_t qclass;
-	size_t end;	/* offset just past the question */
-	char name[254]; /* lower-case, dotted, no trailing dot ("" for the root) */
-	bool name_ok;	/* only letters, digits, '-', '_' in its labels: can match a rule */
+	size_t end;	   /* offset just past the question */
+	char name[254];	   /* lower-case, dotted, no trailing dot ("" for the root) */
+	bool name_ok;	   /* only letters, digits, '-', '_' in its labels: can match a rule */
+	bool edns;	   /* the client sent an OPT record (RFC 6891) */
+	uint16_t udp_size; /* the UDP size it can take: 512, or its OPT's (at least 512) */
 };
 
 /*
@@ -84,6 +86,30 @@ int sbt_dns_parse_query(const uint8_t *msg, size_t len, struct sbt_dns_question 
  */
 int sbt_dns_build_refusal(const uint8_t *msg, const struct sbt_dns_question *q, uint8_t rcode,
 			  uint8_t *out, size_t outlen);
+
+/*
+ * The query sbtrace asks the upstream for q: built from the parsed question,
+ * never the client's bytes (no option, record, flag or letter case of the
+ * client's reaches the operator's resolver): a header with id and RD, the
+ * lower-case name, q's type and class, and sbtrace's own EDNS(0) OPT record
+ * (UDP size SBT_DNS_EDNS_UDP, no option, no DO bit). Its length, or -EINVAL
+ * (a name that cannot match a rule), -ENOSPC.
+ */
+#define SBT_DNS_EDNS_UDP 1232
+int sbt_dns_build_upstream(uint16_t id, const struct sbt_dns_question *q, uint8_t *buf, size_t len);
+
+/*
+ * The client's answer to its query qmsg (parsed into q) from the upstream's
+ * response resp to sbt_dns_build_upstream's query: the client's id and its
+ * question's bytes (the letters' case as it asked), the upstream's flags,
+ * answer and authority records, and the additional ones only when the client
+ * sent EDNS itself (no OPT record it did not ask for). Longer than max (the
+ * client's UDP size; 65535 over TCP): the header and question with TC set
+ * (RFC 1035 4.2.1: the client asks again over TCP). Its length, or -EINVAL
+ * (resp is not an answer to q's question), -ENOSPC.
+ */
+int sbt_dns_build_answer(const uint8_t *qmsg, const struct sbt_dns_question *q, const uint8_t *resp,
+			 size_t rlen, size_t max, uint8_t *out, size_t cap);
 
 /* The message id of a DNS message (len >= 2), and setting it. */
 uint16_t sbt_dns_msg_id(const uint8_t *msg);

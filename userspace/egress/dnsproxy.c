@@ -31,13 +31,14 @@
 #include "trace/tracer.h"
 #include "lib/log.h"
 
-#define UPSTREAM_TIMEOUT_MS 2000
-#define CLIENT_TIMEOUT_S    2
-#define TCP_QUERIES_MAX	    32 /* per client connection */
-#define MSG_MAX		    65535
-#define LEARN_ADDRS_MAX	    1024 /* addresses read from one answer */
-#define TTL_MAX_S	    3600
-#define NR_FDS		    8 /* 4 on a cgroup sandbox's loopback, 4 on its tap */
+#define UPSTREAM_TIMEOUT_MS  2000
+#define CLIENT_TIMEOUT_S     2
+#define TCP_QUERIES_MAX	     32 /* per client connection */
+#define MSG_MAX		     65535
+#define LEARN_ADDRS_MAX	     1024 /* addresses read from one answer */
+#define TTL_MAX_S	     3600
+#define NR_FDS		     8	 /* 4 on a cgroup sandbox's loopback, 4 on its tap */
+#define SBT_DNS_UPSTREAM_MAX 320 /* header, a name of 255, type, class, OPT */
 
 struct sbt_dnsproxy {
 	struct sbt_dnsproxy_owner o;
@@ -258,7 +259,8 @@ static int refuse(struct sbt_dnsproxy *px, const uint8_t *msg, const struct sbt_
 }
 
 /* Split an answer's addresses into those to learn and those inside the floor. */
-static int split_floor(struct sbt_dns_event *ev, struct sbt_dns_addr *a, size_t n)
+static int split_floor(const struct sbt_egress_cfg *cfg, struct sbt_dns_event *ev,
+		       struct sbt_dns_addr *a, size_t n)
 {
 	ev->addrs = calloc(n ? n : 1, sizeof(*ev->addrs));
 	ev->floored = calloc(n ? n : 1, sizeof(*ev->floored));
@@ -266,7 +268,7 @@ static int split_floor(struct sbt_dns_event *ev, struct sbt_dns_addr *a, size_t 
 	if (!ev->addrs || !ev->floored || !ev->floored_idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		int f = sbt_policy_floor_of(a[i].addr);
+		int f = sbt_policy_answer_floor(a[i].addr, cfg->rules, cfg->nr_rules);
 
 		if (f >= 0) {
 			ev->floored[ev->nr_floored] = a[i];
@@ -291,7 +293,7 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 	enum sbt_dns_status st;
 	size_t n = 0;
 	uint32_t ttl = 0;
-	int err = 0;
+	int err = 0, alen;
 
 	if (!a)
 		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
@@ -306,7 +308,7 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 	for (size_t i = 0; i < n; i++)
 		if (a[i].ttl > TTL_MAX_S)
 			a[i].ttl = TTL_MAX_S;
-	err = split_floor(ev, a, n);
+	err = split_floor(cfg, ev, a, n);
 	free(a);
 	if (err)
 		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
@@ -320,15 +322,14 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 	if (err)
 		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev,
 			      err == -ENOSPC ? "limit" : "upstream_error", out, cap);
-	if (rlen > cap) {
-		sbt_dns_event_free(ev);
-		return 0;
-	}
-	memcpy(out, resp, rlen);
+	alen = sbt_dns_build_answer(msg, q, resp, rlen, ev->proto == 6 ? 65535 : q->udp_size, out,
+				    cap);
+	if (alen < 0)
+		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
 	ev->allowed = true;
 	ev->reply = "answer";
 	report(px, ev);
-	return (int)rlen;
+	return alen;
 }
 
 /* One query from the sandbox: the reply's length into out, 0 for none. */
@@ -338,9 +339,9 @@ static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool 
 	const struct sbt_egress_cfg *cfg = px->o.cfg;
 	struct sbt_dns_event ev = { .slot = px->o.slot, .proto = tcp ? 6 : 17 };
 	struct sbt_dns_question q;
-	uint8_t *resp;
+	uint8_t upq[SBT_DNS_UPSTREAM_MAX], *resp;
 	uint16_t our_id;
-	int rule, r;
+	int rule, r, qlen;
 
 	if (sbt_dns_parse_query(msg, len, &q))
 		return 0; /* not a query: no answer */
@@ -356,12 +357,12 @@ static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool 
 	ev.rule_id = cfg->rules[rule].id;
 	if (!px->o.has_resolver)
 		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
+	/* the question, not the client's bytes: nothing of its own reaches the upstream */
 	our_id = (uint16_t)random();
-	sbt_dns_set_id(msg, our_id);
-	resp = malloc(MSG_MAX);
-	r = resp ? ask_upstream(&px->o, tcp, msg, len, resp, MSG_MAX) : -ENOMEM;
-	sbt_dns_set_id(msg, q.id);
-	if (r < 12) {
+	qlen = sbt_dns_build_upstream(our_id, &q, upq, sizeof(upq));
+	resp = qlen > 0 ? malloc(MSG_MAX) : NULL;
+	r = resp ? ask_upstream(&px->o, tcp, upq, (size_t)qlen, resp, MSG_MAX) : -ENOMEM;
+	if (r < 12 || sbt_dns_msg_id(resp) != our_id) {
 		free(resp);
 		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
 	}
