@@ -228,7 +228,8 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_target
 }
 
 /* Resolve one host rule for a sandbox (A and AAAA). */
-static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h)
+static void resolve_host(const struct sbt_egress_cfg *cfg, struct sbt_egress_sandbox *es,
+			 struct sbt_host_state *h)
 {
 	struct sbt_dns_addr a[SBT_HOST_ADDRS];
 	size_t n4 = 0, n6 = 0;
@@ -250,7 +251,7 @@ static void resolve_host(struct sbt_egress_sandbox *es, struct sbt_host_state *h
 	h->nr_addrs = 0;
 	h->nr_floored = 0;
 	for (size_t i = 0; i < n4 + n6; i++) {
-		int f = sbt_policy_floor_of(a[i].addr);
+		int f = sbt_policy_answer_floor(a[i].addr, cfg->rules, cfg->nr_rules);
 
 		if (f < 0) {
 			memcpy(h->addrs[h->nr_addrs++], a[i].addr, 16);
@@ -529,7 +530,7 @@ int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		    (sbt_target_has_cgroup(&targets[i]) || targets[i].has_tap))
 			start_proxy(st, i, &targets[i]);
 		for (size_t h = 0; h < es->nr_hosts; h++) {
-			resolve_host(es, &es->hosts[h]);
+			resolve_host(cfg, es, &es->hosts[h]);
 			if (es->hosts[h].error[0])
 				sbt_log("egress: host %s for sandbox %s: %s; denied until it "
 					"resolves",
@@ -568,7 +569,7 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 				continue;
 			/* resolved outside the lock: the proxy keeps answering meanwhile */
 			hs = es->hosts[h];
-			resolve_host(es, &hs);
+			resolve_host(st->cfg, es, &hs);
 			hs.refreshes++;
 			pthread_mutex_lock(&es->lock);
 			if (hs.nr_addrs != es->hosts[h].nr_addrs ||

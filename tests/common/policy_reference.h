@@ -25,7 +25,7 @@ static inline bool ref_covers(const uint8_t *net, unsigned int prefix, const uin
 /*
  * Allowed by R iff R covers addr, ports/proto match and no floor covering
  * addr is longer than R; the lowest such rule id, or 0. *floor: the longest
- * covering prefix is a floor's.
+ * covering prefix is a floor's (the kernel's floor: answer-only entries are not).
  */
 static inline uint32_t policy_reference(const struct sbt_rule *rules, size_t n, const uint8_t *a,
 					uint16_t port, uint8_t proto, bool *floor)
@@ -37,7 +37,8 @@ static inline uint32_t policy_reference(const struct sbt_rule *rules, size_t n, 
 
 	fl = sbt_policy_floor(&nf);
 	for (size_t f = 0; f < nf; f++)
-		if (ref_covers(fl[f].addr, fl[f].prefix, a) && (int)fl[f].prefix > lf)
+		if (!fl[f].answer_only && ref_covers(fl[f].addr, fl[f].prefix, a) &&
+		    (int)fl[f].prefix > lf)
 			lf = fl[f].prefix;
 	for (size_t i = 0; i < n; i++) {
 		const struct sbt_rule *r = &rules[i];

@@ -23,6 +23,11 @@
 #   registry.test -> 198.51.100.80 (t_probe_net.sh serves it)
 #   inside the floor: floor.test -> 169.254.169.254, fd00:ec2::254; lo.test -> 127.0.0.1, ::1;
 #   nat64.test -> 64:ff9b::a9fe:a9fe; sixtofour.test -> 2002:a9fe:a9fe::1
+#   and its other embeddings of 169.254.169.254: siit.test -> ::ffff:0:a9fe:a9fe,
+#   compat.test -> ::a9fe:a9fe, localnat64.test -> 64:ff9b:1::a9fe:a9fe,
+#   teredo.test -> 2001:0:c633:6407::5601:5601 (its client, inverted)
+#   broadcast, multicast: bcast.test -> 255.255.255.255; mcast.test -> 224.0.0.251,
+#   ff02::fb; mcastok.test -> 239.1.2.3
 # (dnsmasq answers AAAA for blocked.test/other.test, which have only an IPv4
 # --address, with NXDOMAIN; getaddrinfo still returns the A record.)
 # TTL of those answers: $NET_DNS_TTL (default 2 s). Processes started with
@@ -171,6 +176,11 @@ _net_services() {
 		--address=/floor.test/169.254.169.254 --address=/floor.test/fd00:ec2::254 \
 		--address=/lo.test/127.0.0.1 --address=/lo.test/::1 --address=/registry.test/198.51.100.80 \
 		--address=/nat64.test/64:ff9b::a9fe:a9fe --address=/sixtofour.test/2002:a9fe:a9fe::1 \
+		--address=/siit.test/::ffff:0:a9fe:a9fe --address=/compat.test/::a9fe:a9fe \
+		--address=/localnat64.test/64:ff9b:1::a9fe:a9fe \
+		--address=/teredo.test/2001:0:c633:6407::5601:5601 \
+		--address=/bcast.test/255.255.255.255 --address=/mcast.test/224.0.0.251 \
+		--address=/mcast.test/ff02::fb --address=/mcastok.test/239.1.2.3 \
 		--pid-file="$WORK/dnsmasq.pid" --log-queries --log-facility="$NET_DNS_LOG"
 	NET_DNS_PID=$_net_last
 

@@ -35,6 +35,9 @@ ev() { jq -r -c "select($1) | $2" "$OUT" | sort -u | tr '\n' ' ' | sed 's/ $//';
 OUT="$WORK/floor.jsonl"
 start_trace "$OUT" --cgroup "$C" --resolver 192.0.2.53 --allow-host floor.test \
 	--allow-host lo.test --allow-host nat64.test --allow-host sixtofour.test \
+	--allow-host siit.test --allow-host compat.test --allow-host localnat64.test \
+	--allow-host teredo.test --allow-host bcast.test --allow-host mcast.test \
+	--allow-host mcastok.test --allow-cidr 239.1.2.3/32 \
 	--allow-host allowed.test || exit 1
 hosts() { head -n 1 "$OUT" | jq -r --arg h "$1" ".egress.sandboxes[0].hosts[] | select(.name == \$h) | $2"; }
 check "floor.test: no address allowed" "" "$(hosts floor.test '.addrs | join(" ")')"
@@ -57,19 +60,30 @@ run_case "NAT64 form" err tcp 64:ff9b::a9fe:a9fe 80
 check "NAT64 form: EPERM" EPERM "$RES_ERR"
 run_case "6to4 form" err tcp 2002:a9fe:a9fe::1 80
 check "6to4 form: EPERM" EPERM "$RES_ERR"
+run_case "SIIT form" err tcp ::ffff:0:a9fe:a9fe 80
+run_case "IPv4-compatible form" err tcp ::a9fe:a9fe 80
 run_case "allowed name" ok tcp 192.0.2.1 80
 # Through the sandbox's DNS proxy: an answer into the floor is refused, nothing learned.
 run_case "floor.test looked up by the sandbox: refused" err resolve floor.test
 run_case "nat64.test looked up by the sandbox: refused" err resolve nat64.test
+for _n in siit compat localnat64 teredo bcast mcast; do
+	run_case "$_n.test looked up by the sandbox: refused" err resolve "$_n.test"
+done
+run_case "mcastok.test (its address named by a cidr rule)" ok resolve mcastok.test
 run_case "allowed.test looked up by the sandbox" ok resolve allowed.test
 stop_trace INT
+check "DnsAnswer: every embedding of the floor, broadcast and multicast refused as the floor" \
+	"bcast.test A broadcast,compat.test AAAA link-local,localnat64.test AAAA link-local,mcast.test A multicast,mcast.test AAAA multicast,siit.test AAAA link-local,teredo.test AAAA link-local" \
+	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .reason == "floor" and (.name | test("^(siit|compat|localnat64|teredo|bcast|mcast)\\.test$"))) | "\(.name) \(.qtype) \(.floored[0].floor)"] | unique | join(",")' "$OUT")"
+check "DnsAnswer: a multicast address a cidr rule names is an answer" "answer 239.1.2.3" \
+	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "mcastok.test" and .qtype == "A")][0] | "\(.reply) \(.addrs[0].addr // .addrs[0])"' "$OUT")"
 check "DnsAnswer: floor.test refused as the floor" "floor refused 0 169.254.169.254 link-local" \
 	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "floor.test" and .qtype == "A")][0] | "\(.reason) \(.reply) \(.addrs | length) \(.floored[0].addr) \(.floored[0].floor)"' "$OUT")"
 check "DnsAnswer: the NAT64 form refused as the floor" "floor 64:ff9b::a9fe:a9fe" \
 	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "nat64.test" and .qtype == "AAAA")][0] | "\(.reason) \(.floored[0].addr)"' "$OUT")"
 check "exit code" 0 "$TRACE_RC"
 check "denied as the floor, never by the host rules" \
-	"169.254.169.254 floor link-local,2002:a9fe:a9fe::1 floor link-local,64:ff9b::a9fe:a9fe floor link-local,fd00:ec2::254 floor metadata" \
+	"169.254.169.254 floor link-local,2002:a9fe:a9fe::1 floor link-local,64:ff9b::a9fe:a9fe floor link-local,::a9fe:a9fe floor link-local,::ffff:0:a9fe:a9fe floor link-local,fd00:ec2::254 floor metadata" \
 	"$(jq -s -r '[.[] | select(.event == "EgressDenied" and .dport == 80) | "\(.daddr) \(.reason) \(.floor)"] | unique | join(",")' "$OUT")"
 check "no EgressAllowed into the floor" "" \
 	"$(ev '.event == "EgressAllowed" and (.daddr | test("^(169\\.254|fd00:ec2|64:ff9b|2002:|127\\.)"))' .daddr)"

@@ -17,7 +17,7 @@
 #include "tests/common/policy_reference.h"
 
 /* entries of the floor alone: its own, and its NAT64 and 6to4 forms */
-#define NR_FLOOR_ENTRIES 19
+#define NR_FLOOR_ENTRIES 29 /* the kernel's: answer-only entries are not compiled */
 
 #define MAX_ENTRIES 512
 
@@ -576,6 +576,19 @@ static void test_floor_list(void **state)
 		{ "2002:c000:c0::", 48, "metadata" },
 		{ "2002:7f00::", 24, "loopback" },
 		{ "2002::", 24, "loopback" },
+		{ "::ffff:0:169.254.0.0", 112, "link-local" },
+		{ "::ffff:0:100.100.100.200", 128, "metadata" },
+		{ "::ffff:0:192.0.0.192", 128, "metadata" },
+		{ "::ffff:0:127.0.0.0", 104, "loopback" },
+		{ "::ffff:0:0.0.0.0", 104, "loopback" },
+		{ "::169.254.0.0", 112, "link-local" },
+		{ "::100.100.100.200", 128, "metadata" },
+		{ "::192.0.0.192", 128, "metadata" },
+		{ "::127.0.0.0", 104, "loopback" },
+		{ "::", 104, "loopback" },
+		{ "255.255.255.255", 128, "broadcast" },
+		{ "224.0.0.0", 100, "multicast" },
+		{ "ff00::", 8, "multicast" },
 	};
 	const struct sbt_floor *fl;
 	uint8_t a[16];
@@ -619,6 +632,28 @@ static void test_floor_of(void **state)
 		{ "64:ff9b::c000:201", NULL }, /* 192.0.2.1 through NAT64 */
 		{ "2002:c000:201::1", NULL },  /* 192.0.2.1 as 6to4 */
 		{ "100.100.100.201", NULL },
+		/* SIIT, IPv4-compatible, local-use NAT64, Teredo (server; client inverted) */
+		{ "::ffff:0:a9fe:a9fe", "link-local" },
+		{ "::a9fe:a9fe", "link-local" },
+		{ "::7f00:1", "loopback" },
+		{ "64:ff9b:1::a9fe:a9fe", "link-local" },
+		{ "64:ff9b:1:abcd::7f00:1", "loopback" },
+		{ "64:ff9b:1::6464:64c8", "metadata" },
+		{ "2001:0:a9fe:a9fe::1", "link-local" },
+		{ "2001:0:c633:6407:0:0:5601:5601", "link-local" },
+		{ "2001:0:c633:6407:0:0:80ff:fffe", "loopback" },
+		{ "64:ff9b:1::c633:6407", NULL }, /* 198.51.100.7 */
+		{ "::ffff:0:c633:6407", NULL },
+		{ "2001:0:c633:6407::39cc:9bf8", NULL }, /* client 198.51.100.7 */
+		/* broadcast and multicast, also embedded */
+		{ "255.255.255.255", "broadcast" },
+		{ "224.0.0.251", "multicast" },
+		{ "239.255.255.250", "multicast" },
+		{ "ff02::fb", "multicast" },
+		{ "64:ff9b::e000:fb", "multicast" },
+		{ "2002:ffff:ffff::1", "broadcast" },
+		{ "223.255.255.255", NULL },
+		{ "240.0.0.1", NULL },
 	};
 	size_t nf;
 	const struct sbt_floor *fl = sbt_policy_floor(&nf);
@@ -640,6 +675,45 @@ static void test_floor_of(void **state)
 		assert_true((size_t)f < nf);
 		assert_string_equal(fl[f].what, cases[i].what);
 	}
+}
+
+/* Broadcast and multicast: refused in answers unless a cidr rule covers them; never the kernel's. */
+static void test_answer_floor(void **state)
+{
+	static const char *const lines[] = { "cidr 224.0.0.0/4 port 5353 proto udp",
+					     "cidr 255.255.255.255/32", NULL };
+	struct sbt_rule rules[2];
+	struct sbt_policy_key key;
+	struct sbt_policy_val val;
+	const struct sbt_policy_entry *e;
+	uint8_t a[16];
+	int n;
+
+	(void)state;
+	for (int i = 0; i < 2; i++)
+		rule_of(lines[i], (uint32_t)i + 1, &rules[i]);
+	addr_of("224.0.0.251", a);
+	assert_true(sbt_policy_answer_floor(a, NULL, 0) >= 0);
+	assert_int_equal(sbt_policy_answer_floor(a, rules, 1), -1);
+	addr_of("ff02::fb", a);
+	assert_true(sbt_policy_answer_floor(a, rules, 2) >= 0); /* no v6 rule */
+	addr_of("255.255.255.255", a);
+	assert_int_equal(sbt_policy_answer_floor(a, rules + 1, 1), -1);
+	/* the floor proper stays, whatever the rules */
+	addr_of("::ffff:0:a9fe:a9fe", a);
+	assert_true(sbt_policy_answer_floor(a, rules, 2) >= 0);
+	/* the kernel's entries: the rules as rules, not floor */
+	n = compile_lines(lines, NULL);
+	assert_true(n > 0);
+	e = find_entry(n, "224.0.0.0", 100);
+	assert_non_null(e);
+	sbt_policy_bpf_entry(e, 0, &key, &val);
+	assert_int_equal(val.flags & SBT_POLICY_FLOOR, 0);
+	assert_null(find_entry(n, "ff00::", 8));
+	e = find_entry(n, "::ffff:0:169.254.0.0", 112);
+	assert_non_null(e);
+	sbt_policy_bpf_entry(e, 0, &key, &val);
+	assert_int_equal(val.flags, SBT_POLICY_FLOOR);
 }
 
 /* A broad NAT64 / 6to4 rule does not open the floor's embeddings; those are never own loopback. */
@@ -685,7 +759,10 @@ static void test_empty(void **state)
 	(void)state;
 	fl = sbt_policy_floor(&nf);
 	n = sbt_policy_compile(NULL, 0, entries, MAX_ENTRIES, NULL);
-	assert_int_equal(n, (int)nf);
+	assert_int_equal(n, NR_FLOOR_ENTRIES);
+	for (i = 0, j = 0; i < nf; i++)
+		j += !fl[i].answer_only;
+	assert_int_equal(j, NR_FLOOR_ENTRIES);
 	for (j = 0; j < n; j++) {
 		assert_true(entries[j].floor);
 		assert_int_equal(entries[j].nr_ports, 0);
@@ -698,6 +775,8 @@ static void test_empty(void **state)
 				     memcmp(entries[j - 1].addr, entries[j].addr, 16) < 0));
 	}
 	for (i = 0; i < nf; i++) {
+		if (fl[i].answer_only)
+			continue;
 		for (j = 0; j < n; j++)
 			if (entries[j].prefix == fl[i].prefix &&
 			    !memcmp(entries[j].addr, fl[i].addr, 16))
@@ -713,7 +792,7 @@ static void test_empty(void **state)
 	assert_int_equal(verdict(n, "::1", 80, SBT_PROTO_TCP, &floor), 0);
 	assert_true(floor);
 	/* too small an output array */
-	assert_int_equal(sbt_policy_compile(NULL, 0, entries, nf - 1, NULL), -E2BIG);
+	assert_int_equal(sbt_policy_compile(NULL, 0, entries, NR_FLOOR_ENTRIES - 1, NULL), -E2BIG);
 }
 
 static void test_push_down(void **state)
@@ -786,7 +865,15 @@ static void test_floor_not_opened_by_broad_rules(void **state)
 	assert_int_equal(verdict(n, "::1", 80, SBT_PROTO_TCP, &floor), 0);
 	assert_true(floor);
 	assert_int_equal(verdict(n, "::", 80, SBT_PROTO_TCP, &floor), 0);
-	assert_int_equal(verdict(n, "::2", 80, SBT_PROTO_TCP, &floor), 2);
+	/* ::0.0.0.2, IPv4-compatible: 0.0.0.0/8 */
+	assert_int_equal(verdict(n, "::2", 80, SBT_PROTO_TCP, &floor), 0);
+	assert_true(floor);
+	assert_int_equal(verdict(n, "::1:0:0", 80, SBT_PROTO_TCP, &floor), 2);
+	assert_int_equal(verdict(n, "::a9fe:a9fe", 80, SBT_PROTO_TCP, &floor), 0);
+	assert_true(floor);
+	assert_int_equal(verdict(n, "::ffff:0:7f00:1", 80, SBT_PROTO_TCP, &floor), 0);
+	assert_true(floor);
+	assert_int_equal(verdict(n, "::ffff:0:c633:6407", 80, SBT_PROTO_TCP, &floor), 2);
 	assert_int_equal(verdict(n, "fd00:ec2::254", 80, SBT_PROTO_TCP, &floor), 0);
 	assert_true(floor);
 }
@@ -1132,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_floor_list),
 		cmocka_unit_test(test_floor_of),
 		cmocka_unit_test(test_floor_embeddings),
+		cmocka_unit_test(test_answer_floor),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_push_down),
 		cmocka_unit_test(test_floor_not_opened_by_broad_rules),

@@ -31,6 +31,15 @@
 	{                                                                                          \
 		0x20, 0x02, a, b, c, d                                                             \
 	}
+/* ::ffff:0:a.b.c.d (SIIT's IPv4-translated, RFC 6145) and ::a.b.c.d (IPv4-compatible, RFC 4291) */
+#define SIIT(a, b, c, d)                                                                           \
+	{                                                                                          \
+		0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, a, b, c, d                               \
+	}
+#define COMPAT(a, b, c, d)                                                                         \
+	{                                                                                          \
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, a, b, c, d                                     \
+	}
 
 /*
  * The floor, then its IPv4 ranges as NAT64 and 6to4 embed them (a name that
@@ -39,25 +48,48 @@
  * its own loopback (`embedded`).
  */
 static const struct sbt_floor floor_list[] = {
-	{ MAPPED(169, 254, 0, 0), 96 + 16, false, "link-local" },
-	{ { 0xfe, 0x80 }, 10, false, "link-local" },
-	{ MAPPED(100, 100, 100, 200), 128, false, "metadata" }, /* Alibaba Cloud */
-	{ MAPPED(192, 0, 0, 192), 128, false, "metadata" },	/* Oracle Cloud */
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, false, "metadata" }, /* AWS */
-	{ MAPPED(127, 0, 0, 0), 96 + 8, false, "loopback" },
-	{ { [15] = 1 }, 128, false, "loopback" },
-	{ MAPPED(0, 0, 0, 0), 96 + 8, false, "loopback" }, /* 0.0.0.0 reaches the local host */
-	{ { 0 }, 128, false, "loopback" },
-	{ NAT64(169, 254, 0, 0), 96 + 16, true, "link-local" },
-	{ NAT64(100, 100, 100, 200), 128, true, "metadata" },
-	{ NAT64(192, 0, 0, 192), 128, true, "metadata" },
-	{ NAT64(127, 0, 0, 0), 96 + 8, true, "loopback" },
-	{ NAT64(0, 0, 0, 0), 96 + 8, true, "loopback" },
-	{ SIX2FOUR(169, 254, 0, 0), 16 + 16, true, "link-local" },
-	{ SIX2FOUR(100, 100, 100, 200), 16 + 32, true, "metadata" },
-	{ SIX2FOUR(192, 0, 0, 192), 16 + 32, true, "metadata" },
-	{ SIX2FOUR(127, 0, 0, 0), 16 + 8, true, "loopback" },
-	{ SIX2FOUR(0, 0, 0, 0), 16 + 8, true, "loopback" },
+	{ MAPPED(169, 254, 0, 0), 96 + 16, false, "link-local", false },
+	{ { 0xfe, 0x80 }, 10, false, "link-local", false },
+	{ MAPPED(100, 100, 100, 200), 128, false, "metadata", false }, /* Alibaba Cloud */
+	{ MAPPED(192, 0, 0, 192), 128, false, "metadata", false },     /* Oracle Cloud */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 },
+	  128,
+	  false,
+	  "metadata",
+	  false }, /* AWS */
+	{ MAPPED(127, 0, 0, 0), 96 + 8, false, "loopback", false },
+	{ { [15] = 1 }, 128, false, "loopback", false },
+	{ MAPPED(0, 0, 0, 0), 96 + 8, false, "loopback",
+	  false }, /* 0.0.0.0 reaches the local host */
+	{ { 0 }, 128, false, "loopback", false },
+	{ NAT64(169, 254, 0, 0), 96 + 16, true, "link-local", false },
+	{ NAT64(100, 100, 100, 200), 128, true, "metadata", false },
+	{ NAT64(192, 0, 0, 192), 128, true, "metadata", false },
+	{ NAT64(127, 0, 0, 0), 96 + 8, true, "loopback", false },
+	{ NAT64(0, 0, 0, 0), 96 + 8, true, "loopback", false },
+	{ SIX2FOUR(169, 254, 0, 0), 16 + 16, true, "link-local", false },
+	{ SIX2FOUR(100, 100, 100, 200), 16 + 32, true, "metadata", false },
+	{ SIX2FOUR(192, 0, 0, 192), 16 + 32, true, "metadata", false },
+	{ SIX2FOUR(127, 0, 0, 0), 16 + 8, true, "loopback", false },
+	{ SIX2FOUR(0, 0, 0, 0), 16 + 8, true, "loopback", false },
+	{ SIIT(169, 254, 0, 0), 96 + 16, true, "link-local", false },
+	{ SIIT(100, 100, 100, 200), 128, true, "metadata", false },
+	{ SIIT(192, 0, 0, 192), 128, true, "metadata", false },
+	{ SIIT(127, 0, 0, 0), 96 + 8, true, "loopback", false },
+	{ SIIT(0, 0, 0, 0), 96 + 8, true, "loopback", false },
+	{ COMPAT(169, 254, 0, 0), 96 + 16, true, "link-local", false },
+	{ COMPAT(100, 100, 100, 200), 128, true, "metadata", false },
+	{ COMPAT(192, 0, 0, 192), 128, true, "metadata", false },
+	{ COMPAT(127, 0, 0, 0), 96 + 8, true, "loopback", false },
+	/* (::0.0.0.0/104 holds :: and ::1, above) */
+	{ COMPAT(0, 0, 0, 0), 96 + 8, true, "loopback", false },
+	/*
+	 * Answers only: a name's address there is refused unless a cidr rule
+	 * covers it; a cidr rule naming them opens them (sbt_policy_answer_floor).
+	 */
+	{ MAPPED(255, 255, 255, 255), 128, false, "broadcast", true },
+	{ MAPPED(224, 0, 0, 0), 96 + 4, false, "multicast", true },
+	{ { 0xff }, 8, false, "multicast", true },
 };
 
 #define NR_FLOOR (sizeof(floor_list) / sizeof(floor_list[0]))
@@ -69,7 +101,7 @@ const struct sbt_floor *sbt_policy_floor(size_t *n)
 	return floor_list;
 }
 
-int sbt_policy_floor_of(const uint8_t addr[16])
+static int floor_match(const uint8_t addr[16])
 {
 	int best = -1;
 
@@ -78,6 +110,70 @@ int sbt_policy_floor_of(const uint8_t addr[16])
 		    (best < 0 || floor_list[f].prefix > floor_list[best].prefix))
 			best = (int)f;
 	return best;
+}
+
+/* The IPv4 address at a[off] (xor-ed with x) as ::ffff:a.b.c.d. */
+static void v4_at(const uint8_t a[16], size_t off, uint8_t x, uint8_t out[16])
+{
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	for (int i = 0; i < 4; i++)
+		out[12 + i] = a[off + (size_t)i] ^ x;
+}
+
+/*
+ * The IPv4 addresses the forms of `a` that embed one would reach, into v4s:
+ * SIIT and IPv4-compatible, NAT64 (64:ff9b::/96 and the local-use
+ * 64:ff9b:1::/48 with a /96 inside it), 6to4, and Teredo (its server, and its
+ * client with the bits inverted, RFC 4380). Their count.
+ */
+static int embedded_v4(const uint8_t a[16], uint8_t v4s[2][16])
+{
+	static const uint8_t zero[12],
+		siit[12] = { [8] = 0xff, [9] = 0xff }, wkp[12] = { 0, 0x64, 0xff, 0x9b },
+		local[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 }, teredo[4] = { 0x20, 0x01, 0, 0 };
+
+	if (!memcmp(a, zero, 12) || !memcmp(a, siit, 12) || !memcmp(a, wkp, 12) ||
+	    !memcmp(a, local, 6)) {
+		v4_at(a, 12, 0, v4s[0]);
+		return 1;
+	}
+	if (a[0] == 0x20 && a[1] == 0x02) {
+		v4_at(a, 2, 0, v4s[0]);
+		return 1;
+	}
+	if (!memcmp(a, teredo, 4)) {
+		v4_at(a, 4, 0, v4s[0]);
+		v4_at(a, 12, 0xff, v4s[1]);
+		return 2;
+	}
+	return 0;
+}
+
+int sbt_policy_floor_of(const uint8_t addr[16])
+{
+	uint8_t v4s[2][16];
+	int best = floor_match(addr), n;
+
+	if (best >= 0 || sbt_addr_is_mapped(addr))
+		return best;
+	n = embedded_v4(addr, v4s);
+	for (int i = 0; i < n && best < 0; i++)
+		best = floor_match(v4s[i]);
+	return best;
+}
+
+int sbt_policy_answer_floor(const uint8_t addr[16], const struct sbt_rule *rules, size_t nr_rules)
+{
+	int f = sbt_policy_floor_of(addr);
+
+	if (f < 0 || !floor_list[f].answer_only)
+		return f;
+	for (size_t i = 0; i < nr_rules; i++)
+		if (rules[i].kind == SBT_RULE_CIDR &&
+		    sbt_prefix_covers(rules[i].addr, rules[i].prefix, addr))
+			return -1;
+	return f;
 }
 
 struct prefix_key {
@@ -167,10 +263,12 @@ int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (f = 0; f < NR_FLOOR; f++, nk++) {
+	for (f = 0; f < NR_FLOOR; f++) {
+		if (floor_list[f].answer_only) /* never the kernel's: a rule may name them */
+			continue;
 		memcpy(keys[nk].addr, floor_list[f].addr, 16);
 		keys[nk].prefix = floor_list[f].prefix;
-		keys[nk].floor_idx = (int)f;
+		keys[nk++].floor_idx = (int)f;
 	}
 	for (i = 0; i < nr_rules; i++, nk++) {
 		memcpy(keys[nk].addr, rules[i].addr, 16);
@@ -209,7 +307,7 @@ int sbt_policy_compile(const struct sbt_rule *rules, size_t nr_rules, struct sbt
 		e->floor = keys[i].floor_idx >= 0;
 		e->floor_idx = e->floor ? (uint32_t)keys[i].floor_idx : 0;
 		for (f = 0; f < NR_FLOOR; f++)
-			if (floor_list[f].prefix <= e->prefix &&
+			if (!floor_list[f].answer_only && floor_list[f].prefix <= e->prefix &&
 			    sbt_prefix_covers(floor_list[f].addr, floor_list[f].prefix, e->addr) &&
 			    floor_list[f].prefix > cut)
 				cut = floor_list[f].prefix;
@@ -287,7 +385,8 @@ static int covering_floor(const struct sbt_floor *floor, size_t nfloor,
 		size_t bytes = p / 8;
 		uint8_t mask = (uint8_t)(0xff << (8 - p % 8));
 
-		if (e->prefix < p || memcmp(e->addr, floor[f].addr, bytes) != 0)
+		if (floor[f].answer_only || e->prefix < p ||
+		    memcmp(e->addr, floor[f].addr, bytes) != 0)
 			continue;
 		if (p % 8 && (e->addr[bytes] & mask) != (floor[f].addr[bytes] & mask))
 			continue;

@@ -21,8 +21,9 @@
 struct sbt_floor {
 	uint8_t addr[16];
 	uint8_t prefix;
-	bool embedded; /* a NAT64 / 6to4 form of an IPv4 range: never the sandbox's own loopback */
-	const char *what; /* "link-local", "metadata", "loopback" */
+	bool embedded; /* a NAT64 / 6to4 / SIIT form of an IPv4 range: never the sandbox's own loopback */
+	const char *what; /* "link-local", "metadata", "loopback"; "broadcast", "multicast" */
+	bool answer_only; /* refused in a name's answer only, never in the kernel (a rule may name it) */
 };
 /* The built-in floor list; *n receives its length. */
 const struct sbt_floor *sbt_policy_floor(size_t *n);
@@ -32,6 +33,13 @@ const struct sbt_floor *sbt_policy_floor(size_t *n);
  * floor never becomes an allow rule, whatever rule named the host.
  */
 int sbt_policy_floor_of(const uint8_t addr[16]);
+/*
+ * The floor entry that refuses `addr` in a name's answer, or -1: the floor
+ * (also as the IPv4 address an embedding form of it reaches: SIIT,
+ * IPv4-compatible, NAT64 well-known and local-use, 6to4, Teredo), and the
+ * broadcast and multicast addresses unless a cidr rule of `rules` covers it.
+ */
+int sbt_policy_answer_floor(const uint8_t addr[16], const struct sbt_rule *rules, size_t nr_rules);
 
 struct sbt_policy_port {
 	uint16_t lo, hi;

@@ -117,6 +117,9 @@ static json_object *floor_json(void)
 		bool v4 =
 			memcmp(fl[i].addr, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) == 0 && prefix >= 96;
 
+		if (fl[i].answer_only) /* not the kernel's floor: refused in answers only */
+			continue;
+
 		sbt_addr_str(fl[i].addr, buf, sizeof(buf));
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u",
 			 v4 ? prefix - 96u : prefix);
