@@ -583,7 +583,8 @@ static bool same_question(const uint8_t *qmsg, const struct sbt_dns_question *q,
 {
 	size_t name_end = q->end - 4;
 
-	if (rlen < q->end || get16(resp + 4) != 1 || memcmp(resp + name_end, qmsg + name_end, 4))
+	if (rlen < q->end || get16(resp + 4) != 1 ||
+	    memcmp(resp + name_end, qmsg + name_end, 4) != 0)
 		return false;
 	for (size_t i = HDR_LEN; i < name_end; i++)
 		if (fold(resp[i]) != fold(qmsg[i]))

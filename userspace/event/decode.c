@@ -180,7 +180,7 @@ enum sbt_decode_err sbt_decode_exec_failed(const void *data, size_t len, struct 
 		return err;
 	fl = rec.filename_len;
 	al = rec.argv_len;
-	if (fl < 1 || fl > SBT_PATH_MAX || al > SBT_FAIL_ARGS * SBT_FAIL_ARG_MAX ||
+	if (fl < 1 || fl > SBT_PATH_MAX || al > (size_t)SBT_FAIL_ARGS * SBT_FAIL_ARG_MAX ||
 	    rec.argc > SBT_FAIL_ARGS || sizeof(rec) + fl + al != len)
 		return SBT_DECODE_BAD_LENGTHS;
 	if (rec.err >= 0 || rec.err < -4095)

@@ -79,9 +79,10 @@ static uint64_t counter(const char *dir, const char *file, const char *key)
 		char k[64];
 		uint64_t n;
 
-		if (!key && sscanf(line, "%" SCNu64, &n) == 1)
-			v = n;
-		else if (key && sscanf(line, "%63s %" SCNu64, k, &n) == 2 && strcmp(k, key) == 0)
+		bool hit = key ? sscanf(line, "%63s %" SCNu64, k, &n) == 2 && strcmp(k, key) == 0
+			       : sscanf(line, "%" SCNu64, &n) == 1;
+
+		if (hit)
 			v = n;
 	}
 	fclose(f);
