@@ -111,7 +111,7 @@ static json_object *floor_json(void)
 	const struct sbt_floor *fl = sbt_policy_floor(&nfloor);
 
 	for (size_t i = 0; i < nfloor; i++) {
-		json_object *f = json_object_new_object();
+		json_object *f;
 		char buf[64];
 		uint8_t prefix = fl[i].prefix;
 		bool v4 =
@@ -119,6 +119,7 @@ static json_object *floor_json(void)
 
 		if (fl[i].answer_only) /* not the kernel's floor: refused in answers only */
 			continue;
+		f = json_object_new_object();
 
 		sbt_addr_str(fl[i].addr, buf, sizeof(buf));
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u",
