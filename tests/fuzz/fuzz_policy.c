@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_INPUT 65536
 
 static struct sbt_rule rules[MAX_RULES];
-static struct sbt_policy_entry entries[MAX_RULES + 16];
+static struct sbt_policy_entry entries[MAX_RULES + SBT_FLOOR_ENTRIES_MAX];
 
 static void check(int cond)
 {

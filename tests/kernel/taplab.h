@@ -74,7 +74,7 @@ static inline int taplab_open(struct taplab *L, uint8_t mode, const char *const 
 			      size_t nr_rules, const struct sbt_tap *tap)
 {
 	struct sbt_rule r[TAPLAB_MAX_RULES];
-	struct sbt_policy_entry entries[TAPLAB_MAX_RULES + 16];
+	struct sbt_policy_entry entries[TAPLAB_MAX_RULES + SBT_FLOOR_ENTRIES_MAX];
 	struct sbt_parse_error perr;
 	struct bpf_program *prog;
 	int n, err, fd;

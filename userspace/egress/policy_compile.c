@@ -93,6 +93,7 @@ static const struct sbt_floor floor_list[] = {
 };
 
 #define NR_FLOOR (sizeof(floor_list) / sizeof(floor_list[0]))
+_Static_assert(NR_FLOOR <= SBT_FLOOR_ENTRIES_MAX, "the floor outgrew SBT_FLOOR_ENTRIES_MAX");
 
 const struct sbt_floor *sbt_policy_floor(size_t *n)
 {

@@ -25,6 +25,8 @@ struct sbt_floor {
 	const char *what; /* "link-local", "metadata", "loopback"; "broadcast", "multicast" */
 	bool answer_only; /* refused in a name's answer only, never in the kernel (a rule may name it) */
 };
+/* The most entries the floor list holds: room a caller's entry array keeps for it. */
+#define SBT_FLOOR_ENTRIES_MAX 48
 /* The built-in floor list; *n receives its length. */
 const struct sbt_floor *sbt_policy_floor(size_t *n);
 /*
