@@ -706,8 +706,7 @@ err_o:
 	return NULL;
 }
 
-/* {"count", "executables": [...], "omitted"}: the executables that could not be placed. */
-static json_object *unidentified_json(const struct sbt_shellagg *agg)
+json_object *sbt_shellagg_unidentified_json(const struct sbt_shellagg *agg)
 {
 	json_object *o = json_object_new_object(), *list = json_object_new_array();
 
@@ -742,7 +741,7 @@ json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg)
 	if (obj_add(root, "count", json_object_new_int64(agg ? (int64_t)agg->count : 0), false) ||
 	    obj_add(root, "failed", json_object_new_int64(agg ? (int64_t)agg->failed_count : 0),
 		    false) ||
-	    obj_add(root, "unidentified", unidentified_json(agg), false))
+	    obj_add(root, "unidentified", sbt_shellagg_unidentified_json(agg), false))
 		goto err;
 	locs = json_object_new_array();
 	if (obj_add(root, "locations", locs, false))

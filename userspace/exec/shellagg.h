@@ -72,5 +72,7 @@ size_t sbt_shellagg_nr_locations(const struct sbt_shellagg *agg);
  * Locations in order of first appearance. New reference; NULL on ENOMEM.
  */
 json_object *sbt_shellagg_to_json(const struct sbt_shellagg *agg);
+/* Its "unidentified" part alone (the executables that could not be placed). New; NULL on ENOMEM. */
+json_object *sbt_shellagg_unidentified_json(const struct sbt_shellagg *agg);
 
 #endif

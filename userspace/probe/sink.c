@@ -101,18 +101,13 @@ static void take_egress(struct probe_sink *ps, const struct sbt_egress *e)
 
 static void take_summary(struct probe_sink *ps, const struct sbt_ev_summary *s)
 {
-	json_object *all = sbt_shellagg_to_json(s->agg), *u;
-
 	ps->summary_seen = true;
 	ps->shells = sbt_shellagg_count(s->agg);
 	ps->failed_shells = sbt_shellagg_failed_count(s->agg);
 	ps->nr_unidentified = sbt_shellagg_unidentified_count(s->agg);
 	ps->complete = s->complete;
 	json_object_put(ps->unidentified);
-	ps->unidentified = all && json_object_object_get_ex(all, "unidentified", &u)
-				   ? json_object_get(u)
-				   : NULL;
-	json_object_put(all);
+	ps->unidentified = sbt_shellagg_unidentified_json(s->agg);
 }
 
 /* TraceStarted: is there a failed-exec hook? */
