@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rl > 0) {
 		struct sbt_dns_question u;
 
-		check(q.name_ok && rl <= 12 + 255 + 4 + 11);
+		check(q.name_ok && rl <= SBT_DNS_UPSTREAM_MAX);
 		check(sbt_dns_parse_query(out, (size_t)rl, &u) == 0);
 		check(u.id == 0x4242 && u.qtype == q.qtype && u.qclass == q.qclass);
 		check(strcmp(u.name, q.name) == 0 && u.edns && u.udp_size == SBT_DNS_EDNS_UDP);

@@ -95,7 +95,8 @@ int sbt_dns_build_refusal(const uint8_t *msg, const struct sbt_dns_question *q, 
  * (UDP size SBT_DNS_EDNS_UDP, no option, no DO bit). Its length, or -EINVAL
  * (a name that cannot match a rule), -ENOSPC.
  */
-#define SBT_DNS_EDNS_UDP 1232
+#define SBT_DNS_EDNS_UDP     1232
+#define SBT_DNS_UPSTREAM_MAX (12 + 255 + 4 + 11) /* header, the longest name, type, class, OPT */
 int sbt_dns_build_upstream(uint16_t id, const struct sbt_dns_question *q, uint8_t *buf, size_t len);
 
 /*

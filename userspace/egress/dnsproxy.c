@@ -31,14 +31,13 @@
 #include "trace/tracer.h"
 #include "lib/log.h"
 
-#define UPSTREAM_TIMEOUT_MS  2000
-#define CLIENT_TIMEOUT_S     2
-#define TCP_QUERIES_MAX	     32 /* per client connection */
-#define MSG_MAX		     65535
-#define LEARN_ADDRS_MAX	     1024 /* addresses read from one answer */
-#define TTL_MAX_S	     3600
-#define NR_FDS		     8	 /* 4 on a cgroup sandbox's loopback, 4 on its tap */
-#define SBT_DNS_UPSTREAM_MAX 320 /* header, a name of 255, type, class, OPT */
+#define UPSTREAM_TIMEOUT_MS 2000
+#define CLIENT_TIMEOUT_S    2
+#define TCP_QUERIES_MAX	    32 /* per client connection */
+#define MSG_MAX		    65535
+#define LEARN_ADDRS_MAX	    1024 /* addresses read from one answer */
+#define TTL_MAX_S	    3600
+#define NR_FDS		    8 /* 4 on a cgroup sandbox's loopback, 4 on its tap */
 
 struct sbt_dnsproxy {
 	struct sbt_dnsproxy_owner o;
