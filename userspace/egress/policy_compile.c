@@ -41,6 +41,16 @@
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, a, b, c, d                                     \
 	}
 
+/* The floor's IPv4 ranges as an embedding FORM holds them at prefix BASE (FORM's own bits). */
+/* clang-format off */
+#define FLOOR_V4(FORM, BASE)                                                    \
+	{ FORM(169, 254, 0, 0), BASE + 16, true, "link-local", false },        \
+	{ FORM(100, 100, 100, 200), BASE + 32, true, "metadata", false },      \
+	{ FORM(192, 0, 0, 192), BASE + 32, true, "metadata", false },          \
+	{ FORM(127, 0, 0, 0), BASE + 8, true, "loopback", false },             \
+	{ FORM(0, 0, 0, 0), BASE + 8, true, "loopback", false }
+/* clang-format on */
+
 /*
  * The floor, then its IPv4 ranges as NAT64 and 6to4 embed them (a name that
  * answers 64:ff9b::a9fe:a9fe reaches 169.254.169.254 through a NAT64
@@ -52,37 +62,18 @@ static const struct sbt_floor floor_list[] = {
 	{ { 0xfe, 0x80 }, 10, false, "link-local", false },
 	{ MAPPED(100, 100, 100, 200), 128, false, "metadata", false }, /* Alibaba Cloud */
 	{ MAPPED(192, 0, 0, 192), 128, false, "metadata", false },     /* Oracle Cloud */
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 },
-	  128,
-	  false,
-	  "metadata",
-	  false }, /* AWS */
+	/* AWS */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, false, "metadata", false },
 	{ MAPPED(127, 0, 0, 0), 96 + 8, false, "loopback", false },
 	{ { [15] = 1 }, 128, false, "loopback", false },
-	{ MAPPED(0, 0, 0, 0), 96 + 8, false, "loopback",
-	  false }, /* 0.0.0.0 reaches the local host */
+	/* 0.0.0.0 reaches the local host */
+	{ MAPPED(0, 0, 0, 0), 96 + 8, false, "loopback", false },
 	{ { 0 }, 128, false, "loopback", false },
-	{ NAT64(169, 254, 0, 0), 96 + 16, true, "link-local", false },
-	{ NAT64(100, 100, 100, 200), 128, true, "metadata", false },
-	{ NAT64(192, 0, 0, 192), 128, true, "metadata", false },
-	{ NAT64(127, 0, 0, 0), 96 + 8, true, "loopback", false },
-	{ NAT64(0, 0, 0, 0), 96 + 8, true, "loopback", false },
-	{ SIX2FOUR(169, 254, 0, 0), 16 + 16, true, "link-local", false },
-	{ SIX2FOUR(100, 100, 100, 200), 16 + 32, true, "metadata", false },
-	{ SIX2FOUR(192, 0, 0, 192), 16 + 32, true, "metadata", false },
-	{ SIX2FOUR(127, 0, 0, 0), 16 + 8, true, "loopback", false },
-	{ SIX2FOUR(0, 0, 0, 0), 16 + 8, true, "loopback", false },
-	{ SIIT(169, 254, 0, 0), 96 + 16, true, "link-local", false },
-	{ SIIT(100, 100, 100, 200), 128, true, "metadata", false },
-	{ SIIT(192, 0, 0, 192), 128, true, "metadata", false },
-	{ SIIT(127, 0, 0, 0), 96 + 8, true, "loopback", false },
-	{ SIIT(0, 0, 0, 0), 96 + 8, true, "loopback", false },
-	{ COMPAT(169, 254, 0, 0), 96 + 16, true, "link-local", false },
-	{ COMPAT(100, 100, 100, 200), 128, true, "metadata", false },
-	{ COMPAT(192, 0, 0, 192), 128, true, "metadata", false },
-	{ COMPAT(127, 0, 0, 0), 96 + 8, true, "loopback", false },
+	FLOOR_V4(NAT64, 96),
+	FLOOR_V4(SIX2FOUR, 16),
+	FLOOR_V4(SIIT, 96),
 	/* (::0.0.0.0/104 holds :: and ::1, above) */
-	{ COMPAT(0, 0, 0, 0), 96 + 8, true, "loopback", false },
+	FLOOR_V4(COMPAT, 96),
 	/*
 	 * Answers only: a name's address there is refused unless a cidr rule
 	 * covers it; a cidr rule naming them opens them (sbt_policy_answer_floor).
