@@ -44,11 +44,11 @@
 /* The floor's IPv4 ranges as an embedding FORM holds them at prefix BASE (FORM's own bits). */
 /* clang-format off */
 #define FLOOR_V4(FORM, BASE)                                                    \
-	{ FORM(169, 254, 0, 0), BASE + 16, true, "link-local", false },        \
-	{ FORM(100, 100, 100, 200), BASE + 32, true, "metadata", false },      \
-	{ FORM(192, 0, 0, 192), BASE + 32, true, "metadata", false },          \
-	{ FORM(127, 0, 0, 0), BASE + 8, true, "loopback", false },             \
-	{ FORM(0, 0, 0, 0), BASE + 8, true, "loopback", false }
+	{ FORM(169, 254, 0, 0), (BASE) + 16, true, "link-local", false },        \
+	{ FORM(100, 100, 100, 200), (BASE) + 32, true, "metadata", false },      \
+	{ FORM(192, 0, 0, 192), (BASE) + 32, true, "metadata", false },          \
+	{ FORM(127, 0, 0, 0), (BASE) + 8, true, "loopback", false },             \
+	{ FORM(0, 0, 0, 0), (BASE) + 8, true, "loopback", false }
 /* clang-format on */
 
 /*
