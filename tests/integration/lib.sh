@@ -280,6 +280,10 @@ diag() {
 	  tail -n 4 "$2"; } | cut -c 1-300 | while IFS= read -r _l; do log "diag: $1: $_l"; done
 }
 
+# key TEXT: a one-line digest of a failure, repeated by run.sh as the very
+# last lines of a run (what a short CI log tail shows).
+key() { log "key: $*"; }
+
 finish() {
 	if [ "$T_FAILS" -gt 0 ]; then
 		log "$T_FAILS of $T_CHECKS checks failed"

@@ -12,6 +12,9 @@
 #   app DIR DEP EXTRA         an app depending on DEP@1.0.0
 #   dockerfile DIR            a Node service's Dockerfile (RUN ["npm","ci"])
 #   npm_services              the packages dep and hook, the services svc, svc-hook
+#   relay_watch PID NAME      (in the background) the probe PID's relay: its
+#                             namespace, cgroup and connects (strace), for npm_key
+#   npm_key NAME ERR          a failed build's one-line digest (lib.sh key)
 npmreg_world() {
 	net_require_tools
 	command -v npm > /dev/null || skip "npm missing (the machine's Node.js)"
@@ -103,4 +106,38 @@ npm_services() {
 	HOOK_INTEGRITY=$INTEGRITY
 	app "$WORK/svc-hook" hook ',"hasInstallScript":true'
 	dockerfile "$WORK/svc-hook"
+}
+
+relay_watch() {
+	_i=0
+	while [ $_i -lt 600 ] && kill -0 "$1" 2> /dev/null; do
+		_r=$(pgrep -P "$1" -x slirp4netns | head -n 1)
+		if [ -n "$_r" ]; then
+			printf 'relay netns %s (the world sandbox netns %s) cgroup %s\n' "$(readlink "/proc/$_r/ns/net")" \
+				"net:[$(stat -L -c %i "/run/netns/$NET_SBX")]" "$(sed -n 's/^0:://p' "/proc/$_r/cgroup")" > "$WORK/$2.relay"
+			command -v strace > /dev/null &&
+				strace -f -qq -e trace=connect -o "$WORK/$2.strace" -p "$_r" 2> /dev/null
+			return 0
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
+# npm_key NAME ERR: one line for a CI log's tail: what npm and the relay said
+# in ERR, the cgroup programs attached anywhere on this host (a filter that
+# judged the relay's sockets shows here), and whether the registry answered
+# the sandbox netns before the probe.
+npm_key() {
+	_e=$(grep -a -o -E 'npm ERR! (code|errno|syscall|address) [^ ]+|connect E[A-Z]+ [0-9.:]+|getaddrinfo E[A-Z_]+ [^ ]+|slirp4netns[^"]{0,80}' "$2" |
+		sort -u | head -n 6 | tr '\n' ';')
+	_p=$(bpftool cgroup tree "$CG2" 2> /dev/null | awk '
+		/^\// { cg = $1; sub(".*/unified", "", cg); next }
+		NF >= 3 && $1 ~ /^[0-9]+$/ { a[cg] = a[cg] "," $2 }
+		END { for (c in a) printf "%s:%s ", (c == "" ? "/" : c), substr(a[c], 2) }')
+	key "$1: ${_e:-no npm error line}; cgroup programs: ${_p:-none}; before: $(tr '\n' ' ' < "$WORK/reg-reach.txt" | sed 's/the registry from the sandbox netns: //')"
+	# what the relay's own connects returned (strace), and where it ran
+	_c=$(sed -n 's/.*sin_port=htons(\([0-9]*\)), sin_addr=inet_addr("\([0-9.]*\)").*) = \(.*\)/\2:\1 \3/p' \
+		"$WORK/$1.strace" 2> /dev/null | sort | uniq -c | sort -rn | head -n 4 | tr -s ' ' | tr '\n' ';')
+	key "$1: relay: $(cat "$WORK/$1.relay" 2> /dev/null || echo 'not seen'); its connects: ${_c:-none seen}"
 }

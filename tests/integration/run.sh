@@ -2,7 +2,7 @@
 # Run every tests/integration/t_*.sh. Exit 77 means "skipped"; with CI=true a
 # skip is a failure (a missing kernel capability must not pass silently).
 # A failed test's FAIL lines, its diag: lines (lib.sh diag) and its last lines are repeated at the end,
-# where a CI log's tail shows them.
+# where a CI log's tail shows them, its key: lines (lib.sh key) last of all.
 set -u
 cd "$(dirname "$0")"
 [ "$(id -u)" -eq 0 ] || { echo "integration: needs root (BPF, cgroups)" >&2; exit 1; }
@@ -36,6 +36,11 @@ for t in $failed_names; do
 	grep -e 'diag:' "$out/$t.log" | head -n 40
 	echo "--- the end of $t's output:"
 	tail -n 15 "$out/$t.log"
+done
+# last, where the shortest CI tail still shows them: each failed test's
+# one-line digests (lib.sh key)
+for t in $failed_names; do
+	grep -e ': key: ' "$out/$t.log" | sort -u | head -n 4 | cut -c 1-400
 done
 [ -z "$failed_names" ] || echo "failed:$failed_names"
 echo "integration: $passed passed, $failed failed, $skipped skipped"

@@ -39,11 +39,13 @@ probe() {
 		"$SBTRACE" probe --cache-dir "$WORK/cache" --boot-seconds 2 --image-map "$TOP/scripts/image-map" "$@" \
 		> "$WORK/$_n.json" 2> "$WORK/$_n.err" &
 	PROBE_PID=$!
+	relay_watch "$PROBE_PID" "$_n" &
 	wait "$PROBE_PID"
 	PROBE_RC=$?
 	log "$_n: rc $PROBE_RC, $(jq -c '{verdict, confidence, reason, count: .shell_invocation.count, egress: (.egress | {allowed, denied, build_network})}' "$WORK/$_n.json" 2> /dev/null)"
 	case "$(jq -r .reason "$WORK/$_n.json" 2> /dev/null)" in
 	build_failed | sandbox_boot_failed | boot_failed | boot_killed)
+		npm_key "$_n" "$WORK/$_n.err"
 		diag "$_n" "$WORK/$_n.err"
 		diag "$_n: the registry's log" "$WORK/httpd.log"
 		# what our own cgroup carries (a CI runner's egress filter would show here)

@@ -41,12 +41,14 @@ probe() {
 		"$SBTRACE" probe --no-cache --boot-seconds 3 --image-map "$TOP/scripts/image-map" \
 		"$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err" &
 	PROBE_PID=$!
+	relay_watch "$PROBE_PID" "$_n" &
 	wait "$PROBE_PID"
 	PROBE_RC=$?
 	log "$_n: rc $PROBE_RC, $(jq -c '{verdict, confidence, reason, count: .shell_invocation.count, vis: .visibility.exec, t: .timings_ms | {total, build, boot, vm_boot, vm_images}}' "$WORK/$_n.json" 2> /dev/null)"
 	[ -s "$WORK/$_n.json" ] || log "$_n: stderr: $(tail -c 1500 "$WORK/$_n.err")"
 	case "$(jq -r .reason "$WORK/$_n.json" 2> /dev/null)" in
 	build_failed | sandbox_boot_failed | boot_failed | boot_killed)
+		npm_key "$_n" "$WORK/$_n.err"
 		diag "$_n" "$WORK/$_n.err"
 		diag "$_n: the registry's log" "$WORK/httpd.log"
 		;;
