@@ -73,6 +73,23 @@ SBT_SHARED struct {
 /* Egress mode per slot (enum sbt_egress_mode), written by the loader. */
 SBT_SHARED __u8 egress_mode[SBT_MAX_SANDBOXES];
 
+/* The DNS proxies (sbtrace.h, "the DNS proxy"): which slots have one, where, who waits. */
+SBT_SHARED __u8 dns_want[SBT_MAX_SANDBOXES];
+
+SBT_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SBT_DNS_PROXY_ENTRIES);
+	__type(key, struct sbt_dns_proxy_key);
+	__type(value, struct sbt_dns_proxy);
+} dns_proxy SEC(".maps");
+
+SBT_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SBT_DNS_WAIT_ENTRIES);
+	__type(key, __u32); /* tgid */
+	__type(value, struct sbt_dns_wait);
+} dns_wait SEC(".maps");
+
 /* The ancestor of `cg` at `level` as a plain address (0 when cg is shallower). */
 static __always_inline __u64 ancestor_ptr(struct cgroup *cg, int cg_level, __u32 level)
 {

@@ -125,9 +125,6 @@ static __always_inline bool own_netns_sock(struct bpf_sock_addr *ctx)
 	return bpf_get_netns_cookie(ctx) != host_netns_cookie;
 }
 
-/* Where each sandbox's DNS goes (0 ports: no proxy, DNS is judged like the rest). */
-struct sbt_dns_proxy dns_proxy[SBT_MAX_SANDBOXES];
-
 /* What a redirected socket asked for, by socket cookie: recvmsg restores it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -137,29 +134,46 @@ struct {
 } dns_orig SEC(".maps");
 
 /*
- * DNS to any destination goes to sbtrace's proxy in the sandbox's network
- * namespace (enforce mode; the loader sets the ports). True when `ctx` was
- * rewritten: the proxy decides, the call goes on.
+ * DNS to any destination goes to sbtrace's proxy in the socket's network
+ * namespace (enforce mode; the loader sets the ports). 1 when `ctx` was
+ * rewritten (the proxy decides, the call goes on), -1 when the sandbox has
+ * proxies but none in this namespace yet (denied: fail closed; the loader
+ * is told, through dns_wait, to open one), 0 when DNS is judged like the rest.
  */
-static __always_inline bool dns_redirect(struct bpf_sock_addr *ctx, struct sbt_egress_record *r,
-					 bool v6)
+static __always_inline int dns_redirect(struct bpf_sock_addr *ctx, struct sbt_egress_record *r,
+					bool v6)
 {
+	struct sbt_dns_proxy_key pk = { .slot = r->slot };
 	struct sbt_dns_orig orig = {};
+	struct sbt_dns_proxy *px;
 	__u16 port;
 	__u64 cookie;
 	int k;
 
 	if (r->dport != 53 || !enforcing(r))
-		return false;
+		return 0;
 	if (r->proto == IPPROTO_UDP)
 		k = v6 ? SBT_DNS_UDP6 : SBT_DNS_UDP4;
 	else if (r->proto == IPPROTO_TCP)
 		k = v6 ? SBT_DNS_TCP6 : SBT_DNS_TCP4;
 	else
-		return false;
-	port = dns_proxy[r->slot & (SBT_MAX_SANDBOXES - 1)].port[k & 3];
+		return 0;
+	pk.netns_cookie = bpf_get_netns_cookie(ctx);
+	px = bpf_map_lookup_elem(&dns_proxy, &pk);
+	if (!px) {
+		struct sbt_dns_wait w = { .netns_cookie = pk.netns_cookie, .slot = r->slot };
+		__u32 tgid = r->pid;
+
+		if (!dns_want[r->slot & (SBT_MAX_SANDBOXES - 1)])
+			return 0;
+		/* (an entry of a stopped process stays as it is) */
+		bpf_map_update_elem(&dns_wait, &tgid, &w, BPF_NOEXIST);
+		r->reason = SBT_REASON_DNS_NO_PROXY;
+		return -1;
+	}
+	port = px->port[k & 3];
 	if (!port)
-		return false;
+		return 0;
 	/* A v4-mapped destination on a dual-stack socket goes to the IPv4 proxy. */
 	if (v6 && r->daddr[10] == 0xff && r->daddr[11] == 0xff) {
 		bool zero = true;
@@ -167,10 +181,9 @@ static __always_inline bool dns_redirect(struct bpf_sock_addr *ctx, struct sbt_e
 		for (int i = 0; i < 10; i++)
 			zero = zero && r->daddr[i] == 0;
 		if (zero) {
-			port = dns_proxy[r->slot & (SBT_MAX_SANDBOXES - 1)].port[(
-				r->proto == IPPROTO_UDP ? SBT_DNS_UDP4 : SBT_DNS_TCP4)];
+			port = px->port[r->proto == IPPROTO_UDP ? SBT_DNS_UDP4 : SBT_DNS_TCP4];
 			if (!port)
-				return false;
+				return 0;
 			ctx->user_ip6[0] = 0;
 			ctx->user_ip6[1] = 0;
 			ctx->user_ip6[2] = bpf_htonl(0xffff);
@@ -196,7 +209,7 @@ rewritten:
 	r->reason = SBT_REASON_DNS_PROXY;
 	r->verdict = SBT_VERDICT_ALLOWED;
 	emit(r);
-	return true;
+	return 1;
 }
 
 /* connect4/6, sendmsg4/6: the destination the socket call names (v6 is a constant). */
@@ -226,9 +239,14 @@ static __always_inline int sock_addr(struct bpf_sock_addr *ctx, __u8 hook, bool 
 	} else {
 		v4_mapped(r.daddr, ctx->user_ip4);
 	}
-	if (dns_redirect(ctx, &r, v6))
+	switch (dns_redirect(ctx, &r, v6)) {
+	case 1:
 		return 1;
-	return decide(&r, own_netns_sock(ctx));
+	case -1:
+		return deny(&r);
+	default:
+		return decide(&r, own_netns_sock(ctx));
+	}
 }
 
 /*

@@ -277,6 +277,34 @@ static __always_inline __u32 fill_cwd(struct sbt_exec_record *rec, __u32 off,
 }
 
 /* bprm NULL: the twin sees neither interp nor the file (the classic tracepoint). */
+#define SBT_SIGSTOP 19
+
+/*
+ * A sandbox with a DNS proxy exec'ing in a network namespace that has none
+ * yet: stop the process before its first instruction and tell the loader
+ * (dns_wait), which opens a proxy there and continues it. Its queries never
+ * meet a namespace without a proxy; when dns_wait is full it is not
+ * stopped, and its DNS is denied until the proxy opens. True: stopped.
+ */
+static __always_inline bool dns_gate(__u32 slot, struct task_struct *task)
+{
+	struct sbt_dns_proxy_key k = { .slot = slot };
+	struct sbt_dns_wait w = { .slot = slot, .stopped = 1 };
+	__u32 tgid;
+
+	if (!dns_want[slot & (SBT_MAX_SANDBOXES - 1)])
+		return false;
+	k.netns_cookie = BPF_CORE_READ(task, nsproxy, net_ns, net_cookie);
+	if (bpf_map_lookup_elem(&dns_proxy, &k))
+		return false;
+	w.netns_cookie = k.netns_cookie;
+	tgid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	if (bpf_map_update_elem(&dns_wait, &tgid, &w, BPF_ANY))
+		return false;
+	bpf_send_signal(SBT_SIGSTOP);
+	return true;
+}
+
 static __noinline int handle_exec(__u32 slot, const struct exec_src *src, bool btf)
 {
 	struct linux_binprm *bprm = src->bprm;
@@ -287,6 +315,8 @@ static __noinline int handle_exec(__u32 slot, const struct exec_src *src, bool b
 	struct scratch *s;
 	__u32 zero = 0, off, size, cwd;
 	__u64 uidgid;
+	/* a stopped process's record wakes the loader at once: it waits for it */
+	bool gated = dns_gate(slot, src->task);
 
 	st = bpf_map_lookup_elem(&sandbox_stats, &slot);
 	if (!st)
@@ -348,7 +378,8 @@ static __noinline int handle_exec(__u32 slot, const struct exec_src *src, bool b
 	if (size > SBT_EXEC_RECORD_MAX)
 		return 0;
 	rec->hdr.size = size;
-	if (bpf_ringbuf_output(&events, rec, size, wakeup_flags()) < 0)
+	if (bpf_ringbuf_output(&events, rec, size, gated ? BPF_RB_FORCE_WAKEUP : wakeup_flags()) <
+	    0)
 		__sync_fetch_and_add(&st->lost, 1);
 	return 0;
 }

@@ -220,6 +220,8 @@ enum sbt_reason {
 	/* sbtrace agent: a sandbox whose policy is not applied yet, or cannot be (fail closed) */
 	SBT_REASON_POLICY_PENDING,
 	SBT_REASON_POLICY_ERROR,
+	/* DNS of a sandbox with a proxy, from a network namespace whose proxy is not open yet */
+	SBT_REASON_DNS_NO_PROXY,
 	SBT_REASON__MAX,
 };
 
@@ -335,12 +337,32 @@ struct sbt_sandbox_key_val {
 /* --- the DNS proxy (cgroup sandboxes) -------------------------------- */
 
 /*
- * Where a sandbox's DNS goes (the loader writes dns_proxy[slot]): sbtrace's
- * sockets on the loopback of the sandbox's network namespace, 127.0.0.1 and
- * ::1, one port each (network byte order, 0: none). connect4/6 and
- * sendmsg4/6 rewrite a port-53 destination to them; recvmsg4/6 give the
- * reply the address the sandbox asked.
+ * Where a sandbox's DNS goes: sbtrace's sockets on the loopback of each
+ * network namespace the sandbox's processes are in, 127.0.0.1 and ::1, one
+ * port each (network byte order, 0: none), in dns_proxy by (namespace
+ * cookie, slot). connect4/6 and sendmsg4/6 rewrite a port-53 destination to
+ * them; recvmsg4/6 give the reply the address the sandbox asked. A slot with
+ * dns_want set has a proxy wherever it goes: DNS from a namespace with none
+ * yet is denied (SBT_REASON_DNS_NO_PROXY), never passed to a resolver, and
+ * an exec there stops its process (SIGSTOP) until the loader has opened
+ * one; dns_wait tells the loader which processes wait (or, from a denied
+ * query, which namespace lacks a proxy).
  */
+struct sbt_dns_proxy_key {
+	__u64 netns_cookie;
+	__u32 slot;
+	__u32 pad;
+};
+
+struct sbt_dns_wait {
+	__u64 netns_cookie;
+	__u32 slot;
+	__u32 stopped; /* 1: the exec hook stopped it, the loader continues it */
+};
+
+#define SBT_DNS_PROXY_ENTRIES 1024 /* (namespace, slot) pairs with a proxy */
+#define SBT_DNS_WAIT_ENTRIES  1024
+
 #define SBT_DNS_UDP4 0
 #define SBT_DNS_TCP4 1
 #define SBT_DNS_UDP6 2
@@ -445,6 +467,8 @@ SBT_ABI_LAYOUT(sizeof(struct sbt_sandbox_key_val) == 8, "sbt_sandbox_key_val");
 SBT_ABI_LAYOUT(sizeof(struct sbt_tap) == 76, "sbt_tap");
 SBT_ABI_LAYOUT(sizeof(struct sbt_tap_dns_key) == 24, "sbt_tap_dns_key");
 SBT_ABI_LAYOUT(sizeof(struct sbt_dns_proxy) == 8, "sbt_dns_proxy");
+SBT_ABI_LAYOUT(sizeof(struct sbt_dns_proxy_key) == 16, "sbt_dns_proxy_key");
+SBT_ABI_LAYOUT(sizeof(struct sbt_dns_wait) == 16, "sbt_dns_wait");
 SBT_ABI_LAYOUT(sizeof(struct sbt_dns_orig) == 24, "sbt_dns_orig");
 SBT_ABI_LAYOUT(sizeof(struct sbt_frag_key) == 44, "sbt_frag_key");
 /* The decoders' ranges: a record's byte fields hold every value of their enum. */

@@ -31,6 +31,7 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "agent_int.h"
+#include "egress.h"
 #include "event/sink.h"
 #include "lib/clock.h"
 #include "lib/io.h"
@@ -184,7 +185,7 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	ev.ts = sbt_now_epoch_ns();
 	ev.sandbox_change.source = source;
 	ev.sandbox_change.registered_by = s->registered_by;
-	sbt_agent_pol_describe(s->pol, &ev.sandbox_change);
+	sbt_agent_pol_describe(&a->eg, s->pol, s->sb.slot, &ev.sandbox_change);
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
 	sbt_session_emit(&a->sess.core, &ev, &s->sb);
@@ -563,8 +564,9 @@ static int agent_attach(struct agent *a)
 		err = register_parents(a);
 	if (err)
 		return err;
-	if (sbt_agent_egress_init(&a->eg, skel, a->o->policy_dir, a->parent, a->o->nr_parents))
+	if (sbt_agent_egress_init(&a->eg, &a->plan, a->o->policy_dir, a->parent, a->o->nr_parents))
 		return SBT_EXIT_KERNEL;
+	a->sess.egress = a->eg.eg; /* the names its proxies' answers taught */
 	attach_mkdir(a);
 	sbt_agent_obs_init(&a->obs, bpf_map__fd(skel->maps.events), a->o->trace.exec.ringbuf_bytes);
 	bpf_object__for_each_program(prog, skel->obj)
@@ -589,14 +591,25 @@ static void emit_started(struct agent *a)
 
 /* ---- the loop ---------------------------------------------------------------------- */
 
+/* A DNS proxy's event (queued by its thread), to the sinks. */
+static void emit_dns(void *arg, const struct sbt_dns_event *rec)
+{
+	struct agent *a = arg;
+
+	sbt_session_dns(&a->sess.core, rec);
+}
+
 /* One tick's housekeeping. NULL to go on, else why the agent stops. */
 static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_stats)
 {
 	const struct sbt_trace_opts *t = &a->o->trace;
 	uint64_t now = sbt_mono_ms();
 
+	sbt_egress_gate(a->eg.eg); /* first: a process may wait for it */
 	sbt_session_drops(&a->sess.core);
 	sbt_session_tick(&a->sess.core);
+	sbt_egress_dns_drain(a->eg.eg, emit_dns, a);
+	sbt_egress_tick(a->eg.eg);
 	if (now >= *next_gone) {
 		check_gone(a);
 		*next_gone = now + 250;

@@ -14,6 +14,10 @@
  *    PENDING before the child exists for anyone: every destination is denied
  *    (reason policy_pending) until the agent applied its policy file, or found
  *    none (then OBSERVE: the hooks let everything through, say nothing).
+ * Host rules: the policy goes to the session's egress set-up (egress.c, as
+ * for `sbtrace trace`): its names resolved, a DNS proxy in each network
+ * namespace its processes use (an exec in a new one waits for it), what the
+ * proxy passes on learned into its trie; the agent's links judge as ever.
  * Fail closed: a policy that cannot be parsed or applied leaves the sandbox
  * in mode FAILED (everything denied, reason policy_error), never allowed.
  */
@@ -32,6 +36,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent_egress.h"
+#include "egress.h"
 #include "event/decode.h"
 #include "egress/egress_args.h"
 #include "egress_slot.h"
@@ -44,7 +49,7 @@
 #include "sandbox/sandbox.h"
 #include "lib/log.h"
 
-_Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_ENFORCERS, "the agent links the enforcers");
+_Static_assert(SBT_AGENT_EGRESS_PROGS == SBT_EGRESS_PROGS, "the agent links every egress program");
 
 int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode)
 {
@@ -74,11 +79,19 @@ int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len)
 	return 0;
 }
 
-int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
+int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbt_plan *plan,
 			  const char *policy_dir, const struct sbt_target *parents, int nr)
 {
+	struct sbtrace_bpf *skel = plan->skel;
+
 	memset(ae, 0, sizeof(*ae));
 	ae->skel = skel;
+	ae->eg = calloc(1, sizeof(*ae->eg));
+	if (!ae->eg) {
+		sbt_log("out of memory");
+		return -ENOMEM;
+	}
+	sbt_egress_init(ae->eg, plan);
 	ae->policy_dir = policy_dir;
 	ae->dir_fd = -1;
 	/* loaded; linked to a sandbox's cgroup with its policy, to the parents with --policy-dir */
@@ -104,6 +117,12 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
 
 void sbt_agent_egress_free(struct sbt_agent_egress *ae)
 {
+	if (ae->eg) {
+		sbt_egress_detach(ae->eg);
+		sbt_egress_teardown(ae->eg);
+		free(ae->eg);
+		ae->eg = NULL;
+	}
 	for (size_t i = 0; i < ae->nr_parent_links; i++)
 		bpf_link__destroy(ae->parent_links[i]);
 	ae->nr_parent_links = 0;
@@ -171,12 +190,7 @@ static int parse_line(struct sbt_agent_pol *p, char *line, char *msg, size_t len
 	}
 	if (got == 0)
 		return 0;
-	if (r.kind == SBT_RULE_HOST) {
-		snprintf(msg, len,
-			 "1: host rules are not supported by sbtrace agent (it has no per-sandbox "
-			 "DNS proxy): give cidr rules");
-		return -1;
-	}
+	p->hosts |= r.kind == SBT_RULE_HOST;
 	n = realloc(p->cfg.rules, (p->cfg.nr_rules + 1) * sizeof(*n));
 	if (!n) {
 		snprintf(msg, len, "1: out of memory");
@@ -307,14 +321,23 @@ int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, con
 	return 0;
 }
 
-void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox *c)
+void sbt_agent_pol_describe(const struct sbt_agent_egress *ae, const struct sbt_agent_pol *p,
+			    uint32_t slot, struct sbt_ev_sandbox *c)
 {
+	struct sbt_egress_view v;
+
 	if (!p)
 		return;
 	c->egress_source = p->source;
 	c->egress_mode = sbt_agent_pol_mode_name(p);
 	c->egress_error = p->error[0] ? p->error : NULL;
 	c->egress_rules = p->cfg.nr_rules;
+	if (!p->hosts || !ae->eg || p->mode == SBT_EGRESS_FAILED)
+		return;
+	sbt_egress_view(ae->eg, slot, &v);
+	c->dns_proxy = v.dns_proxy;
+	memcpy(c->dns_proxy_ports, v.dns_proxy_ports, sizeof(c->dns_proxy_ports));
+	c->dns_proxy_netns = v.dns_proxy_netns;
 }
 
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p)
@@ -335,10 +358,19 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 		return sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	/* denied while it is being written: no half-written trie decides */
 	err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING);
-	if (!err && p->mode != SBT_EGRESS_FAILED &&
-	    sbt_slot_policy_write(ae->skel, slot, &p->policy, p->cfg.rules, p->cfg.nr_rules, why,
-				  sizeof(why)))
+	if (!err && p->mode != SBT_EGRESS_FAILED && p->hosts) {
+		/* resolved, proxied and learned as the trace does; the links are ours */
+		p->cfg.mode = p->mode;
+		if (sbt_egress_add(ae->eg, slot, &p->cfg, sb, false)) {
+			sbt_egress_remove(ae->eg, slot);
+			pol_fail(p, sb->name, "cannot apply its host rules (see above)");
+		}
+		sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING); /* until attached */
+	} else if (!err && p->mode != SBT_EGRESS_FAILED &&
+		   sbt_slot_policy_write(ae->skel, slot, &p->policy, p->cfg.rules, p->cfg.nr_rules,
+					 why, sizeof(why))) {
 		pol_fail(p, sb->name, "cannot apply: %s", why);
+	}
 	if (!err && attach)
 		err = sbt_slot_attach(ae->skel, sb, SBT_AGENT_EGRESS_PROGS, p->links, &p->nr_links);
 	if (!err) /* FAILED (denied) when it was refused */
@@ -354,6 +386,8 @@ void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	}
 	for (size_t i = 0; i < p->nr_links; i++)
 		bpf_link__destroy(p->links[i]);
+	if (p->hosts && ae->eg)
+		sbt_egress_remove(ae->eg, slot); /* its proxies and learned entries */
 	sbt_slot_policy_clear(ae->skel, slot, &p->policy);
 	sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	free(p->cfg.rules);

@@ -16,10 +16,15 @@ struct bpf_link;
 struct sbt_target;
 struct sbt_sandbox_state;
 
-#define SBT_AGENT_EGRESS_PROGS 6 /* sbt_egress_progs()'s enforcers: no DNS proxy in the agent */
+#define SBT_AGENT_EGRESS_PROGS 8 /* sbt_egress_progs(): the enforcers and the DNS replies' */
+
+struct sbt_egress_state;
+struct sbt_plan;
 
 struct sbt_agent_egress {
 	struct sbtrace_bpf *skel;
+	/* host rules: their resolution, DNS proxies and learned addresses (egress.c) */
+	struct sbt_egress_state *eg;
 	const char *policy_dir; /* --policy-dir, NULL: none */
 	int dir_fd;
 	struct bpf_link *parent_links[SBT_AGENT_MAX_PARENTS * SBT_AGENT_EGRESS_PROGS];
@@ -33,7 +38,8 @@ struct sbt_agent_pol {
 	int mode;	    /* SBT_EGRESS_ENFORCE, _AUDIT, or _FAILED (denied: error says why) */
 	struct sbt_egress_cfg cfg;
 	char error[PATH_MAX + 400];
-	struct sbt_slot_policy policy;			/* what the trie holds for its slot */
+	struct sbt_slot_policy policy; /* what the trie holds for its slot */
+	bool hosts; /* it has host rules: eg holds its trie, resolution and proxies */
 	struct bpf_link *links[SBT_AGENT_EGRESS_PROGS]; /* a shim sandbox's own */
 	size_t nr_links;
 };
@@ -41,7 +47,7 @@ struct sbt_agent_pol {
 /* --policy-dir: root's, writable by nobody else. 0, or -errno and why. */
 int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len);
 /* Open --policy-dir, attach the hooks to each parent (when there is one). 0 or -errno. */
-int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbtrace_bpf *skel,
+int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbt_plan *plan,
 			  const char *policy_dir, const struct sbt_target *parents, int nr);
 void sbt_agent_egress_free(struct sbt_agent_egress *ae);
 int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode);
@@ -55,8 +61,9 @@ int sbt_agent_pol_from_state(const struct sbt_sandbox_state *st, const char *sta
 int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, const char *child,
 			   struct sbt_agent_pol **out);
 struct sbt_ev_sandbox;
-/* SandboxAdded's egress fields (none for p NULL). */
-void sbt_agent_pol_describe(const struct sbt_agent_pol *p, struct sbt_ev_sandbox *c);
+/* SandboxAdded's egress fields (none for p NULL), its DNS proxy from slot's set-up. */
+void sbt_agent_pol_describe(const struct sbt_agent_egress *ae, const struct sbt_agent_pol *p,
+			    uint32_t slot, struct sbt_ev_sandbox *c);
 /*
  * Write p into slot's trie and mode (p NULL: OBSERVE), attaching the hooks to
  * the sandbox's own cgroup when `attach`. A policy that cannot be written

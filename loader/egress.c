@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,9 @@ static void find_resolver(struct sbt_egress_sandbox *es, const struct sbt_target
 		if (pid > 0) {
 			snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
 			es->nsfd = open(path, O_RDONLY | O_CLOEXEC);
+		} else if (sbt_target_has_cgroup(sb) && !sb->dns_netns[0]) {
+			/* never from the host's namespace: from the first process's, later */
+			es->resolver_deferred = true;
 		}
 		return;
 	}
@@ -238,6 +242,14 @@ static void resolve_host(const struct sbt_egress_cfg *cfg, struct sbt_egress_san
 	int e4 = 0, e6 = 0;
 
 	h->error[0] = '\0';
+	if (es->resolver_deferred) {
+		snprintf(h->error, sizeof(h->error),
+			 "--resolver is asked from the sandbox's network namespace: resolved when "
+			 "its first process appears");
+		h->nr_addrs = 0;
+		h->expires_ms = UINT64_MAX; /* proxy_open makes it due */
+		return;
+	}
 	if (!es->has_resolver) {
 		snprintf(h->error, sizeof(h->error), "no resolver: give --resolver ADDR");
 		h->nr_addrs = 0;
@@ -315,9 +327,10 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 	}
 	/*
 	 * Without a proxy, host rules need the resolver reachable: port 53, rule
-	 * "resolver". With one, the sandbox's DNS never leaves for it.
+	 * "resolver". With one (or one to come), the sandbox's DNS never leaves
+	 * for it.
 	 */
-	if (es->nr_hosts && es->has_resolver && !es->proxy) {
+	if (es->nr_hosts && es->has_resolver && !es->want_proxy && !es->nr_proxies) {
 		struct sbt_rule *c = &r[k++];
 
 		memset(c, 0, sizeof(*c));
@@ -340,7 +353,7 @@ static int write_policy(struct sbt_egress_state *st, uint32_t slot, char *errbuf
 	size_t nr_rules;
 	int err;
 
-	if (sandbox_rules(st->cfg, es, &rules, &nr_rules)) {
+	if (sandbox_rules(es->cfg, es, &rules, &nr_rules)) {
 		snprintf(errbuf, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -415,42 +428,172 @@ static void proxy_event(void *arg, struct sbt_dns_event *ev)
 	sbt_egress_dns_event(arg, ev);
 }
 
-/* Unpublish the slot's proxy ports (nothing is sent to it any more), then stop it. */
+/* Unpublish the slot's proxy ports (nothing is sent to them any more), then stop them. */
 static void stop_proxy(struct sbt_egress_state *st, uint32_t slot)
 {
-	if (!st->sb[slot].proxy)
-		return;
-	memset(&st->plan->skel->bss->dns_proxy[slot], 0, sizeof(struct sbt_dns_proxy));
-	sbt_dnsproxy_stop(st->sb[slot].proxy);
-	st->sb[slot].proxy = NULL;
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	int fd = bpf_map__fd(st->plan->skel->maps.dns_proxy);
+
+	st->plan->skel->bss->dns_want[slot] = 0;
+	for (size_t i = 0; i < es->nr_proxies; i++) {
+		struct sbt_egress_proxy *p = &es->proxies[i];
+		struct sbt_dns_proxy_key k = { .netns_cookie = p->netns_cookie, .slot = slot };
+
+		if (p->netns_cookie)
+			bpf_map_delete_elem(fd, &k);
+		sbt_dnsproxy_stop(p->px);
+	}
+	es->nr_proxies = 0;
+	es->tap_proxy = false;
+}
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/* The cookie of network namespace nsfd (the key the cgroup programs see). 0 or -errno. */
+static int netns_cookie(int nsfd, uint64_t *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	int fd = sbt_socket_in_netns(nsfd, AF_UNIX, SOCK_DGRAM), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len) < 0)
+		err = -errno;
+	close(fd);
+	return err;
 }
 
 /*
- * The DNS proxy of a sandbox: for its cgroup, in its network namespace (its
- * first process's); for its tap, on the tap's host-side addresses.
+ * A proxy for sandbox `slot` on the loopback of network namespace nsfd (-1:
+ * none) and / or on its tap (NULL: none), published to the cgroup programs.
+ * 0 (also when that namespace has one already), or -errno: -ENOSPC at
+ * SBT_DNS_NETNS_MAX, else after a one-line message.
+ */
+static int proxy_open(struct sbt_egress_state *st, uint32_t slot, int nsfd,
+		      struct sbt_dnsproxy_tap *tap)
+{
+	struct sbt_egress_sandbox *es = &st->sb[slot];
+	struct sbt_egress_proxy *p;
+	uint64_t cookie = 0;
+	int err = 0;
+
+	if (nsfd >= 0 && (err = netns_cookie(nsfd, &cookie)) < 0) {
+		sbt_log("egress: sandbox %s: its network namespace: %s", es->name, strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; cookie && i < es->nr_proxies; i++)
+		if (es->proxies[i].netns_cookie == cookie)
+			return 0;
+	if (es->nr_proxies == SBT_DNS_NETNS_MAX)
+		return -ENOSPC;
+	if (nsfd >= 0 && es->resolver_deferred) { /* its first process: --resolver from here */
+		es->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 0);
+		es->owner.resolver_nsfd = es->nsfd;
+		es->resolver_deferred = es->nsfd < 0;
+		pthread_mutex_lock(&es->lock);
+		for (size_t h = 0; h < es->nr_hosts; h++)
+			es->hosts[h].expires_ms = 0; /* the next tick resolves them */
+		pthread_mutex_unlock(&es->lock);
+	}
+	p = &es->proxies[es->nr_proxies];
+	memset(p, 0, sizeof(*p));
+	p->px = sbt_dnsproxy_start(&es->owner, es->name, nsfd, tap, &err);
+	if (!p->px)
+		return err ? err : -EIO;
+	p->netns_cookie = nsfd >= 0 ? cookie : 0;
+	sbt_dnsproxy_ports(p->px, p->port);
+	if (p->netns_cookie) {
+		struct sbt_dns_proxy_key k = { .netns_cookie = cookie, .slot = slot };
+		struct sbt_dns_proxy v;
+
+		memcpy(v.port, p->port, sizeof(v.port));
+		if (bpf_map_update_elem(bpf_map__fd(st->plan->skel->maps.dns_proxy), &k, &v,
+					BPF_ANY)) {
+			err = -errno;
+			sbt_log("egress: sandbox %s: cannot publish its DNS proxy: %s", es->name,
+				strerror(-err));
+			sbt_dnsproxy_stop(p->px);
+			return err;
+		}
+	}
+	es->nr_proxies++;
+	if (tap)
+		es->tap_proxy = true;
+	return 0;
+}
+
+/* A proxy in the network namespace of process pid (a sandbox's), if it has none yet. */
+static int proxy_for_pid(struct sbt_egress_state *st, uint32_t slot, int pid)
+{
+	char path[64];
+	int nsfd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (nsfd < 0)
+		return -errno;
+	err = proxy_open(st, slot, nsfd, NULL);
+	close(nsfd);
+	return err;
+}
+
+/* Proxies for every network namespace the processes of cgroup dir (and below) are in. */
+static size_t proxies_for_cgroup(struct sbt_egress_state *st, uint32_t slot, const char *dir,
+				 int depth)
+{
+	char path[PATH_MAX + 32], buf[32];
+	size_t found = 0;
+	struct dirent *e;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(buf, sizeof(buf), f)) {
+			int pid = atoi(buf);
+
+			if (pid > 0 && proxy_for_pid(st, slot, pid) == 0)
+				found++;
+		}
+		fclose(f);
+	}
+	if (depth >= 8 || !(d = opendir(dir)))
+		return found;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		found += proxies_for_cgroup(st, slot, path, depth + 1);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * The DNS proxies of a sandbox: for its cgroup, one in each network
+ * namespace its processes are in now (or the one the caller named, a
+ * probe's), later ones as processes appear (sbt_egress_gate); for its tap,
+ * on the tap's host-side addresses.
  */
 static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb)
 {
 	struct sbt_egress_sandbox *es = &st->sb[slot];
-	struct sbt_dnsproxy_owner owner;
-	int pid = sbt_target_has_cgroup(sb) ? find_sandbox_pid(sb->path, 0) : -1, nsfd = -1, err;
 	char path[PATH_MAX + 16];
+	int err;
 
-	if (sb->dns_netns[0]) {
-		nsfd = open(sb->dns_netns, O_RDONLY | O_CLOEXEC);
-		if (nsfd < 0)
-			sbt_log("egress: sandbox %s: its network namespace %s: %s", sb->name,
-				sb->dns_netns, strerror(errno));
-	} else if (pid > 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-		nsfd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	if (nsfd < 0 && sbt_target_has_cgroup(sb) && !sb->has_tap) {
-		sbt_log("egress: sandbox %s: no process in it to find its network namespace: no "
-			"DNS proxy, its DNS is judged like any traffic",
-			sb->name);
-		return;
-	}
+	es->name = sb->name;
+	es->owner = (struct sbt_dnsproxy_owner){ .cfg = es->cfg,
+						 .slot = slot,
+						 .has_resolver = es->has_resolver,
+						 .resolver_nsfd = es->nsfd,
+						 .learn = proxy_learn,
+						 .event = proxy_event,
+						 .arg = st };
+	memcpy(es->owner.resolver, es->resolver, 16);
+	es->want_proxy = sbt_target_has_cgroup(sb);
 	memset(&es->tap, 0, sizeof(es->tap));
 	es->tap.nsfd = -1;
 	if (sb->has_tap) {
@@ -460,95 +603,210 @@ static void start_proxy(struct sbt_egress_state *st, uint32_t slot, const struct
 			es->tap.nsfd = open(path, O_RDONLY | O_CLOEXEC);
 			err = es->tap.nsfd < 0 ? -errno : 0;
 		}
-		if (err) {
+		if (err)
 			sbt_log("egress: sandbox %s: tap %s has no address on the host side (%s): "
 				"no DNS proxy for the guest, its DNS goes only to the resolver",
 				sb->name, sb->tap.ifname, strerror(-err));
-			if (nsfd < 0)
-				return;
-		}
-		es->tap_proxy = !err;
+		else if (proxy_open(st, slot, -1, &es->tap))
+			sbt_log("egress: sandbox %s: no DNS proxy for the guest: its DNS goes only "
+				"to the resolver",
+				sb->name);
+		if (es->tap.nsfd >= 0)
+			close(es->tap.nsfd);
+		es->tap.nsfd = -1;
 	}
-	owner = (struct sbt_dnsproxy_owner){ .cfg = st->cfg,
-					     .slot = slot,
-					     .has_resolver = es->has_resolver,
-					     .resolver_nsfd = es->nsfd,
-					     .learn = proxy_learn,
-					     .event = proxy_event,
-					     .arg = st };
-	memcpy(owner.resolver, es->resolver, 16);
-	es->proxy =
-		sbt_dnsproxy_start(&owner, sb->name, nsfd, es->tap_proxy ? &es->tap : NULL, &err);
-	if (es->proxy) /* where the cgroup programs send the sandbox's DNS */
-		sbt_dnsproxy_ports(es->proxy, st->plan->skel->bss->dns_proxy[slot].port);
-	else
-		es->tap_proxy = false;
-	if (nsfd >= 0)
-		close(nsfd);
-	if (es->tap.nsfd >= 0)
-		close(es->tap.nsfd);
-	es->tap.nsfd = -1;
+	if (!es->want_proxy)
+		return;
+	if (sb->dns_netns[0]) {
+		int nsfd = open(sb->dns_netns, O_RDONLY | O_CLOEXEC);
+
+		if (nsfd < 0)
+			sbt_log("egress: sandbox %s: its network namespace %s: %s", sb->name,
+				sb->dns_netns, strerror(errno));
+		else {
+			proxy_open(st, slot, nsfd, NULL);
+			close(nsfd);
+		}
+	} else if (!proxies_for_cgroup(st, slot, sb->path, 0)) {
+		sbt_log("egress: sandbox %s: no process in it yet: its DNS is denied until one "
+			"appears, then a proxy opens in each network namespace it uses",
+			sb->name);
+	}
+	/* from here on, an exec in a namespace without a proxy waits for one */
+	st->plan->skel->bss->dns_want[slot] = 1;
+}
+
+/* How many dns_wait entries one sweep takes (the rest wait for the next). */
+#define GATE_BATCH 64
+
+void sbt_egress_gate(struct sbt_egress_state *st)
+{
+	uint32_t keys[GATE_BATCH], key;
+	size_t n = 0;
+	int fd;
+
+	if (!st->plan)
+		return;
+	fd = bpf_map__fd(st->plan->skel->maps.dns_wait);
+
+	while (n < GATE_BATCH && bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &key) == 0)
+		keys[n++] = key;
+	for (size_t i = 0; i < n; i++) {
+		struct sbt_dns_wait w;
+		struct sbt_egress_sandbox *es;
+		int err;
+
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &w))
+			continue;
+		es = w.slot < st->nr ? &st->sb[w.slot] : NULL;
+		if (es && es->want_proxy) {
+			err = proxy_for_pid(st, w.slot, (int)keys[i]);
+			if (err == -ENOSPC && !es->said_full) {
+				es->said_full = true;
+				sbt_log("egress: sandbox %s: its processes use more than %d "
+					"network "
+					"namespaces: DNS of the others stays denied",
+					es->name, SBT_DNS_NETNS_MAX);
+			}
+		}
+		if (w.stopped)
+			kill((pid_t)keys[i], SIGCONT);
+	}
+}
+
+/* At stop: no exec waits any more; every process the exec hook stopped goes on. */
+static void gate_release(struct sbt_egress_state *st)
+{
+	int fd = bpf_map__fd(st->plan->skel->maps.dns_wait);
+	uint32_t key;
+
+	for (uint32_t i = 0; i < st->nr; i++)
+		st->plan->skel->bss->dns_want[i] = 0;
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0) {
+		struct sbt_dns_wait w;
+
+		if (bpf_map_lookup_and_delete_elem(fd, &key, &w))
+			break;
+		if (w.stopped)
+			kill((pid_t)key, SIGCONT);
+	}
+}
+
+void sbt_egress_init(struct sbt_egress_state *st, struct sbt_plan *plan)
+{
+	memset(st, 0, sizeof(*st));
+	st->plan = plan;
+	pthread_mutex_init(&st->dns_lock, NULL);
+	for (uint32_t i = 0; i < SBT_MAX_SANDBOXES; i++) {
+		st->sb[i].nsfd = -1;
+		pthread_mutex_init(&st->sb[i].lock, NULL);
+	}
+	srandom((unsigned int)(time(NULL) ^ getpid()));
+}
+
+int sbt_egress_add(struct sbt_egress_state *st, uint32_t slot, const struct sbt_egress_cfg *cfg,
+		   const struct sbt_target *t, bool attach)
+{
+	bool policy = cfg->mode == SBT_EGRESS_AUDIT || cfg->mode == SBT_EGRESS_ENFORCE;
+	struct sbt_egress_sandbox *es;
+	char err[200];
+	int rc;
+
+	if (slot >= SBT_MAX_SANDBOXES)
+		return -EINVAL;
+	es = &st->sb[slot];
+	if (es->active)
+		sbt_egress_remove(st, slot);
+	es->active = true;
+	es->cfg = cfg;
+	es->name = t->name;
+	es->nsfd = -1;
+	if (slot >= st->nr)
+		st->nr = slot + 1;
+	sbt_dns_learn_init(&es->learned, cfg->dns_learn_max);
+	sbt_slot_set_mode(st->plan->skel, slot,
+			  cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE : (uint32_t)cfg->mode);
+	if (!policy)
+		return 0;
+	for (size_t r = 0; r < cfg->nr_rules; r++) {
+		if (cfg->rules[r].kind != SBT_RULE_HOST || es->nr_hosts >= SBT_MAX_HOSTS)
+			continue;
+		es->hosts[es->nr_hosts].rule_idx = r;
+		snprintf(es->hosts[es->nr_hosts].name, sizeof(es->hosts[0].name), "%s",
+			 cfg->rules[r].host);
+		es->nr_hosts++;
+	}
+	if (es->nr_hosts)
+		find_resolver(es, t, cfg);
+	if ((es->nr_hosts || cfg->dns_proxy_always) && cfg->mode == SBT_EGRESS_ENFORCE &&
+	    !cfg->dns_proxy_off && (sbt_target_has_cgroup(t) || t->has_tap))
+		start_proxy(st, slot, t);
+	for (size_t h = 0; h < es->nr_hosts; h++) {
+		resolve_host(cfg, es, &es->hosts[h]);
+		if (es->hosts[h].error[0])
+			sbt_log("egress: host %s for sandbox %s: %s; denied until it resolves",
+				es->hosts[h].name, t->name, es->hosts[h].error);
+		warn_floored(&es->hosts[h], t);
+	}
+	pthread_mutex_lock(&es->lock);
+	rc = write_policy(st, slot, err, sizeof(err));
+	pthread_mutex_unlock(&es->lock);
+	if (rc) {
+		sbt_log("egress: policy for %s: %s", t->name, err);
+		return -EINVAL;
+	}
+	if (!attach || !sbt_target_has_cgroup(t))
+		return 0; /* the caller's links, or a tap-only sandbox: the tc program enforces */
+	if (sbt_slot_attach(st->plan->skel, t, SBT_EGRESS_PROGS, es->links, &es->nr_links))
+		return -EPERM;
+	return 0;
+}
+
+/* Stop and free what slot holds; its trie entries cleared with clear (else left, freed). */
+static void sandbox_release(struct sbt_egress_state *st, uint32_t slot, bool clear)
+{
+	struct sbt_egress_sandbox *es;
+
+	if (slot >= SBT_MAX_SANDBOXES || !st->sb[slot].active)
+		return;
+	es = &st->sb[slot];
+	stop_proxy(st, slot);
+	for (size_t l = 0; l < es->nr_links; l++)
+		bpf_link__destroy(es->links[l]);
+	es->nr_links = 0;
+	if (es->nsfd >= 0)
+		close(es->nsfd);
+	es->nsfd = -1;
+	if (clear) {
+		sbt_slot_policy_clear(st->plan->skel, slot, &es->policy);
+	} else { /* a pinned link may go on judging with them */
+		free(es->policy.entries);
+	}
+	sbt_dns_learn_free(&es->learned);
+	{
+		pthread_mutex_t lock = es->lock;
+
+		memset(es, 0, sizeof(*es));
+		es->lock = lock;
+	}
+	es->nsfd = -1;
+}
+
+void sbt_egress_remove(struct sbt_egress_state *st, uint32_t slot)
+{
+	sandbox_release(st, slot, true);
 }
 
 int sbt_egress_setup(struct sbt_egress_state *st, struct sbt_plan *plan,
 		     const struct sbt_egress_cfg *cfg, const struct sbt_target *targets,
 		     uint32_t nr)
 {
-	bool policy = cfg->mode == SBT_EGRESS_AUDIT || cfg->mode == SBT_EGRESS_ENFORCE;
-
-	memset(st, 0, sizeof(*st));
-	st->plan = plan;
-	st->cfg = cfg;
-	st->nr = nr;
-	pthread_mutex_init(&st->dns_lock, NULL);
-	srandom((unsigned int)(time(NULL) ^ getpid()));
+	sbt_egress_init(st, plan);
 	for (uint32_t i = 0; i < nr; i++) {
-		struct sbt_egress_sandbox *es = &st->sb[i];
-		char err[200];
-		int rc;
+		int err = sbt_egress_add(st, i, cfg, &targets[i], true);
 
-		es->nsfd = -1;
-		pthread_mutex_init(&es->lock, NULL);
-		sbt_dns_learn_init(&es->learned, cfg->dns_learn_max);
-		sbt_slot_set_mode(plan->skel, i,
-				  cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE
-							      : (uint32_t)cfg->mode);
-		if (!policy)
-			continue;
-		for (size_t r = 0; r < cfg->nr_rules; r++) {
-			if (cfg->rules[r].kind != SBT_RULE_HOST || es->nr_hosts >= SBT_MAX_HOSTS)
-				continue;
-			es->hosts[es->nr_hosts].rule_idx = r;
-			snprintf(es->hosts[es->nr_hosts].name, sizeof(es->hosts[0].name), "%s",
-				 cfg->rules[r].host);
-			es->nr_hosts++;
-		}
-		if (es->nr_hosts)
-			find_resolver(es, &targets[i], cfg);
-		if ((es->nr_hosts || cfg->dns_proxy_always) && cfg->mode == SBT_EGRESS_ENFORCE &&
-		    !cfg->dns_proxy_off &&
-		    (sbt_target_has_cgroup(&targets[i]) || targets[i].has_tap))
-			start_proxy(st, i, &targets[i]);
-		for (size_t h = 0; h < es->nr_hosts; h++) {
-			resolve_host(cfg, es, &es->hosts[h]);
-			if (es->hosts[h].error[0])
-				sbt_log("egress: host %s for sandbox %s: %s; denied until it "
-					"resolves",
-					es->hosts[h].name, targets[i].name, es->hosts[h].error);
-			warn_floored(&es->hosts[h], &targets[i]);
-		}
-		pthread_mutex_lock(&es->lock);
-		rc = write_policy(st, i, err, sizeof(err));
-		pthread_mutex_unlock(&es->lock);
-		if (rc) {
-			sbt_log("egress: policy for %s: %s", targets[i].name, err);
-			return -EINVAL;
-		}
-		if (!sbt_target_has_cgroup(&targets[i]))
-			continue; /* a tap-only sandbox: the tc program enforces its trie */
-		if (sbt_slot_attach(plan->skel, &targets[i], SBT_EGRESS_PROGS, es->links,
-				    &es->nr_links))
-			return -EPERM;
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -562,6 +820,8 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 		bool changed = false;
 		char err[200];
 
+		if (!es->active)
+			continue;
 		for (size_t h = 0; h < es->nr_hosts; h++) {
 			struct sbt_host_state hs;
 
@@ -569,7 +829,7 @@ void sbt_egress_tick(struct sbt_egress_state *st)
 				continue;
 			/* resolved outside the lock: the proxy keeps answering meanwhile */
 			hs = es->hosts[h];
-			resolve_host(st->cfg, es, &hs);
+			resolve_host(es->cfg, es, &hs);
 			hs.refreshes++;
 			pthread_mutex_lock(&es->lock);
 			if (hs.nr_addrs != es->hosts[h].nr_addrs ||
@@ -605,7 +865,7 @@ int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_i
 		     const char *name, const struct sbt_dns_addr *addrs, size_t n, uint64_t ts_ns)
 {
 	struct sbt_egress_sandbox *es = &st->sb[slot];
-	uint32_t grace = st->cfg->dns_grace_set ? st->cfg->dns_grace_s : SBT_DNS_GRACE_DEFAULT_S;
+	uint32_t grace = es->cfg->dns_grace_set ? es->cfg->dns_grace_s : SBT_DNS_GRACE_DEFAULT_S;
 	uint64_t now = sbt_mono_ms();
 	bool added = false;
 	char err[200];
@@ -640,7 +900,7 @@ bool sbt_egress_learned_name(struct sbt_egress_state *st, uint32_t slot, const u
 	const struct sbt_dns_learned *l;
 	bool found = false;
 
-	if (slot >= st->nr)
+	if (slot >= st->nr || !st->sb[slot].active)
 		return false;
 	es = &st->sb[slot];
 	pthread_mutex_lock(&es->lock);
@@ -699,21 +959,11 @@ void sbt_egress_dns_drain(struct sbt_egress_state *st,
 
 void sbt_egress_teardown(struct sbt_egress_state *st)
 {
-	for (uint32_t i = 0; i < st->nr; i++) {
-		struct sbt_egress_sandbox *es = &st->sb[i];
-
-		stop_proxy(st, i);
-		for (size_t l = 0; l < es->nr_links; l++)
-			bpf_link__destroy(es->links[l]);
-		es->nr_links = 0;
-		if (es->nsfd >= 0)
-			close(es->nsfd);
-		es->nsfd = -1;
-		free(es->policy.entries);
-		es->policy.entries = NULL;
-		es->policy.nr = 0;
-		sbt_dns_learn_free(&es->learned);
-	}
+	if (!st->plan)
+		return;
+	gate_release(st);
+	for (uint32_t i = 0; i < st->nr; i++)
+		sandbox_release(st, i, false);
 	sbt_egress_dns_drain(st, drop_dns_event, NULL);
 }
 
@@ -729,6 +979,7 @@ void sbt_egress_detach(struct sbt_egress_state *st)
 			bpf_link__destroy(st->sb[i].links[l]);
 		st->sb[i].nr_links = 0;
 	}
+	gate_release(st);
 }
 
 void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_egress_view *v)
@@ -736,7 +987,7 @@ void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_e
 	const struct sbt_egress_sandbox *es;
 
 	memset(v, 0, sizeof(*v));
-	if (i >= st->nr)
+	if (i >= st->nr || !st->sb[i].active)
 		return;
 	es = &st->sb[i];
 	v->hosts = es->hosts;
@@ -744,13 +995,17 @@ void sbt_egress_view(const struct sbt_egress_state *st, uint32_t i, struct sbt_e
 	v->has_resolver = es->has_resolver;
 	v->resolver = es->resolver;
 	v->resolver_source = es->resolver_source;
-	v->resolver_in_sandbox = es->nsfd >= 0;
+	v->resolver_in_sandbox = es->nsfd >= 0 || es->resolver_deferred;
 	v->nr_entries = es->policy.nr;
-	v->dns_proxy = es->proxy != NULL;
-	if (es->proxy)
-		for (int k = 0; k < 4; k++)
-			v->dns_proxy_ports[k] = ntohs(st->plan->skel->bss->dns_proxy[i].port[k]);
-	v->dns_proxy_tap = es->proxy && es->tap_proxy;
+	v->dns_proxy = es->want_proxy || es->nr_proxies;
+	for (size_t p = 0; p < es->nr_proxies; p++) {
+		if (!es->proxies[p].netns_cookie)
+			continue;
+		if (!v->dns_proxy_netns++)
+			for (int k = 0; k < 4; k++)
+				v->dns_proxy_ports[k] = ntohs(es->proxies[p].port[k]);
+	}
+	v->dns_proxy_tap = es->tap_proxy;
 	if (!v->dns_proxy_tap)
 		return;
 	for (int k = 0; k < 4; k++)

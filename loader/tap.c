@@ -65,7 +65,7 @@ static void fill_entry(struct sbt_tap *e, const struct sbt_target *sb, int ifind
 		e->flags |= SBT_TAP_RESOLVER;
 	}
 	/* the DNS proxy, per family that has both its sockets */
-	if (es && es->proxy && es->tap_proxy) {
+	if (es && es->tap_proxy) {
 		memcpy(e->host4, es->tap.host4, 4);
 		memcpy(e->host6, es->tap.host6, 16);
 		memcpy(e->proxy_port, es->tap.port, sizeof(e->proxy_port));

@@ -262,6 +262,7 @@ static int trace_loop(struct trace_ctx *ctx, uint64_t start_ms, const char **rea
 			*reason = "error";
 			return SBT_EXIT_RUNTIME;
 		}
+		sbt_egress_gate(ctx->egress); /* first: a process may wait for it */
 		sbt_session_drops(&ctx->sess.core);
 		sbt_session_tick(&ctx->sess.core);
 		sbt_session_guests_poll(&ctx->sess.core, GUEST_TICK_BYTES);

@@ -68,9 +68,9 @@ wait_for 10 has_started || { log "agent did not start: $(cat "$WORK/agent.err")"
 
 check "TraceStarted: the egress hooks, as cgroup links" cgroup_link \
 	"$(head -n 1 "$OUT" | jq -r '.hooks.egress.mode')"
-# The agent's egress links: on the parent (6, from the start) and per shim sandbox.
+# The agent's egress links: on the parent (8, from the start) and per shim sandbox.
 links_on() { bpftool -j link show 2> /dev/null | jq --argjson c "$1" '[.[] | select(.type == "cgroup" and .cgroup_id == $c)] | length'; }
-check "6 egress links on the watched parent" 6 "$(links_on "$PARENT_ID")"
+check "8 egress links on the watched parent" 8 "$(links_on "$PARENT_ID")"
 
 # --- a shim sandbox with --allow: enforced before its workload runs ------------
 mkdir -p "$WORK/ws"
@@ -89,7 +89,7 @@ check "shim: the other one is refused at once (EPERM)" "err EPERM" "$(cut -d' ' 
 check "shim: SandboxAdded with its policy from the state file" "true state_file enforce 1 null" \
 	"$(jq -r --arg s "$SB_SHIM" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.released) \(.egress.source) \(.egress.mode) \(.egress.rules) \(.egress.error)"' "$OUT")"
 SHIM_CG_ID=$(jq -r --arg s "$SB_SHIM" 'select(.event == "SandboxAdded" and .sandbox == $s) | .cgroup_id' "$OUT")
-check "shim: 6 egress links on its cgroup" 6 "$(links_on "$SHIM_CG_ID")"
+check "shim: 8 egress links on its cgroup" 8 "$(links_on "$SHIM_CG_ID")"
 # The trace does not read the shim's rules: it refuses rather than drop them.
 "$SBTRACE" trace --sandbox "$P-s" --state-dir "$STATE" --duration 1 > /dev/null 2> "$WORK/trace-sb.err"
 check "sbtrace trace --sandbox of it without rules of its own: exit 2" 2 $?

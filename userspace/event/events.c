@@ -129,6 +129,7 @@ const char *sbt_egress_reason_name(unsigned int reason)
 		[SBT_REASON_UNSUPPORTED] = "unsupported",
 		[SBT_REASON_POLICY_PENDING] = "policy_pending",
 		[SBT_REASON_POLICY_ERROR] = "policy_error",
+		[SBT_REASON_DNS_NO_PROXY] = "dns_no_proxy",
 	};
 	_Static_assert(sizeof(names) / sizeof(names[0]) == SBT_REASON__MAX, "a name per reason");
 

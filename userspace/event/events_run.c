@@ -192,6 +192,8 @@ static json_object *egress_sandbox_json(const struct sbt_target *sb,
 		for (int i = 0; i < 4; i++)
 			json_object_object_add(p, k[i],
 					       json_object_new_int(es->dns_proxy_ports[i]));
+		json_object_object_add(p, "netns",
+				       json_object_new_int64((int64_t)es->dns_proxy_netns));
 		if (es->dns_proxy_tap) {
 			json_object *a = json_object_new_array();
 
@@ -392,6 +394,18 @@ static json_object *egress_policy_json(const struct sbt_ev_sandbox *c)
 	json_object_object_add(o, "rules", json_object_new_uint64(c->egress_rules));
 	json_object_object_add(o, "error",
 			       c->egress_error ? json_object_new_string(c->egress_error) : NULL);
+	if (c->dns_proxy) {
+		static const char *const k[4] = { "udp4", "tcp4", "udp6", "tcp6" };
+		json_object *p = json_object_new_object();
+
+		for (int i = 0; i < 4; i++)
+			json_object_object_add(p, k[i], json_object_new_int(c->dns_proxy_ports[i]));
+		json_object_object_add(p, "netns",
+				       json_object_new_int64((int64_t)c->dns_proxy_netns));
+		json_object_object_add(o, "dns_proxy", p);
+	} else {
+		json_object_object_add(o, "dns_proxy", NULL);
+	}
 	return o;
 }
 

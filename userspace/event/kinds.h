@@ -198,6 +198,10 @@ struct sbt_ev_sandbox {
 	const char *egress_mode;   /* "enforce", "audit" or "denied" (refused: egress_error) */
 	const char *egress_error;
 	size_t egress_rules;
+	/* its DNS proxy (host rules, enforce): ports on its (first) loopback, namespaces served */
+	bool dns_proxy;
+	uint16_t dns_proxy_ports[4]; /* UDP4, TCP4, UDP6, TCP6; 0: none (yet) */
+	size_t dns_proxy_netns;
 };
 
 /* One sandbox in TraceStats. */

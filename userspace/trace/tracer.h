@@ -184,7 +184,8 @@ struct sbt_egress_view {
 	bool resolver_in_sandbox;    /* resolved from the sandbox's network namespace */
 	size_t nr_entries;	     /* trie entries of its slot */
 	bool dns_proxy;		     /* its DNS goes to sbtrace's proxy */
-	uint16_t dns_proxy_ports[4]; /* UDP4, TCP4, UDP6, TCP6 on its loopback; 0: none */
+	uint16_t dns_proxy_ports[4]; /* UDP4, TCP4, UDP6, TCP6 on its (first) loopback; 0: none */
+	size_t dns_proxy_netns;	     /* network namespaces with a proxy (0: none yet) */
 	bool dns_proxy_tap;	     /* ... and on its tap's host-side addresses: */
 	uint16_t dns_proxy_tap_ports[4];
 	uint8_t dns_proxy_tap_addrs[2][16]; /* IPv4 mapped */
