@@ -109,11 +109,16 @@ npm_services() {
 }
 
 relay_watch() {
+	# DEBUG_PROBE_STRACE=1: the whole probe under strace -f instead ($WORK/NAME.probe-strace)
+	if [ -n "${DEBUG_PROBE_STRACE:-}" ]; then
+		strace -f -tt -qq -e trace=process,connect,close,kill,setns,unshare,write -e signal=all -s 80 -o "$WORK/$2.probe-strace" -p "$1" 2> /dev/null
+		return 0
+	fi
 	_i=0
 	while [ $_i -lt 600 ] && kill -0 "$1" 2> /dev/null; do
 		_r=$(pgrep -P "$1" -x slirp4netns | head -n 1)
 		if [ -n "$_r" ]; then
-			printf 'relay netns %s (the world sandbox netns %s) cgroup %s\n' "$(readlink "/proc/$_r/ns/net")" \
+			printf 'relay netns %s (the world sandbox netns %s) cgroup %s\n' "$(readlink "/proc/$_r/ns/net" || echo 'none: it exited')" \
 				"net:[$(stat -L -c %i "/run/netns/$NET_SBX")]" "$(sed -n 's/^0:://p' "/proc/$_r/cgroup")" > "$WORK/$2.relay"
 			command -v strace > /dev/null &&
 				strace -f -qq -e trace=connect -o "$WORK/$2.strace" -p "$_r" 2> /dev/null

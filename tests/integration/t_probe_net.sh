@@ -31,13 +31,16 @@ leftovers() {
 IMAGES=$(podman images -q | wc -l)
 NSENTER=$(command -v nsenter) # absolute: sbt-spawn execs without a PATH search
 
-# probe NAME ARGS...: the probe in the test's sandbox netns; report $WORK/NAME.json
+# probe NAME ARGS...: the probe in the test's sandbox netns; report $WORK/NAME.json.
+# Started with fds 3-5 closed, as a CI runner starts it: the relay's pipe ends
+# then are fds 3 and 4 themselves (a `flock FILE cmd` around the run keeps
+# fd 3 busy and hid that the relay lost its --exit-fd at exec).
 probe() {
 	_n=$1
 	shift
 	${PROBE_CG:+"$SPAWN" "$PROBE_CG" --exec --} "$NSENTER" --net="/run/netns/$NET_SBX" env SBTRACE_RESOLV_CONF="$WORK/resolv.conf" \
 		"$SBTRACE" probe --cache-dir "$WORK/cache" --boot-seconds 2 --image-map "$TOP/scripts/image-map" "$@" \
-		> "$WORK/$_n.json" 2> "$WORK/$_n.err" &
+		> "$WORK/$_n.json" 2> "$WORK/$_n.err" 3>&- 4>&- 5>&- &
 	PROBE_PID=$!
 	relay_watch "$PROBE_PID" "$_n" &
 	wait "$PROBE_PID"

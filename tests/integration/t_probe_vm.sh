@@ -39,7 +39,7 @@ probe() {
 	shift
 	nsenter --net="/run/netns/$NET_SBX" env SBTRACE_RESOLV_CONF="$WORK/resolv.conf" \
 		"$SBTRACE" probe --no-cache --boot-seconds 3 --image-map "$TOP/scripts/image-map" \
-		"$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err" &
+		"$@" > "$WORK/$_n.json" 2> "$WORK/$_n.err" 3>&- 4>&- 5>&- &
 	PROBE_PID=$!
 	relay_watch "$PROBE_PID" "$_n" &
 	wait "$PROBE_PID"

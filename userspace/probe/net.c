@@ -127,6 +127,14 @@ static void relay_child(const char *cg, int exit_r, int ready_w, char *const *ar
 static void relay_child(const char *cg, int exit_r, int ready_w, char *const *argv)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), rc;
+	/*
+	 * Above the slots they go to first: a pipe end that already is fd 3 or 4
+	 * would keep its O_CLOEXEC through dup2 (a no-op), close at exec, and
+	 * the relay would take the closed --exit-fd for our death and exit at
+	 * once, its tap and the build's route with it (ENETUNREACH). Whether it
+	 * is depends on what the caller left open.
+	 */
+	int ex = fcntl(exit_r, F_DUPFD_CLOEXEC, 10), rd = fcntl(ready_w, F_DUPFD_CLOEXEC, 10);
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* before its first socket: a socket belongs to the cgroup it was made in */
@@ -142,8 +150,8 @@ static void relay_child(const char *cg, int exit_r, int ready_w, char *const *ar
 	 */
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL))
 		_exit(126);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(exit_r, 3) < 0 ||
-	    dup2(ready_w, 4) < 0)
+	if (null < 0 || ex < 0 || rd < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(ex, 3) < 0 || dup2(rd, 4) < 0)
 		_exit(127);
 	close_range(5, ~0u, 0);
 	sbt_exec(SBT_EXEC_HOST, argv);

@@ -141,7 +141,10 @@ static int relay_start(int dest, int *w, pid_t *pid)
 		signal(SIGTERM, SIG_IGN);
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		prctl(PR_SET_NAME, "sbt-relay", 0, 0, 0);
-		if (dup2(p[0], 3) < 0 || dup2(dest, 4) < 0)
+		/* above 3 and 4 first: dest may be fd 3, which the first dup2 would replace */
+		int in = fcntl(p[0], F_DUPFD_CLOEXEC, 10), out = fcntl(dest, F_DUPFD_CLOEXEC, 10);
+
+		if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0)
 			_exit(1);
 		syscall(SYS_close_range, 5U, ~0U, 0U);
 		close(0);
