@@ -233,6 +233,18 @@ net_world_up() {
 # hosts its names point at, each serving TCP 80 (sbt-net serve):
 # 198.51.100.10 .. 198.51.100.(9+N) and 203.0.113.100 .. 203.0.113.139.
 # 0 when both answer, else 1 after a message.
+# net_dns_test_world N: the tools, the world, and sbt-dns as the upstream
+# (net_dns_world N, its log $UP_LOG); $LOOKUP is sbt-lookup. Exits on failure.
+net_dns_test_world() {
+	net_require_tools
+	LOOKUP="$TOP/build/tests/sbt-lookup"
+	[ -x "$TOP/build/tests/sbt-dns" ] && [ -x "$LOOKUP" ] || { log "sbt-dns/sbt-lookup missing: run make"; exit 1; }
+	net_world_up || exit 1
+	UP_LOG="$WORK/upstream.log"
+	: > "$UP_LOG"
+	net_dns_world "$1" "$UP_LOG" || { fail "the DNS world did not start"; finish; }
+}
+
 net_dns_world() {
 	_nd_n=$1
 	_nd_log=$2

@@ -13,14 +13,7 @@
 #  - no query was denied for want of a proxy, and nothing stays stopped.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlib.sh"
-net_require_tools
-SBTDNS="$TOP/build/tests/sbt-dns"
-LOOKUP="$TOP/build/tests/sbt-lookup"
-[ -x "$SBTDNS" ] && [ -x "$LOOKUP" ] || { log "sbt-dns/sbt-lookup missing: run make"; exit 1; }
-net_world_up || exit 1
-UP_LOG="$WORK/upstream.log"
-: > "$UP_LOG"
-net_dns_world 6 "$UP_LOG" || { fail "the DNS world did not start"; finish; }
+net_dns_test_world 6
 
 # A second network namespace of ours (loopback only): its DNS can only be
 # the proxy's, which asks the upstream from the sandbox's first namespace.

@@ -18,16 +18,8 @@
 #    lower-case with sbtrace's own bare EDNS record only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlib.sh"
-net_require_tools
-SBTDNS="$TOP/build/tests/sbt-dns"
-LOOKUP="$TOP/build/tests/sbt-lookup"
-[ -x "$SBTDNS" ] && [ -x "$LOOKUP" ] || { log "sbt-dns/sbt-lookup missing: run make"; exit 1; }
-net_world_up || exit 1
-
 # Our server on 192.0.2.54, and the 46 test hosts its names point at.
-UP_LOG="$WORK/upstream.log"
-: > "$UP_LOG"
-net_dns_world 6 "$UP_LOG" || { fail "the DNS world did not start"; finish; }
+net_dns_test_world 6
 
 C=$(mk_cgroup sbx)
 in_sandbox "$C" /bin/sleep 120 &

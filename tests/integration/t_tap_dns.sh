@@ -22,15 +22,7 @@
 #    programs are gone after the stop.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlib.sh"
-net_require_tools
-SBTDNS="$TOP/build/tests/sbt-dns"
-LOOKUP="$TOP/build/tests/sbt-lookup"
-[ -x "$SBTDNS" ] && [ -x "$LOOKUP" ] || { log "sbt-dns/sbt-lookup missing: run make"; exit 1; }
-net_world_up || exit 1
-
-UP_LOG="$WORK/upstream.log"
-: > "$UP_LOG"
-net_dns_world 11 "$UP_LOG" || { fail "the DNS world did not start"; finish; }
+net_dns_test_world 11
 
 printf 'nameserver 198.51.100.53\n' > "/etc/netns/$NET_SBX/resolv.conf"
 guest() { ip netns exec "$NET_SBX" "$@"; }
