@@ -71,13 +71,13 @@ SB_SHIM="/sbtrace/$P-s"
 "$SHIM" run --name "$P-s" --state-dir "$STATE" --workspace "$WORK/ws" --net veth \
 	--veth-addrs 203.0.113.254/30,203.0.113.253/30 --veth-host-netns "$NET_HOST" \
 	--allow "host rot.test port 80 proto tcp" -- /bin/busybox sh -c \
-	"/workspace/sbt-lookup connect rot.test 80 20 > /workspace/rot.tmp; mv /workspace/rot.tmp /workspace/rot; exec /bin/busybox sleep 60" \
+	"/workspace/sbt-lookup connect rot.test 80 60 > /workspace/rot.tmp; mv /workspace/rot.tmp /workspace/rot; exec /bin/busybox sleep 60" \
 	2> "$WORK/shim.err" &
 SHIM_PID=$!
 ran() { [ -s "$WORK/ws/rot" ]; }
 wait_for 30 ran || log "shim: $(tail -n 5 "$WORK/shim.err")"
-check "shim: 20 lookups-then-connects by name through its proxy: 0 false denies" \
-	"ok 20 eperm 0 other 0 nxname 0" "$(cat "$WORK/ws/rot" 2> /dev/null)"
+check "shim: 60 lookups-then-connects by name through its proxy: 0 false denies" \
+	"ok 60 eperm 0 other 0 nxname 0" "$(cat "$WORK/ws/rot" 2> /dev/null)"
 check "shim: SandboxAdded shows its proxy" "state_file enforce true" \
 	"$(jq -r --arg s "$SB_SHIM" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.egress.source) \(.egress.mode) \(.egress.dns_proxy != null)"' "$OUT")"
 kill -TERM "$SHIM_PID" 2> /dev/null
