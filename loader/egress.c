@@ -493,22 +493,18 @@ static void sandbox_release(struct sbt_egress_state *st, uint32_t slot, bool cle
 	sbt_egress_proxy_stop(st, slot);
 	for (size_t l = 0; l < es->nr_links; l++)
 		bpf_link__destroy(es->links[l]);
-	es->nr_links = 0;
 	if (es->nsfd >= 0)
 		close(es->nsfd);
-	es->nsfd = -1;
 	if (clear) {
 		sbt_slot_policy_clear(st->plan->skel, slot, &es->policy);
 	} else { /* a pinned link may go on judging with them */
 		free(es->policy.entries);
 	}
 	sbt_dns_learn_free(&es->learned);
-	{
-		pthread_mutex_t lock = es->lock;
-
-		memset(es, 0, sizeof(*es));
-		es->lock = lock;
-	}
+	/* a fresh slot for the next sandbox (a mutex is re-made, never copied) */
+	pthread_mutex_destroy(&es->lock);
+	memset(es, 0, sizeof(*es));
+	pthread_mutex_init(&es->lock, NULL);
 	es->nsfd = -1;
 }
 

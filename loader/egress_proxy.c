@@ -317,4 +317,3 @@ void sbt_egress_gate_release(struct sbt_egress_state *st)
 			kill((pid_t)key, SIGCONT);
 	}
 }
-

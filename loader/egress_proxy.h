@@ -16,7 +16,8 @@ struct sbt_target;
  * tap, and from then on in each new one (dns_want). Failures are said on
  * stderr.
  */
-void sbt_egress_proxy_start(struct sbt_egress_state *st, uint32_t slot, const struct sbt_target *sb);
+void sbt_egress_proxy_start(struct sbt_egress_state *st, uint32_t slot,
+			    const struct sbt_target *sb);
 /* Unpublish the slot's proxies (nothing is sent to them any more), then stop them. */
 void sbt_egress_proxy_stop(struct sbt_egress_state *st, uint32_t slot);
 /*
