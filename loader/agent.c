@@ -33,6 +33,7 @@
 #include "agent_int.h"
 #include "egress.h"
 #include "event/sink.h"
+#include "event/sink_sub.h"
 #include "lib/clock.h"
 #include "lib/io.h"
 #include "loader.h"
@@ -188,6 +189,9 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	sbt_agent_pol_describe(&a->eg, s->pol, s->sb.slot, &ev.sandbox_change);
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
+	/* running before we looked (the agent's start, or a restart): say what was not seen */
+	s->sb.adopted = a->adopting && !ev.sandbox_change.released;
+	s->sb.observed_since_ns = s->sb.adopted ? ev.ts : 0;
 	sbt_session_emit(&a->sess.core, &ev, &s->sb);
 	return 0;
 }
@@ -351,6 +355,16 @@ static void fill_runtime(struct agent *a, struct sbt_metrics_runtime *rt)
 	rt->targets = a->sess.core.nr;
 	rt->sandboxes_unregistered = a->plan.skel->bss->agent_mkdir_no_slot;
 	sbt_agent_obs_fill(&a->obs, rt);
+	if (a->o->sub) {
+		const struct sbt_sub_sink *sub = a->o->sub;
+
+		rt->has_subscribers = 1;
+		for (int i = 0; i < SBT_SUB_MAX_CLIENTS; i++)
+			rt->subscribers += sub->clients[i].fd >= 0;
+		rt->subscribers_accepted = sub->accepted;
+		rt->subscribers_refused = sub->refused;
+		rt->subscriber_dropped = sub->dropped;
+	}
 }
 
 static char *render_metrics(void *arg, size_t *len)
@@ -359,6 +373,7 @@ static char *render_metrics(void *arg, size_t *len)
 	struct sbt_metrics_runtime rt;
 
 	fill_runtime(a, &rt);
+	sbt_metrics_sink_expire(a->o->metrics, sbt_now_epoch_ns());
 	return sbt_metrics_render_str(a->o->metrics, &rt, len);
 }
 
@@ -382,7 +397,7 @@ static void emit_stats(struct agent *a)
 {
 	struct sbt_ev_stats base = {
 		.uptime_ms = sbt_mono_ms() - a->start_ms,
-		.ringbuf_pending_bytes = sbt_agent_obs_pending(&a->obs),
+		.ringbuf_pending_bytes = a->obs.rb_last, /* before the last drain: after it, 0 */
 		.ringbuf_size_bytes = a->o->trace.exec.ringbuf_bytes,
 		.sandboxes_added = a->added,
 		.sandboxes_removed = a->removed,
@@ -570,11 +585,7 @@ static int agent_attach(struct agent *a)
 	attach_mkdir(a);
 	sbt_agent_obs_init(&a->obs, bpf_map__fd(skel->maps.events), a->o->trace.exec.ringbuf_bytes);
 	bpf_object__for_each_program(prog, skel->obj)
-	{
-		if (strncmp(bpf_program__name(prog), "exec_", 5) == 0 ||
-		    prog == skel->progs.agent_cgroup_mkdir)
-			sbt_agent_obs_add_prog(&a->obs, prog);
-	}
+		sbt_agent_obs_add_prog(&a->obs, prog); /* every one loaded (an fd): their cost */
 	if (a->obs.stats_fd < 0)
 		sbt_log("BPF_ENABLE_STATS refused (%s): program run times read 0", strerror(errno));
 	return watch_dirs(a);
@@ -643,6 +654,7 @@ static const char *agent_loop(struct agent *a)
 			return "error";
 		/* new sandboxes first: their records may be in this batch */
 		handle_inotify(a);
+		sbt_agent_obs_sample(&a->obs);
 		err = sbt_session_bpf_consume(&a->sess);
 		if (err) {
 			sbt_log("reading the ring buffer failed: %s", strerror(-err));
@@ -696,7 +708,9 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	a->attach_ms = a->start_ms - t0;
 	a->start_epoch = (double)sbt_now_epoch_ns() / 1e9;
 	emit_started(a);
-	rescan(a); /* what is already there (watched since before this scan) */
+	a->adopting = true; /* what is already there (watched since before this scan) */
+	rescan(a);
+	a->adopting = false;
 	reason = agent_loop(a);
 	if (strcmp(reason, "error") == 0 || strcmp(reason, "output_error") == 0)
 		ret = SBT_EXIT_RUNTIME;

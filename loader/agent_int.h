@@ -35,6 +35,7 @@ struct agent {
 	int ino, wd_state, wd_parent[SBT_AGENT_MAX_PARENTS];
 	struct sbt_target parent[SBT_AGENT_MAX_PARENTS];
 	uint64_t added, removed;
+	bool adopting; /* the first scan: what it finds ran before us */
 	uint64_t start_ms, attach_ms;
 	double start_epoch;
 	struct sbt_agent_obs obs;

@@ -11,12 +11,15 @@
  * linked: it brings gnutls and friends, ~3 MiB of resident memory that
  * every `sbtrace trace` would carry otherwise.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 
@@ -103,7 +106,7 @@ void sbt_agent_obs_init(struct sbt_agent_obs *ob, int ringbuf_fd, uint64_t ringb
 
 void sbt_agent_obs_add_prog(struct sbt_agent_obs *ob, const struct bpf_program *prog)
 {
-	if (prog && bpf_program__fd(prog) >= 0 && ob->nr_progs < 4)
+	if (prog && bpf_program__fd(prog) >= 0 && ob->nr_progs < SBT_AGENT_OBS_PROGS)
 		ob->progs[ob->nr_progs++] = prog;
 }
 
@@ -118,6 +121,55 @@ uint64_t sbt_agent_obs_pending(const struct sbt_agent_obs *ob)
 	return prod > cons ? prod - cons : 0;
 }
 
+void sbt_agent_obs_sample(struct sbt_agent_obs *ob)
+{
+	ob->rb_last = sbt_agent_obs_pending(ob);
+	if (ob->rb_last > ob->rb_high)
+		ob->rb_high = ob->rb_last;
+}
+
+/* The process_* series from /proc/self (field numbers of proc(5)). */
+static void process_fill(struct sbt_metrics_runtime *rt)
+{
+	char buf[1024], *p;
+	unsigned long long ut, st, start, vsize;
+	long long rss;
+	struct rlimit rl;
+	struct timespec now, mono;
+	DIR *d;
+	FILE *f = fopen("/proc/self/stat", "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the comm may hold spaces and parentheses */
+	if (!p || hz <= 0 ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+			  "%*d %*d %llu %llu %lld",
+		   &ut, &st, &start, &vsize, &rss) != 5)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_BOOTTIME, &mono);
+	rt->has_process = 1;
+	rt->cpu_seconds = (double)(ut + st) / (double)hz;
+	rt->vsize_bytes = vsize;
+	rt->rss_bytes = rss > 0 ? (uint64_t)rss * (uint64_t)page : 0;
+	rt->process_start_seconds = (double)now.tv_sec + (double)now.tv_nsec / 1e9 -
+				    ((double)mono.tv_sec + (double)mono.tv_nsec / 1e9) +
+				    (double)start / (double)hz;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		rt->max_fds = rl.rlim_cur;
+	d = opendir("/proc/self/fd");
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));)
+			rt->open_fds += e->d_name[0] != '.';
+		closedir(d);
+		rt->open_fds--; /* the directory's own */
+	}
+}
+
 void sbt_agent_obs_fill(struct sbt_agent_obs *ob, struct sbt_metrics_runtime *rt)
 {
 	for (size_t i = 0; i < ob->nr_progs; i++) {
@@ -128,8 +180,10 @@ void sbt_agent_obs_fill(struct sbt_agent_obs *ob, struct sbt_metrics_runtime *rt
 	rt->progs = ob->prog_stats;
 	rt->nr_progs = ob->nr_progs;
 	rt->stats_enabled = ob->stats_fd >= 0;
-	rt->ringbuf_pending_bytes = sbt_agent_obs_pending(ob);
+	rt->ringbuf_pending_bytes = ob->rb_last;
+	rt->ringbuf_high_water_bytes = ob->rb_high;
 	rt->ringbuf_size_bytes = ob->rb_size;
+	process_fill(rt);
 }
 
 void sbt_agent_obs_free(struct sbt_agent_obs *ob)

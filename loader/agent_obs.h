@@ -12,14 +12,17 @@
 struct sbtrace_bpf;
 struct bpf_program;
 
+#define SBT_AGENT_OBS_PROGS 48
+
 /* What the agent observes of itself for a scrape: BPF program costs, the ring buffer. */
 struct sbt_agent_obs {
 	int stats_fd; /* BPF_ENABLE_STATS, -1 if refused */
-	const struct bpf_program *progs[4];
-	struct sbt_prog_stats prog_stats[4];
+	const struct bpf_program *progs[SBT_AGENT_OBS_PROGS];
+	struct sbt_prog_stats prog_stats[SBT_AGENT_OBS_PROGS];
 	size_t nr_progs;
 	void *rb_consumer, *rb_producer; /* read-only views of the ring buffer's positions */
 	uint64_t rb_size;
+	uint64_t rb_last, rb_high; /* pending before the last drain, and the most ever */
 	long page;
 };
 
@@ -29,6 +32,8 @@ void sbt_agent_obs_add_prog(struct sbt_agent_obs *ob, const struct bpf_program *
 /* Fill rt's BPF and ring-buffer fields now. */
 void sbt_agent_obs_fill(struct sbt_agent_obs *ob, struct sbt_metrics_runtime *rt);
 uint64_t sbt_agent_obs_pending(const struct sbt_agent_obs *ob);
+/* Before a drain: what waits now, for the pending and high-water gauges. */
+void sbt_agent_obs_sample(struct sbt_agent_obs *ob);
 void sbt_agent_obs_free(struct sbt_agent_obs *ob);
 
 /* /metrics over HTTP (libmicrohttpd, driven by the agent's own poll loop: no thread). */

@@ -183,12 +183,58 @@ static void test_metrics_sink(void **state)
 			       "2.500000000\n"));
 	assert_non_null(strstr(
 		text, "sbtrace_build_info{version=\"0.1.0\",abi=\"2\",exec_hook=\"tp_btf\"} 1\n"));
+	/* the host counters: no sandbox label; label sets never seen are there at 0 */
+	assert_non_null(strstr(text, "\nsbtrace_execs_total 2\n"));
+	assert_non_null(strstr(text, "sbtrace_shells_total{shell=\"busybox sh\",kind=\"command\"} 1\n"));
+	assert_non_null(strstr(text, "sbtrace_shells_total{shell=\"bash\",kind=\"script\"} 0\n"));
+	assert_non_null(strstr(text, "sbtrace_egress_total{verdict=\"denied\",reason=\"not_in_allowlist\"} 0\n"));
+	assert_non_null(strstr(text, "sbtrace_egress_would_deny_total{reason=\"not_in_allowlist\"} 0\n"));
+	assert_non_null(strstr(text, "sbtrace_events_lost_total{kind=\"egress\",reason=\"ringbuf_full\"} 0\n"));
 	free(text);
-	/* a removed sandbox's series end */
-	ev = (struct sbt_event){ .kind = SBT_EV_SANDBOX_REMOVED, .sandbox = &sb };
+	/* a removed sandbox: its info at once, its counters after the retention */
+	sbt_metrics_sink_config(ms, 30ull * 1000000000ull, 1);
+	ev = (struct sbt_event){ .kind = SBT_EV_SANDBOX_REMOVED, .sandbox = &sb, .ts = 1000 };
 	s->ops->emit(s, &ev);
+	sbt_metrics_sink_expire(ms, 1000 + 29ull * 1000000000ull);
+	text = sbt_metrics_render_str(ms, NULL, &len);
+	assert_non_null(strstr(text, "sbtrace_sandbox_execs_total{sandbox=\"/machine.slice/a\"} 2\n"));
+	assert_null(strstr(text, "sbtrace_sandbox_info{"));
+	free(text);
+	sbt_metrics_sink_expire(ms, 1000 + 31ull * 1000000000ull);
 	text = sbt_metrics_render_str(ms, NULL, &len);
 	assert_null(strstr(text, "/machine.slice/a"));
+	assert_non_null(strstr(text, "\nsbtrace_execs_total 2\n")); /* the host's stay */
+	free(text);
+	sbt_metrics_sink_free(ms);
+}
+
+/* --metrics-no-sandbox-label: the host families alone. */
+static void test_metrics_no_sandbox(void **state)
+{
+	struct sbt_metrics_sink *ms = sbt_metrics_sink_new();
+	struct sbt_sink *s = sbt_metrics_sink_base(ms);
+	struct sbt_target sb = { .name = "/machine.slice/b" };
+	struct sbt_exec rec = { 0 };
+	struct sbt_egress eg = { .verdict = SBT_VERDICT_OBSERVED,
+				 .reason = SBT_REASON_NOT_IN_ALLOWLIST,
+				 .would_deny = 1,
+				 .count = 4 };
+	struct sbt_event ev = { .kind = SBT_EV_EXEC, .sandbox = &sb };
+	size_t len;
+	char *text;
+
+	(void)state;
+	sbt_metrics_sink_config(ms, 0, 0);
+	ev.exec.rec = &rec;
+	s->ops->emit(s, &ev);
+	ev = (struct sbt_event){ .kind = SBT_EV_EGRESS, .sandbox = &sb };
+	ev.egress.rec = &eg;
+	s->ops->emit(s, &ev);
+	text = sbt_metrics_render_str(ms, NULL, &len);
+	assert_null(strstr(text, "machine.slice"));
+	assert_non_null(strstr(text, "\nsbtrace_execs_total 1\n"));
+	assert_non_null(strstr(text, "sbtrace_egress_total{verdict=\"observed\",reason=\"not_in_allowlist\"} 4\n"));
+	assert_non_null(strstr(text, "sbtrace_egress_would_deny_total{reason=\"not_in_allowlist\"} 4\n"));
 	free(text);
 	sbt_metrics_sink_free(ms);
 }
@@ -352,7 +398,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_args),	 cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_rfc3339),		 cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_metrics_sink),	 cmocka_unit_test(test_metrics_file),
+		cmocka_unit_test(test_metrics_sink),
+		cmocka_unit_test(test_metrics_no_sandbox),	 cmocka_unit_test(test_metrics_file),
 		cmocka_unit_test(test_sink_reopen),	 cmocka_unit_test(test_sub_slow_client),
 		cmocka_unit_test(test_sink_whole_lines),
 	};

@@ -2,12 +2,15 @@
 /* `sbtrace agent`: options, help, the request. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "cmd/agent_cmd.h"
 #include "event/metrics.h"
@@ -16,6 +19,7 @@
 #include "event/sink_sub.h"
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-agent.h"
+#include "lib/instance.h"
 #include "lib/log.h"
 
 void sbt_agent_usage(FILE *f)
@@ -35,6 +39,8 @@ enum agent_opt {
 	OPT_SOCKET,
 	OPT_NO_SOCKET,
 	OPT_POLICY_DIR,
+	OPT_METRICS_RETAIN,
+	OPT_METRICS_NO_SANDBOX,
 };
 
 static const struct option agent_longopts[] = {
@@ -58,6 +64,8 @@ static const struct option agent_longopts[] = {
 	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "no-socket", no_argument, NULL, OPT_NO_SOCKET },
 	{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+	{ "metrics-retain", required_argument, NULL, OPT_METRICS_RETAIN },
+	{ "metrics-no-sandbox-label", no_argument, NULL, OPT_METRICS_NO_SANDBOX },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -171,6 +179,16 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 	case OPT_POLICY_DIR:
 		a->policy_dir = arg;
 		return -1;
+	case OPT_METRICS_RETAIN:
+		errno = 0;
+		v = strtoull(arg, &end, 10);
+		if (errno || *end || *arg < '0' || *arg > '9' || v > 86400)
+			return usage_error("--metrics-retain '%s': give seconds, 0..86400", arg);
+		a->metrics_retain_ms = v * 1000;
+		return -1;
+	case OPT_METRICS_NO_SANDBOX:
+		a->metrics_no_sandbox = true;
+		return -1;
 	case 'o':
 	case 'O':
 	case 'd':
@@ -207,6 +225,7 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 	a->max_sandboxes = SBT_AGENT_DEFAULT_SANDBOXES;
 	a->trace.stats_interval_ms = 60000;
 	a->socket_path = SBT_AGENT_SOCKET_DEFAULT;
+	a->metrics_retain_ms = 300000;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:O:d:vh", agent_longopts, NULL)) != -1) {
 		ret = agent_option(a, c, optarg);
@@ -227,16 +246,79 @@ int sbt_agent_args_parse(int argc, char **argv, struct sbt_agent_opts *a)
 	return -1;
 }
 
-int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
+/*
+ * One agent per state dir (or per socket without one): the lock, held for
+ * the process's life; a second agent stops here, before it touches the
+ * first's socket or shims. The lock fd, or -1 after a message.
+ */
+static int take_lock(const struct sbt_agent_opts *a)
 {
-	struct sbt_agent_opts a;
-	struct sbt_sub_sink sub;
+	char path[PATH_MAX];
+	const char *what = a->state_dir ? "--state-dir" : "--socket";
+	pid_t holder;
+	int fd;
+
+	if (!a->state_dir && !a->socket_path)
+		return INT_MAX; /* nothing shared to guard */
+	if (a->state_dir && mkdir(a->state_dir, 0700) && errno != EEXIST) {
+		sbt_log("--state-dir %s: %s", a->state_dir, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", a->state_dir ? a->state_dir : a->socket_path,
+			     a->state_dir ? "/.agent.lock" : ".lock") >= sizeof(path)) {
+		sbt_log("%s: path too long", what);
+		return -1;
+	}
+	fd = sbt_instance_lock(path, &holder);
+	if (fd == -EWOULDBLOCK)
+		sbt_log("another agent (pid %d) runs on %s %s (it holds %s): not started; stop it "
+			"first, or give this one another %s",
+			(int)holder, what, a->state_dir ? a->state_dir : a->socket_path, path, what);
+	else if (fd < 0)
+		sbt_log("cannot take the agent's lock %s: %s", path, strerror(-fd));
+	return fd < 0 ? -1 : fd;
+}
+
+/* The socket, unless a live process serves it (never replaced then). 0, or an exit code. */
+static int open_socket(struct sbt_agent_opts *a, struct sbt_sub_sink *sub, struct stat *own)
+{
+	pid_t peer;
+	int err;
+
+	if (sbt_unix_socket_live(a->socket_path, &peer)) {
+		sbt_log("--socket %s is served by a running process (pid %d): not replaced; stop it "
+			"first, or give another --socket",
+			a->socket_path, (int)peer);
+		return SBT_EXIT_USAGE;
+	}
+	err = sbt_sub_sink_open(sub, a->socket_path, SBT_SUB_BUF_BYTES);
+	if (err) {
+		sbt_log("--socket %s: %s", a->socket_path, strerror(-err));
+		return SBT_EXIT_USAGE;
+	}
+	if (stat(a->socket_path, own))
+		memset(own, 0, sizeof(*own));
+	return 0;
+}
+
+/* Close it; the path is unlinked only while it is still the socket this agent made. */
+static void close_socket(struct sbt_sub_sink *sub, const struct stat *own)
+{
+	struct stat st;
+
+	if (stat(sub->path, &st) || st.st_ino != own->st_ino || st.st_dev != own->st_dev)
+		sub->path[0] = '\0'; /* another's now: not ours to remove */
+	sbt_sub_sink_close(sub);
+}
+
+static int agent_main_locked(struct sbt_agent_opts *ap, sbt_agent_fn run, struct sbt_sub_sink *sub,
+			     struct stat *own)
+{
+	struct sbt_agent_opts a = *ap;
 	struct sbt_metrics_sink *ms = NULL;
 	struct sbt_json_sink sink;
-	int ret = sbt_agent_args_parse(argc, argv, &a), err;
+	int ret, err;
 
-	if (ret >= 0)
-		return ret;
 	if (a.out_path) {
 		err = sbt_json_sink_open(&sink, a.out_path, a.format);
 		if (err) {
@@ -254,28 +336,56 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 			sbt_json_sink_close(&sink);
 			return SBT_EXIT_RUNTIME;
 		}
+		sbt_metrics_sink_config(ms, a.metrics_retain_ms * 1000000ull, !a.metrics_no_sandbox);
 		a.metrics = ms;
 		sbt_sinks_add(&a.trace, sbt_metrics_sink_base(ms));
 	}
-	sub.listen_fd = -1;
+	sub->listen_fd = -1;
 	if (a.socket_path) {
-		err = sbt_sub_sink_open(&sub, a.socket_path, SBT_SUB_BUF_BYTES);
-		if (err) {
-			sbt_log("--socket %s: %s", a.socket_path, strerror(-err));
+		ret = open_socket(&a, sub, own);
+		if (ret) {
 			sbt_json_sink_close(&sink);
 			sbt_metrics_sink_free(ms);
-			return SBT_EXIT_USAGE;
+			return ret;
 		}
-		sbt_sinks_add(&a.trace, &sub.base);
+		a.sub = sub;
+		sbt_sinks_add(&a.trace, &sub->base);
 	}
 	ret = run(&a);
 	if (a.socket_path)
-		sbt_sub_sink_close(&sub);
+		close_socket(sub, own);
 	err = sbt_json_sink_close(&sink);
 	if (err && ret == SBT_EXIT_OK) {
 		sbt_log("closing '%s': %s", a.out_path, strerror(-err));
 		ret = SBT_EXIT_RUNTIME;
 	}
 	sbt_metrics_sink_free(ms);
+	return ret;
+}
+
+int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
+{
+	struct sbt_agent_opts a;
+	struct sbt_sub_sink *sub = calloc(1, sizeof(*sub));
+	struct stat own;
+	int ret = sbt_agent_args_parse(argc, argv, &a), lock;
+
+	if (!sub) {
+		sbt_log("out of memory");
+		return SBT_EXIT_RUNTIME;
+	}
+	if (ret >= 0) {
+		free(sub);
+		return ret;
+	}
+	lock = take_lock(&a);
+	if (lock < 0) {
+		free(sub);
+		return SBT_EXIT_USAGE;
+	}
+	ret = agent_main_locked(&a, run, sub, &own);
+	if (lock != INT_MAX)
+		close(lock);
+	free(sub);
 	return ret;
 }

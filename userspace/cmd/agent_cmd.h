@@ -21,6 +21,7 @@
 #define SBT_AGENT_SOCKET_DEFAULT    "/run/sbtrace-agent.sock"
 
 struct sbt_metrics_sink;
+struct sbt_sub_sink;
 
 struct sbt_agent_opts {
 	struct sbt_trace_opts
@@ -39,6 +40,9 @@ struct sbt_agent_opts {
 	const char *metrics_token_file;	  /* --metrics-token-file, NULL: none */
 	struct sbt_metrics_sink *metrics; /* set by sbt_agent_main when metrics are asked for */
 	const char *socket_path;	  /* the subscriber socket, NULL: none */
+	struct sbt_sub_sink *sub;	  /* set by sbt_agent_main with a socket */
+	uint64_t metrics_retain_ms;	  /* --metrics-retain: a removed sandbox's series */
+	bool metrics_no_sandbox;	  /* --metrics-no-sandbox-label: the host families alone */
 };
 
 typedef int (*sbt_agent_fn)(struct sbt_agent_opts *opts);

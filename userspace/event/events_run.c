@@ -434,6 +434,11 @@ json_object *sbt_json_sandbox_added(const struct sbt_event *ev)
 		return NULL;
 	json_object_object_add(o, "registered_by", json_object_new_string(c->registered_by));
 	json_object_object_add(o, "released", json_object_new_boolean(c->released));
+	json_object_object_add(o, "adopted", json_object_new_boolean(ev->sandbox->adopted));
+	json_object_object_add(o, "observed_since",
+			       ev->sandbox->adopted
+				       ? json_object_new_uint64(ev->sandbox->observed_since_ns)
+				       : NULL);
 	json_object_object_add(o, "egress", egress_policy_json(c));
 	return o;
 }

@@ -147,11 +147,13 @@ static const struct sbt_metric_family families[SBT_METRIC__MAX] = {
 #define SBT_METRIC_ROW(id, name, type, help, from)                                                 \
 	[SBT_METRIC_##id] = { name, #type, help, SBT_METRIC_FROM_##from },
 #define SBT_METRIC_FROM_runtime SBT_METRIC_FROM_RUNTIME
+#define SBT_METRIC_FROM_host	SBT_METRIC_FROM_HOST
 #define SBT_METRIC_FROM_sandbox SBT_METRIC_FROM_SANDBOX
 #define SBT_METRIC_FROM_run	SBT_METRIC_FROM_RUN
 	SBT_METRIC_FAMILIES(SBT_METRIC_ROW)
 #undef SBT_METRIC_ROW
 #undef SBT_METRIC_FROM_runtime
+#undef SBT_METRIC_FROM_host
 #undef SBT_METRIC_FROM_sandbox
 #undef SBT_METRIC_FROM_run
 };
@@ -172,10 +174,20 @@ enum sbt_metric sbt_metric_by_name(const char *name)
 
 /* ---- the sink -------------------------------------------------------------- */
 
+/* A removed sandbox's series, until they expire. */
+struct removal {
+	char *prefix; /* sandbox="NAME" */
+	uint64_t at_ns;
+};
+
 struct sbt_metrics_sink {
 	struct sbt_sink base;
-	/* the series of the families counted from events (from sandbox or run) */
+	/* the series of the families counted from events (from host, sandbox or run) */
 	struct sbt_counters series[SBT_METRIC__MAX];
+	uint64_t retain_ns;
+	bool per_sandbox;
+	struct removal *removals;
+	size_t nr_removals, cap_removals;
 };
 
 /* An egress verdict as its label says it. */
@@ -205,6 +217,16 @@ static void count_exec(struct sbt_metrics_sink *ms, const struct sbt_event *ev, 
 	char l[1024];
 	size_t o = 0;
 
+	add(ms, SBT_METRIC_EXECS, "", 1);
+	if (ev->exec.shell) {
+		sbt_metrics_label(l, sizeof(l), &o, "shell", ev->exec.shell->shell);
+		sbt_metrics_label(l, sizeof(l), &o, "kind",
+				  sbt_shell_kind_name(ev->exec.shell->kind));
+		add(ms, SBT_METRIC_SHELLS, l, 1);
+	}
+	if (!ms->per_sandbox)
+		return;
+	o = 0;
 	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
 	add(ms, SBT_METRIC_SANDBOX_EXECS, l, 1);
 	if (!ev->exec.shell)
@@ -220,9 +242,20 @@ static void count_egress(struct sbt_metrics_sink *ms, const struct sbt_event *ev
 	char l[1024];
 	size_t o = 0;
 
+	sbt_metrics_label(l, sizeof(l), &o, "verdict", verdict_name(rec->verdict));
+	sbt_metrics_label(l, sizeof(l), &o, "reason", sbt_egress_reason_name(rec->reason));
+	add(ms, SBT_METRIC_EGRESS, l, rec->count);
+	if (rec->would_deny) {
+		o = 0;
+		sbt_metrics_label(l, sizeof(l), &o, "reason", sbt_egress_reason_name(rec->reason));
+		add(ms, SBT_METRIC_EGRESS_WOULD_DENY, l, rec->count);
+	}
+	if (!ms->per_sandbox)
+		return;
+	o = 0;
 	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
 	sbt_metrics_label(l, sizeof(l), &o, "verdict", verdict_name(rec->verdict));
-	sbt_metrics_label(l, sizeof(l), &o, "source", rec->hook == SBT_HOOK_TAP ? "tap" : "cgroup");
+	sbt_metrics_label(l, sizeof(l), &o, "hook", rec->hook == SBT_HOOK_TAP ? "tap" : "cgroup");
 	sbt_metrics_label(l, sizeof(l), &o, "reason", sbt_egress_reason_name(rec->reason));
 	add(ms, SBT_METRIC_EGRESS_VERDICTS, l, rec->count);
 }
@@ -235,36 +268,104 @@ static void count_lost(struct sbt_metrics_sink *ms, const struct sbt_event *ev, 
 	sbt_metrics_label(l, sizeof(l), &o, "kind", ev->lost.kind ? ev->lost.kind : "any");
 	sbt_metrics_label(l, sizeof(l), &o, "reason", ev->lost.reason);
 	add(ms, SBT_METRIC_EVENTS_LOST, l, ev->lost.lost);
-	if (!ev->sandbox)
+	if (!ev->sandbox || !ms->per_sandbox)
 		return;
 	o = 0;
 	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
 	add(ms, SBT_METRIC_SANDBOX_EVENTS_LOST, l, ev->lost.lost);
 }
 
+/* The removal of prefix p pending, its index; nr_removals if none. */
+static size_t removal_of(const struct sbt_metrics_sink *ms, const char *p)
+{
+	size_t i = 0;
+
+	while (i < ms->nr_removals && strcmp(ms->removals[i].prefix, p) != 0)
+		i++;
+	return i;
+}
+
+static void removal_drop(struct sbt_metrics_sink *ms, size_t i)
+{
+	free(ms->removals[i].prefix);
+	ms->removals[i] = ms->removals[--ms->nr_removals];
+}
+
+static void drop_sandbox(struct sbt_metrics_sink *ms, const char *prefix)
+{
+	for (unsigned int m = 0; m < SBT_METRIC__MAX; m++)
+		if (families[m].from == SBT_METRIC_FROM_SANDBOX)
+			sbt_counters_drop_prefix(&ms->series[m], prefix);
+}
+
 static void count_sandbox_added(struct sbt_metrics_sink *ms, const struct sbt_event *ev,
 				const char *sb)
 {
 	char l[1024];
-	size_t o = 0;
+	size_t o = 0, i;
 
+	if (!ms->per_sandbox)
+		return;
 	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb);
+	i = removal_of(ms, l);
+	if (i < ms->nr_removals) /* back before its series expired: they go on */
+		removal_drop(ms, i);
 	sbt_metrics_label(l, sizeof(l), &o, "source", ev->sandbox_change.source);
 	add(ms, SBT_METRIC_SANDBOX_INFO, l, 1);
 }
 
-/* Its series end with it: a long-running agent's memory stays bounded. */
+/*
+ * It is not traced now (its info goes at once); its counters stay for
+ * retain_ns, so that the scrapes after its end see its last counts, then go:
+ * a long-running agent's memory stays bounded.
+ */
 static void count_sandbox_removed(struct sbt_metrics_sink *ms, const struct sbt_event *ev,
 				  const char *sb)
 {
 	char l[1024];
 	size_t o = 0;
 
-	(void)ev;
+	if (!ms->per_sandbox)
+		return;
 	sbt_metrics_label(l, sizeof(l), &o, "sandbox", sb); /* sandbox="NAME" */
-	for (unsigned int m = 0; m < SBT_METRIC__MAX; m++)
-		if (families[m].from == SBT_METRIC_FROM_SANDBOX)
-			sbt_counters_drop_prefix(&ms->series[m], l);
+	sbt_counters_drop_prefix(&ms->series[SBT_METRIC_SANDBOX_INFO], l);
+	if (removal_of(ms, l) < ms->nr_removals)
+		return;
+	if (ms->nr_removals == ms->cap_removals) {
+		size_t cap = ms->cap_removals ? ms->cap_removals * 2 : 16;
+		struct removal *r = realloc(ms->removals, cap * sizeof(*r));
+
+		if (!r) { /* no room to remember it: its series go now */
+			drop_sandbox(ms, l);
+			return;
+		}
+		ms->removals = r;
+		ms->cap_removals = cap;
+	}
+	ms->removals[ms->nr_removals].prefix = strdup(l);
+	if (!ms->removals[ms->nr_removals].prefix) {
+		drop_sandbox(ms, l);
+		return;
+	}
+	ms->removals[ms->nr_removals++].at_ns = ev->ts;
+}
+
+void sbt_metrics_sink_expire(struct sbt_metrics_sink *ms, uint64_t now_ns)
+{
+	for (size_t i = 0; i < ms->nr_removals;) {
+		if (now_ns - ms->removals[i].at_ns < ms->retain_ns && now_ns >= ms->removals[i].at_ns) {
+			i++;
+			continue;
+		}
+		drop_sandbox(ms, ms->removals[i].prefix);
+		removal_drop(ms, i);
+	}
+}
+
+void sbt_metrics_sink_config(struct sbt_metrics_sink *ms, uint64_t retain_ns, int per_sandbox)
+{
+	ms->retain_ns = retain_ns;
+	ms->per_sandbox = per_sandbox != 0;
 }
 
 static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
@@ -289,12 +390,60 @@ static const struct sbt_sink_ops metrics_ops = {
 	.emit = metrics_emit,
 };
 
+/*
+ * Every label set the host families can have, at 0 from the start: a
+ * counter born at 1 is one increase() never sees (Prometheus has no sample
+ * of it before), and a sandbox that lives two seconds has only such.
+ */
+static void init_host(struct sbt_metrics_sink *ms)
+{
+	static const char *const lost_kinds[] = { "exec", "exec_failed", "egress", "any" };
+	static const char *const lost_reasons[] = { "ringbuf_full", "not_received",
+						    "decode_error" };
+	static const unsigned int kinds[] = { SBT_SHELL_DIRECT, SBT_SHELL_COMMAND,
+					      SBT_SHELL_SHEBANG, SBT_SHELL_SCRIPT };
+	char l[256];
+	size_t o;
+
+	add(ms, SBT_METRIC_EXECS, "", 0);
+	for (size_t i = 0; sbt_shell_known(i); i++)
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			o = 0;
+			sbt_metrics_label(l, sizeof(l), &o, "shell", sbt_shell_known(i));
+			sbt_metrics_label(l, sizeof(l), &o, "kind",
+					  sbt_shell_kind_name((enum sbt_shell_kind)kinds[k]));
+			add(ms, SBT_METRIC_SHELLS, l, 0);
+		}
+	for (unsigned int r = 1; r < SBT_REASON__MAX; r++) {
+		for (unsigned int v = SBT_VERDICT_ALLOWED; v < SBT_VERDICT__MAX; v++) {
+			o = 0;
+			sbt_metrics_label(l, sizeof(l), &o, "verdict", verdict_name(v));
+			sbt_metrics_label(l, sizeof(l), &o, "reason", sbt_egress_reason_name(r));
+			add(ms, SBT_METRIC_EGRESS, l, 0);
+		}
+		o = 0;
+		sbt_metrics_label(l, sizeof(l), &o, "reason", sbt_egress_reason_name(r));
+		add(ms, SBT_METRIC_EGRESS_WOULD_DENY, l, 0);
+	}
+	for (size_t k = 0; k < sizeof(lost_kinds) / sizeof(lost_kinds[0]); k++)
+		for (size_t r = 0; r < sizeof(lost_reasons) / sizeof(lost_reasons[0]); r++) {
+			o = 0;
+			sbt_metrics_label(l, sizeof(l), &o, "kind", lost_kinds[k]);
+			sbt_metrics_label(l, sizeof(l), &o, "reason", lost_reasons[r]);
+			add(ms, SBT_METRIC_EVENTS_LOST, l, 0);
+		}
+}
+
 struct sbt_metrics_sink *sbt_metrics_sink_new(void)
 {
 	struct sbt_metrics_sink *ms = calloc(1, sizeof(*ms));
 
-	if (ms)
-		ms->base.ops = &metrics_ops;
+	if (!ms)
+		return NULL;
+	ms->base.ops = &metrics_ops;
+	ms->per_sandbox = true;
+	ms->retain_ns = 300ull * 1000000000ull;
+	init_host(ms);
 	return ms;
 }
 
@@ -304,6 +453,9 @@ void sbt_metrics_sink_free(struct sbt_metrics_sink *ms)
 		return;
 	for (unsigned int m = 0; m < SBT_METRIC__MAX; m++)
 		sbt_counters_free(&ms->series[m]);
+	while (ms->nr_removals)
+		removal_drop(ms, 0);
+	free(ms->removals);
 	free(ms);
 }
 
@@ -328,7 +480,8 @@ static void series(FILE *f, enum sbt_metric m, const struct sbt_counters *cs)
 
 	for (size_t i = 0; i < cs->cap; i++)
 		if (cs->c[i].labels)
-			fprintf(f, "%s{%s} %llu\n", name, cs->c[i].labels,
+			fprintf(f, "%s%s%s%s %llu\n", name, cs->c[i].labels[0] ? "{" : "",
+				cs->c[i].labels, cs->c[i].labels[0] ? "}" : "",
 				(unsigned long long)cs->c[i].value);
 }
 
@@ -354,6 +507,7 @@ static void runtime_metrics(FILE *f, const struct sbt_metrics_runtime *rt)
 	fprintf(f, "%s %llu\n", family(f, SBT_METRIC_SANDBOXES_UNREGISTERED),
 		(unsigned long long)rt->sandboxes_unregistered);
 	gauge(f, SBT_METRIC_RINGBUF_PENDING, (double)rt->ringbuf_pending_bytes);
+	gauge(f, SBT_METRIC_RINGBUF_HIGH_WATER, (double)rt->ringbuf_high_water_bytes);
 	gauge(f, SBT_METRIC_RINGBUF_SIZE, (double)rt->ringbuf_size_bytes);
 	name = family(f, SBT_METRIC_BPF_RUN_SECONDS);
 	for (size_t i = 0; i < rt->nr_progs; i++)
@@ -364,6 +518,20 @@ static void runtime_metrics(FILE *f, const struct sbt_metrics_runtime *rt)
 		fprintf(f, "%s{program=\"%s\"} %llu\n", name, rt->progs[i].name,
 			(unsigned long long)rt->progs[i].run_cnt);
 	gauge(f, SBT_METRIC_BPF_STATS_ENABLED, rt->stats_enabled ? 1 : 0);
+	if (rt->has_subscribers) {
+		gauge(f, SBT_METRIC_SUBSCRIBERS, (double)rt->subscribers);
+		gauge(f, SBT_METRIC_SUBSCRIBERS_ACCEPTED, (double)rt->subscribers_accepted);
+		gauge(f, SBT_METRIC_SUBSCRIBERS_REFUSED, (double)rt->subscribers_refused);
+		gauge(f, SBT_METRIC_SUBSCRIBER_DROPPED, (double)rt->subscriber_dropped);
+	}
+	if (rt->has_process) {
+		gauge(f, SBT_METRIC_PROCESS_CPU, rt->cpu_seconds);
+		gauge(f, SBT_METRIC_PROCESS_RSS, (double)rt->rss_bytes);
+		gauge(f, SBT_METRIC_PROCESS_VSIZE, (double)rt->vsize_bytes);
+		gauge(f, SBT_METRIC_PROCESS_FDS, (double)rt->open_fds);
+		gauge(f, SBT_METRIC_PROCESS_MAX_FDS, (double)rt->max_fds);
+		gauge(f, SBT_METRIC_PROCESS_START, rt->process_start_seconds);
+	}
 }
 
 int sbt_metrics_render(const struct sbt_metrics_sink *ms, const struct sbt_metrics_runtime *rt,

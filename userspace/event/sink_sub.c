@@ -63,6 +63,7 @@ static void queue(struct sbt_sub_sink *s, const char *line, size_t len, bool nl)
 		if (c->lost || c->len + n > s->buf_bytes) {
 			c->lost++;
 			c->lost_total++;
+			s->dropped++;
 			continue;
 		}
 		memcpy(c->buf + c->len, line, len);

@@ -33,6 +33,7 @@ struct sbt_sub_sink {
 	struct sbt_sub_client clients[SBT_SUB_MAX_CLIENTS];
 	size_t buf_bytes; /* per client */
 	uint64_t accepted, refused;
+	uint64_t dropped; /* lines every client lost, all told (a counter: never goes down) */
 };
 
 /* Listen on `path` (a stale socket replaced), mode 0600. 0, or -errno. */

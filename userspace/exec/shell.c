@@ -244,6 +244,17 @@ static void classify_args(const struct shell_desc *sd, const char *const *argv, 
 	}
 }
 
+const char *sbt_shell_known(size_t i)
+{
+	static const char *const applets[] = { "busybox sh", "busybox ash", "busybox hush",
+					       "toybox sh" };
+
+	if (i < NR_SHELLS)
+		return shells[i].name;
+	i -= NR_SHELLS;
+	return i < sizeof(applets) / sizeof(applets[0]) ? applets[i] : NULL;
+}
+
 const char *sbt_shell_kind_name(enum sbt_shell_kind kind)
 {
 	switch (kind) {

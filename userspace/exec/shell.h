@@ -30,6 +30,8 @@ struct sbt_shell_class {
 
 /* "direct", "command", "shebang", "script"; NULL for SBT_SHELL_NONE. */
 const char *sbt_shell_kind_name(enum sbt_shell_kind kind);
+/* The i-th shell name the classifier can give ("sh", ..., "busybox sh"), NULL past the last. */
+const char *sbt_shell_known(size_t i);
 
 /* The i-th shell name the classifier knows ("sh", "bash" ...), NULL past the last. */
 const char *sbt_shell_name_at(size_t i);

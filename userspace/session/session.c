@@ -828,6 +828,9 @@ static void slot_final(struct sbt_session *s, struct sbt_session_slot *sl, bool 
 	if (guest_why) {
 		t->complete.exec = t->complete.all = false;
 		t->complete.exec_reason = guest_why;
+	} else if (sl->target->adopted) { /* it ran before it was observed */
+		t->complete.exec = t->complete.all = false;
+		t->complete.exec_reason = "adopted";
 	}
 	ev.ts = sbt_now_epoch_ns();
 	ev.summary.agg = sl->agg;

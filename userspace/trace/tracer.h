@@ -44,6 +44,13 @@ struct sbt_target {
 	uint32_t origin_pid; /* for --pid */
 	bool has_tap;	     /* tap.* is set: the tc program judges its frames */
 	bool exec_hidden;    /* its workload runs in a guest kernel: execs are invisible */
+	/*
+	 * The agent found it running (at its start, or back after a restart):
+	 * what ran before observed_since_ns (epoch) was not seen, so its execs
+	 * are never complete (exec_incomplete_reason "adopted").
+	 */
+	bool adopted;
+	uint64_t observed_since_ns;
 	char accel[8];	     /* a microVM's accelerator ("kvm", "tcg"), from its state file; "" */
 	/* a microVM whose guest agent streams its execs (guest_stream.h): the file; "" */
 	char exec_stream[PATH_MAX];
