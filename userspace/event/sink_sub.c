@@ -23,59 +23,238 @@ static void drop_client(struct sbt_sub_client *c)
 	c->fd = -1;
 }
 
-/* The client's own EventsLost line, once its buffer has room for it. */
-static void tell_lost(struct sbt_sub_sink *s, struct sbt_sub_client *c)
+/* An EventsLost of the client's own into its buffer, if it has room. */
+static bool put_lost(struct sbt_sub_sink *s, struct sbt_sub_client *c,
+		     const struct sbt_ev_lost *lost)
 {
-	struct sbt_event ev = { .kind = SBT_EV_LOST,
-				.ts = sbt_now_epoch_ns(),
-				.lost = { .lost = c->lost,
-					  .lost_total = c->lost_total,
-					  .has_total = true,
-					  .reason = "subscriber_slow",
-					  .kind = "subscriber" } };
 	struct sbt_event_line line = { 0 };
+	struct sbt_event ev = {
+		.kind = SBT_EV_LOST, .ts = sbt_now_epoch_ns(), .lost = *lost, .line = &line
+	};
 	const char *txt;
 	size_t n;
+	bool put = false;
 
-	ev.line = &line;
 	txt = sbt_event_line(&ev, &n);
 	if (txt && c->len + n + 1 <= s->buf_bytes) {
 		memcpy(c->buf + c->len, txt, n);
 		c->buf[c->len + n] = '\n';
 		c->len += n + 1;
-		c->lost = 0;
+		put = true;
 	}
 	sbt_event_line_release(&line);
+	return put;
 }
 
-/* Queue `len` bytes of a line, and its '\n' when `nl`, for every client. */
-static void queue(struct sbt_sub_sink *s, const char *line, size_t len, bool nl)
+/* The client's own EventsLost line, once its buffer has room for it. */
+static void tell_lost(struct sbt_sub_sink *s, struct sbt_sub_client *c)
+{
+	struct sbt_ev_lost lost = { .lost = c->lost,
+				    .lost_total = c->lost_total,
+				    .has_total = true,
+				    .reason = "subscriber_slow",
+				    .kind = "subscriber" };
+
+	if (put_lost(s, c, &lost))
+		c->lost = 0;
+}
+
+/* `len` bytes of a line, and its '\n' when `nl`, for client c: lost (and counted) without room. */
+static void put(struct sbt_sub_sink *s, struct sbt_sub_client *c, const char *line, size_t len,
+		bool nl)
 {
 	size_t n = len + nl;
 
-	for (int i = 0; i < SBT_SUB_MAX_CLIENTS; i++) {
-		struct sbt_sub_client *c = &s->clients[i];
-
-		if (c->fd < 0)
-			continue;
-		if (c->lost)
-			tell_lost(s, c);
-		if (c->lost || c->len + n > s->buf_bytes) {
-			c->lost++;
-			c->lost_total++;
-			s->dropped++;
-			continue;
-		}
-		memcpy(c->buf + c->len, line, len);
-		if (nl)
-			c->buf[c->len + len] = '\n';
-		c->len += n;
+	if (c->lost)
+		tell_lost(s, c);
+	if (c->lost || c->len + n > s->buf_bytes) {
+		c->lost++;
+		c->lost_total++;
+		s->dropped++;
+		return;
 	}
+	memcpy(c->buf + c->len, line, len);
+	if (nl)
+		c->buf[c->len + len] = '\n';
+	c->len += n;
+}
+
+/* Queue a line for every client. */
+static void queue(struct sbt_sub_sink *s, const char *line, size_t len, bool nl)
+{
+	for (int i = 0; i < SBT_SUB_MAX_CLIENTS; i++)
+		if (s->clients[i].fd >= 0)
+			put(s, &s->clients[i], line, len, nl);
+}
+
+/* ---- the greeting: TraceStarted and the live sandboxes' SandboxAdded ---- */
+
+static struct sbt_sub_live *live_find(struct sbt_sub_greeting *g, const struct sbt_target *sb)
+{
+	for (size_t i = 0; i < g->nr; i++)
+		if (g->live[i].cgroup_id == sb->cgroup_id && strcmp(g->live[i].name, sb->name) == 0)
+			return &g->live[i];
+	return NULL;
+}
+
+static void live_free(struct sbt_sub_live *l)
+{
+	free(l->name);
+	free(l->line);
+}
+
+/* Drop l from the table. */
+static void live_drop(struct sbt_sub_greeting *g, struct sbt_sub_live *l)
+{
+	size_t after = (size_t)(g->live + g->nr - (l + 1));
+
+	g->bytes -= l->len + 1;
+	live_free(l);
+	memmove(l, l + 1, after * sizeof(*l));
+	g->nr--;
+}
+
+/* Keep the SandboxAdded line of ev's sandbox (a sandbox added again: its new line). */
+static void greet_added(struct sbt_sub_sink *s, const struct sbt_event *ev, const char *line,
+			size_t len)
+{
+	struct sbt_sub_greeting *g = &s->greet;
+	struct sbt_sub_live *l = live_find(g, ev->sandbox), keep = { 0 };
+	size_t old = l ? l->len + 1 : 0;
+
+	if (!l && g->nr == SBT_SUB_GREET_MAX)
+		goto not_kept;
+	if (g->started_len + 1 + g->bytes - old + len + 1 > s->buf_bytes / 2)
+		goto not_kept; /* the other half: the live stream's */
+	if (!l && g->nr == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		struct sbt_sub_live *nv = realloc(g->live, cap * sizeof(*nv));
+
+		if (!nv)
+			goto not_kept;
+		g->live = nv;
+		g->cap = cap;
+	}
+	keep.cgroup_id = ev->sandbox->cgroup_id;
+	keep.name = strdup(ev->sandbox->name);
+	keep.line = malloc(len);
+	keep.len = len;
+	if (!keep.name || !keep.line) {
+		live_free(&keep);
+		goto not_kept;
+	}
+	memcpy(keep.line, line, len);
+	if (l)
+		live_free(l);
+	else
+		l = &g->live[g->nr++];
+	*l = keep;
+	g->bytes = g->bytes - old + len + 1;
+	return;
+not_kept:
+	if (l)
+		live_drop(g, l); /* its older line is no longer what it is */
+	g->not_kept++;
+}
+
+/*
+ * ev's sandbox is gone. One the table does not hold was among not_kept:
+ * the agent removes only sandboxes it added.
+ */
+static void greet_removed(struct sbt_sub_greeting *g, const struct sbt_event *ev)
+{
+	struct sbt_sub_live *l = live_find(g, ev->sandbox);
+
+	if (l)
+		live_drop(g, l);
+	else if (g->not_kept)
+		g->not_kept--;
+}
+
+/* What ev changes of the greeting (TraceStarted, SandboxAdded, SandboxRemoved). */
+static void greet_note(struct sbt_sub_sink *s, const struct sbt_event *ev)
+{
+	struct sbt_sub_greeting *g = &s->greet;
+	const char *line;
+	size_t n;
+	char *copy;
+
+	if (ev->kind == SBT_EV_SANDBOX_REMOVED && ev->sandbox) {
+		greet_removed(g, ev);
+		return;
+	}
+	if (ev->kind != SBT_EV_STARTED && !(ev->kind == SBT_EV_SANDBOX_ADDED && ev->sandbox))
+		return;
+	line = sbt_event_line(ev, &n);
+	if (ev->kind == SBT_EV_SANDBOX_ADDED) {
+		if (line)
+			greet_added(s, ev, line, n);
+		else
+			g->not_kept++;
+		return;
+	}
+	copy = line ? malloc(n) : NULL;
+	if (!copy)
+		return; /* out of memory: a greeting without it */
+	memcpy(copy, line, n);
+	free(g->started);
+	g->started = copy;
+	g->started_len = n;
+}
+
+/* The greeting, into a new client's (empty) buffer. */
+static void greet(struct sbt_sub_sink *s, struct sbt_sub_client *c)
+{
+	const struct sbt_sub_greeting *g = &s->greet;
+	char detail[128];
+	struct sbt_ev_lost lost = { .reason = "subscriber_slow",
+				    .kind = "subscriber",
+				    .detail = detail };
+
+	if (g->started)
+		put(s, c, g->started, g->started_len, true);
+	for (size_t i = 0; i < g->nr; i++)
+		put(s, c, g->live[i].line, g->live[i].len, true);
+	if (!g->not_kept)
+		return;
+	snprintf(detail, sizeof(detail),
+		 "greeting: the SandboxAdded of %llu live sandboxes not kept (at most %d)",
+		 (unsigned long long)g->not_kept, SBT_SUB_GREET_MAX);
+	lost.lost = g->not_kept;
+	put_lost(s, c, &lost);
+}
+
+static void greet_free(struct sbt_sub_greeting *g)
+{
+	for (size_t i = 0; i < g->nr; i++)
+		live_free(&g->live[i]);
+	free(g->live);
+	free(g->started);
+	memset(g, 0, sizeof(*g));
 }
 
 void sbt_sub_sink_line(struct sbt_sub_sink *s, const char *line, size_t len)
 {
 	queue(s, line, len, false);
+}
+
+int sbt_sub_sink_add_client(struct sbt_sub_sink *s, int fd)
+{
+	struct sbt_sub_client *c = NULL;
+
+	for (int i = 0; i < SBT_SUB_MAX_CLIENTS && !c; i++)
+		if (s->clients[i].fd < 0)
+			c = &s->clients[i];
+	if (!c)
+		return -EMFILE;
+	c->buf = malloc(s->buf_bytes);
+	if (!c->buf)
+		return -ENOMEM;
+	c->fd = fd;
+	c->len = 0;
+	s->accepted++;
+	greet(s, c);
+	return 0;
 }
 
 static void accept_clients(struct sbt_sub_sink *s)
@@ -84,7 +263,7 @@ static void accept_clients(struct sbt_sub_sink *s)
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
-		int i;
+		int err;
 
 		if (fd < 0)
 			return;
@@ -94,21 +273,11 @@ static void accept_clients(struct sbt_sub_sink *s)
 			s->refused++;
 			continue;
 		}
-		for (i = 0; i < SBT_SUB_MAX_CLIENTS && s->clients[i].fd >= 0; i++)
-			;
-		if (i == SBT_SUB_MAX_CLIENTS) {
+		err = sbt_sub_sink_add_client(s, fd);
+		if (err) {
 			close(fd);
-			s->refused++;
-			continue;
+			s->refused += err == -EMFILE;
 		}
-		s->clients[i].buf = malloc(s->buf_bytes);
-		if (!s->clients[i].buf) {
-			close(fd);
-			continue;
-		}
-		s->clients[i].fd = fd;
-		s->clients[i].len = 0;
-		s->accepted++;
 	}
 }
 
@@ -151,6 +320,7 @@ static void sub_emit(struct sbt_sink *base, const struct sbt_event *ev)
 	size_t n;
 	int any = 0;
 
+	greet_note(s, ev);
 	for (int i = 0; i < SBT_SUB_MAX_CLIENTS; i++)
 		any |= s->clients[i].fd >= 0;
 	if (!any)
@@ -221,4 +391,5 @@ void sbt_sub_sink_close(struct sbt_sub_sink *s)
 		unlink(s->path);
 	}
 	s->listen_fd = -1;
+	greet_free(&s->greet);
 }
