@@ -19,7 +19,7 @@ struct sbt_event_filter {
 
 /* Does the event pass? (no filter of a kind: every value passes; run-wide events pass sandbox filters) */
 bool sbt_event_filter_match(const struct sbt_event_filter *f, json_object *ev);
-/* Connect to the agent's socket: an fd, or -errno after a one-line message. */
+/* Connect to the agent's socket: an fd, or -errno (no message: the caller's to give). */
 int sbt_agent_connect(const char *path);
 
 int sbt_events_main(int argc, char **argv);
