@@ -330,12 +330,18 @@ lint: $(SKELS) $(HELP_HDRS)
 	$(Q)clang-tidy --quiet --checks=-clang-analyzer-unix.Malloc $(LOADER_SRCS) -- $(CFLAGS)
 	$(Q)clang-tidy --quiet $(SHIM_SRCS) $(TOP_SRCS) -- $(CFLAGS)
 
-# The binaries, their man pages ($(MAN)), the agent's systemd unit and bash completion
-# (scripts/dist/).
+# The binaries, their man pages ($(MAN)), the agent's systemd unit, its logrotate snippet
+# and sample config, bash completion (scripts/dist/). The agent reads /etc/sbtrace/agent.conf
+# and logrotate /etc/logrotate.d whatever PREFIX is: SYSCONFDIR is /etc, not $(PREFIX)/etc.
+# agent.conf is installed only where there is none (an operator's is never replaced); the
+# sample is always refreshed.
+SYSCONFDIR ?= /etc
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/lib/systemd/system \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(SYSCONFDIR)/logrotate.d
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/sbtrace
 	install -m 0755 $(BIN)/sbtrace $(DESTDIR)$(PREFIX)/bin/sbtrace
 	install -m 0755 $(BIN)/sbtrace-shim $(DESTDIR)$(PREFIX)/bin/sbtrace-shim
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
@@ -344,6 +350,11 @@ install: all
 	install -m 0644 scripts/dist/sbtrace.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sbtrace
 	ln -sf sbtrace $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sbtrace-shim
+	install -m 0644 scripts/dist/sbtrace-agent.logrotate \
+		$(DESTDIR)$(SYSCONFDIR)/logrotate.d/sbtrace-agent
+	install -m 0644 scripts/dist/agent.conf $(DESTDIR)$(SYSCONFDIR)/sbtrace/agent.conf.example
+	test -e $(DESTDIR)$(SYSCONFDIR)/sbtrace/agent.conf || \
+		install -m 0644 scripts/dist/agent.conf $(DESTDIR)$(SYSCONFDIR)/sbtrace/agent.conf
 
 clean:
 	rm -rf $(BUILD) skel/*.skel.h
