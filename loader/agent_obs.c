@@ -146,8 +146,9 @@ static void process_fill(struct sbt_metrics_runtime *rt)
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the comm may hold spaces and parentheses */
 	if (!p || hz <= 0 ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
-			  "%*d %*d %llu %llu %lld",
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d "
+		   "%*d %*d %llu %llu %lld",
 		   &ut, &st, &start, &vsize, &rss) != 5)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);

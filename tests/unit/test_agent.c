@@ -185,11 +185,15 @@ static void test_metrics_sink(void **state)
 		text, "sbtrace_build_info{version=\"0.1.0\",abi=\"2\",exec_hook=\"tp_btf\"} 1\n"));
 	/* the host counters: no sandbox label; label sets never seen are there at 0 */
 	assert_non_null(strstr(text, "\nsbtrace_execs_total 2\n"));
-	assert_non_null(strstr(text, "sbtrace_shells_total{shell=\"busybox sh\",kind=\"command\"} 1\n"));
+	assert_non_null(
+		strstr(text, "sbtrace_shells_total{shell=\"busybox sh\",kind=\"command\"} 1\n"));
 	assert_non_null(strstr(text, "sbtrace_shells_total{shell=\"bash\",kind=\"script\"} 0\n"));
-	assert_non_null(strstr(text, "sbtrace_egress_total{verdict=\"denied\",reason=\"not_in_allowlist\"} 0\n"));
-	assert_non_null(strstr(text, "sbtrace_egress_would_deny_total{reason=\"not_in_allowlist\"} 0\n"));
-	assert_non_null(strstr(text, "sbtrace_events_lost_total{kind=\"egress\",reason=\"ringbuf_full\"} 0\n"));
+	assert_non_null(strstr(
+		text, "sbtrace_egress_total{verdict=\"denied\",reason=\"not_in_allowlist\"} 0\n"));
+	assert_non_null(
+		strstr(text, "sbtrace_egress_would_deny_total{reason=\"not_in_allowlist\"} 0\n"));
+	assert_non_null(strstr(
+		text, "sbtrace_events_lost_total{kind=\"egress\",reason=\"ringbuf_full\"} 0\n"));
 	free(text);
 	/* a removed sandbox: its info at once, its counters after the retention */
 	sbt_metrics_sink_config(ms, 30ull * 1000000000ull, 1);
@@ -197,7 +201,8 @@ static void test_metrics_sink(void **state)
 	s->ops->emit(s, &ev);
 	sbt_metrics_sink_expire(ms, 1000 + 29ull * 1000000000ull);
 	text = sbt_metrics_render_str(ms, NULL, &len);
-	assert_non_null(strstr(text, "sbtrace_sandbox_execs_total{sandbox=\"/machine.slice/a\"} 2\n"));
+	assert_non_null(
+		strstr(text, "sbtrace_sandbox_execs_total{sandbox=\"/machine.slice/a\"} 2\n"));
 	assert_null(strstr(text, "sbtrace_sandbox_info{"));
 	free(text);
 	sbt_metrics_sink_expire(ms, 1000 + 31ull * 1000000000ull);
@@ -233,8 +238,11 @@ static void test_metrics_no_sandbox(void **state)
 	text = sbt_metrics_render_str(ms, NULL, &len);
 	assert_null(strstr(text, "machine.slice"));
 	assert_non_null(strstr(text, "\nsbtrace_execs_total 1\n"));
-	assert_non_null(strstr(text, "sbtrace_egress_total{verdict=\"observed\",reason=\"not_in_allowlist\"} 4\n"));
-	assert_non_null(strstr(text, "sbtrace_egress_would_deny_total{reason=\"not_in_allowlist\"} 4\n"));
+	assert_non_null(strstr(
+		text,
+		"sbtrace_egress_total{verdict=\"observed\",reason=\"not_in_allowlist\"} 4\n"));
+	assert_non_null(
+		strstr(text, "sbtrace_egress_would_deny_total{reason=\"not_in_allowlist\"} 4\n"));
 	free(text);
 	sbt_metrics_sink_free(ms);
 }
@@ -396,12 +404,11 @@ static void test_sub_slow_client(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_args),	 cmocka_unit_test(test_hostport),
-		cmocka_unit_test(test_rfc3339),		 cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_metrics_sink),
-		cmocka_unit_test(test_metrics_no_sandbox),	 cmocka_unit_test(test_metrics_file),
-		cmocka_unit_test(test_sink_reopen),	 cmocka_unit_test(test_sub_slow_client),
-		cmocka_unit_test(test_sink_whole_lines),
+		cmocka_unit_test(test_agent_args),	cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_rfc3339),		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_metrics_sink),	cmocka_unit_test(test_metrics_no_sandbox),
+		cmocka_unit_test(test_metrics_file),	cmocka_unit_test(test_sink_reopen),
+		cmocka_unit_test(test_sub_slow_client), cmocka_unit_test(test_sink_whole_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -353,7 +353,8 @@ static void count_sandbox_removed(struct sbt_metrics_sink *ms, const struct sbt_
 void sbt_metrics_sink_expire(struct sbt_metrics_sink *ms, uint64_t now_ns)
 {
 	for (size_t i = 0; i < ms->nr_removals;) {
-		if (now_ns - ms->removals[i].at_ns < ms->retain_ns && now_ns >= ms->removals[i].at_ns) {
+		if (now_ns - ms->removals[i].at_ns < ms->retain_ns &&
+		    now_ns >= ms->removals[i].at_ns) {
 			i++;
 			continue;
 		}

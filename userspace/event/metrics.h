@@ -62,8 +62,7 @@ struct sbt_metrics_sink;
 	M(PROCESS_VSIZE, "process_virtual_memory_bytes", gauge,                                    \
 	  "Virtual memory of the agent's process", runtime)                                        \
 	M(PROCESS_FDS, "process_open_fds", gauge, "Open file descriptors of the agent", runtime)   \
-	M(PROCESS_MAX_FDS, "process_max_fds", gauge, "The agent's file descriptor limit",         \
-	  runtime)                                                                                 \
+	M(PROCESS_MAX_FDS, "process_max_fds", gauge, "The agent's file descriptor limit", runtime) \
 	M(PROCESS_START, "process_start_time_seconds", gauge,                                      \
 	  "When the agent's process started, since the epoch", runtime)                            \
 	M(EXECS, "sbtrace_execs_total", counter, "Execs seen in all sandboxes (ProcessExec)",      \
