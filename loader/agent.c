@@ -37,6 +37,7 @@
 #include "lib/clock.h"
 #include "lib/io.h"
 #include "loader.h"
+#include "sandbox/pins.h"
 #include "sandbox/sandbox.h"
 #include "lib/log.h"
 #include "lib/peeruid.h"
@@ -112,8 +113,10 @@ static void release_slot(struct agent *a, struct agent_sb *s)
 /* Tell a waiting shim we are attached (its workload then runs). True if one waited. */
 static bool release_shim(struct agent *a, const char *name)
 {
-	char fifo[PATH_MAX], line[32];
-	int fd, n = snprintf(line, sizeof(line), "attached %d\n", (int)getpid());
+	char fifo[PATH_MAX], line[48];
+	/* --persist: our enforcement outlives us (pinned), the shim may wait for the next agent */
+	int fd, n = snprintf(line, sizeof(line), "attached %d%s\n", (int)getpid(),
+			     a->o->persist ? " handover" : "");
 	bool ok;
 
 	if ((size_t)snprintf(fifo, sizeof(fifo), "%s/%s.attach", a->o->state_dir, name) >=
@@ -161,6 +164,8 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	/* a microVM: its execs are in the guest kernel (whose stream only `sbtrace trace` follows) */
 	s->sb.exec_hidden = caps && !caps->execs_on_host;
 	s->source = source;
+	if (shim_name) /* its links pinned as they are attached: they outlive this agent */
+		snprintf(s->sb.pin_name, sizeof(s->sb.pin_name), "%s", shim_name);
 	err = shim ? sbt_agent_pol_from_state(shim, a->o->state_dir, &s->pol)
 		   : sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(path, '/') + 1, &s->pol);
 	/* in place before the answer; else not registered (a shim: not released) */
@@ -171,8 +176,11 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 		free(s);
 		return -EPERM;
 	}
-	if (shim_name)
-		snprintf(s->sb.pin_name, sizeof(s->sb.pin_name), "%s", shim_name);
+	/* ours enforce now: a previous agent's pins (its process gone) are unpinned */
+	if (shim_name && s->pol && sbt_pin_prune(shim_name) > 0)
+		sbt_log("sandbox %s: taken over from the previous agent (its pinned links "
+			"unpinned)",
+			shim_name);
 	err = sbt_session_add(&a->sess.core, &s->sb, s->pol ? &s->pol->cfg : NULL);
 	if (err) {
 		sbt_log("cannot register sandbox %s: %s", s->sb.name, strerror(-err));
@@ -189,8 +197,12 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	sbt_agent_pol_describe(&a->eg, s->pol, s->sb.slot, &ev.sandbox_change);
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
-	/* running before we looked (the agent's start, or a restart): say what was not seen */
-	s->sb.adopted = a->adopting && !ev.sandbox_change.released;
+	/*
+	 * Running before we looked (the agent's start), or released to another
+	 * tracer before (a restart: it ran on in the gap): say what was not seen.
+	 */
+	s->sb.adopted = (a->adopting && !ev.sandbox_change.released) ||
+			(shim && shim->tracer_pid > 0 && shim->tracer_pid != getpid());
 	s->sb.observed_since_ns = s->sb.adopted ? ev.ts : 0;
 	sbt_session_emit(&a->sess.core, &ev, &s->sb);
 	return 0;
@@ -230,6 +242,15 @@ static void add_shim(struct agent *a, const char *file)
 	char name[SBT_SANDBOX_NAME_MAX + 1], err[256];
 	size_t n = strlen(file);
 
+	if (n > 7 && n - 7 <= SBT_SANDBOX_NAME_MAX && strcmp(file + n - 7, ".attach") == 0) {
+		/* a known sandbox's shim waits again (its tracer went away): we are attached */
+		memcpy(name, file, n - 7);
+		name[n - 7] = '\0';
+		for (uint32_t i = 0; i < a->max; i++)
+			if (a->slots[i] && strcmp(a->slots[i]->sb.pin_name, name) == 0)
+				release_shim(a, name);
+		return;
+	}
 	if (file[0] == '.' || n <= 5 || n - 5 > SBT_SANDBOX_NAME_MAX ||
 	    strcmp(file + n - 5, ".json") != 0)
 		return;
@@ -435,11 +456,22 @@ static void agent_free(struct agent *a)
 {
 	sbt_http_stop(a->http);
 	sbt_agent_obs_free(&a->obs);
-	for (uint32_t i = 0; i < a->max; i++)
-		if (a->slots[i] && a->plan.skel) {
-			sbt_agent_pol_free(&a->eg, a->slots[i]->pol, i);
-			a->slots[i]->pol = NULL;
-		}
+	for (uint32_t i = 0; i < a->max; i++) {
+		struct agent_sb *s = a->slots[i];
+
+		if (!s || !a->plan.skel)
+			continue;
+		/*
+		 * A sandbox that lives on keeps its policy: a shim's (pinned links;
+		 * the shim ends its workload unless we hand over), any with
+		 * --persist (until the next agent took over). Else it is lifted.
+		 */
+		if (a->o->persist || s->sb.pin_name[0])
+			sbt_agent_pol_release(s->pol);
+		else
+			sbt_agent_pol_free(&a->eg, s->pol, i);
+		s->pol = NULL;
+	}
 	sbt_agent_egress_free(&a->eg);
 	bpf_link__destroy(a->mkdir_link);
 	sbt_session_bpf_close(&a->sess);
@@ -579,7 +611,8 @@ static int agent_attach(struct agent *a)
 		err = register_parents(a);
 	if (err)
 		return err;
-	if (sbt_agent_egress_init(&a->eg, &a->plan, a->o->policy_dir, a->parent, a->o->nr_parents))
+	if (sbt_agent_egress_init(&a->eg, &a->plan, a->o->policy_dir, a->parent, a->o->nr_parents,
+				  a->o->persist ? a->o->pin_key : NULL))
 		return SBT_EXIT_KERNEL;
 	a->sess.egress = a->eg.eg; /* the names its proxies' answers taught */
 	attach_mkdir(a);
@@ -610,6 +643,45 @@ static void emit_dns(void *arg, const struct sbt_dns_event *rec)
 	sbt_session_dns(&a->sess.core, rec);
 }
 
+/*
+ * SIGHUP (before the flush reopens --out): every --cgroup-parent child's
+ * policy file read again; a changed one (new, edited, removed) replaces
+ * what is in force.
+ */
+static void reload_policies(struct agent *a)
+{
+	int changed = 0, kept = 0;
+
+	if (!a->o->policy_dir)
+		return;
+	sbt_session_bpf_consume(&a->sess); /* records of the old rules name the old texts */
+	for (uint32_t i = 0; i < a->max; i++) {
+		struct agent_sb *s = a->slots[i];
+		struct sbt_agent_pol *np;
+
+		if (!s || strcmp(s->source, "cgroup_parent") != 0 ||
+		    sbt_agent_pol_from_dir(&a->eg, s->sb.name, strrchr(s->sb.path, '/') + 1, &np))
+			continue;
+		if (sbt_agent_pol_same(s->pol, np)) {
+			sbt_agent_pol_release(np);
+			kept++;
+			continue;
+		}
+		if (sbt_agent_pol_replace(&a->eg, s->pol, np, i, &s->sb))
+			sbt_log("sandbox %s: its new policy cannot be applied: all its egress is "
+				"denied",
+				s->sb.name);
+		s->pol = np;
+		sbt_session_set_egress(&a->sess.core, i, np ? &np->cfg : NULL);
+		sbt_log("sandbox %s: policy reloaded (%s, %zu rule%s)", s->sb.name,
+			np ? sbt_agent_pol_mode_name(np) : "none: not confined",
+			np ? np->cfg.nr_rules : 0, np && np->cfg.nr_rules == 1 ? "" : "s");
+		changed++;
+	}
+	sbt_log("SIGHUP: --policy-dir %s read again: %d policies changed, %d kept",
+		a->o->policy_dir, changed, kept);
+}
+
 /* One tick's housekeeping. NULL to go on, else why the agent stops. */
 static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_stats)
 {
@@ -630,6 +702,8 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 		write_metrics_file(a);
 		*next_stats = now + a->o->trace.stats_interval_ms;
 	}
+	if (sbt_hup_pending)
+		reload_policies(a); /* the flush clears it, reopening --out */
 	if (sbt_session_bpf_flush(&a->sess))
 		return "output_error";
 	if (t->duration_ms && now - a->start_ms >= t->duration_ms)
@@ -711,6 +785,9 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	a->adopting = true; /* what is already there (watched since before this scan) */
 	rescan(a);
 	a->adopting = false;
+	/* every policy is ours now: a previous agent's pinned parent links go */
+	if (a->o->pin_key[0] && (err = sbt_pin_agent_prune(a->o->pin_key)) > 0)
+		sbt_log("took over from the previous agent: its %d pinned links unpinned", err);
 	reason = agent_loop(a);
 	if (strcmp(reason, "error") == 0 || strcmp(reason, "output_error") == 0)
 		ret = SBT_EXIT_RUNTIME;

@@ -46,6 +46,7 @@
 #include "sbtrace.h"
 #include "sbtrace.skel.h"
 #include "event/sink.h"
+#include "sandbox/pins.h"
 #include "sandbox/sandbox.h"
 #include "lib/log.h"
 
@@ -79,8 +80,36 @@ int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len)
 	return 0;
 }
 
+/*
+ * --persist: the parent's links pinned under <bpffs>/sbtrace-agent/KEY as
+ * "<pid>-<program>-<cgroup id>", so that the policies in force outlive this
+ * agent until the next one took over (then it unpins them). 0 or -errno.
+ */
+static int pin_parent_links(struct sbtrace_bpf *skel, const char *key,
+			    const struct sbt_target *parent, struct bpf_link *const *links,
+			    size_t n)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 128];
+	int err = sbt_pin_agent_dir(key, true, dir, sizeof(dir));
+	size_t nprogs;
+	struct bpf_program *const *progs = sbt_egress_progs(skel, &nprogs);
+
+	for (size_t i = 0; !err && i < n && i < nprogs; i++) { /* attached in the programs' order */
+		snprintf(path, sizeof(path), "%s/%d-%s-%llu", dir, (int)getpid(),
+			 bpf_program__name(progs[i]), (unsigned long long)parent->cgroup_id);
+		if (bpf_obj_pin(bpf_link__fd(links[i]), path))
+			err = -errno;
+	}
+	if (err)
+		sbt_log("--persist: cannot pin the links on %s under bpffs (%s): mount bpffs at "
+			"/sys/fs/bpf",
+			parent->name, strerror(-err));
+	return err;
+}
+
 int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbt_plan *plan,
-			  const char *policy_dir, const struct sbt_target *parents, int nr)
+			  const char *policy_dir, const struct sbt_target *parents, int nr,
+			  const char *pin_key)
 {
 	struct sbtrace_bpf *skel = plan->skel;
 
@@ -106,9 +135,13 @@ int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbt_plan *plan,
 		return -errno;
 	}
 	for (int i = 0; i < nr; i++) {
+		size_t first = ae->nr_parent_links;
 		int err = sbt_slot_attach(skel, &parents[i], SBT_AGENT_EGRESS_PROGS,
 					  ae->parent_links, &ae->nr_parent_links);
 
+		if (!err && pin_key)
+			err = pin_parent_links(skel, pin_key, &parents[i], ae->parent_links + first,
+					       ae->nr_parent_links - first);
 		if (err)
 			return err;
 	}
@@ -376,6 +409,47 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	if (!err) /* FAILED (denied) when it was refused */
 		err = sbt_agent_egress_set_mode(ae, slot, (uint32_t)p->mode);
 	return err;
+}
+
+bool sbt_agent_pol_same(const struct sbt_agent_pol *a, const struct sbt_agent_pol *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->mode != b->mode || a->cfg.nr_rules != b->cfg.nr_rules ||
+	    strcmp(a->error, b->error) != 0)
+		return false;
+	for (size_t i = 0; i < a->cfg.nr_rules; i++)
+		if (strcmp(a->cfg.rules[i].text, b->cfg.rules[i].text) != 0)
+			return false;
+	return true;
+}
+
+int sbt_agent_pol_replace(struct sbt_agent_egress *ae, struct sbt_agent_pol *old,
+			  struct sbt_agent_pol *p, uint32_t slot, const struct sbt_target *sb)
+{
+	/* denied from here until the new one is in place: never the old trie half-cleared */
+	int err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING);
+
+	if (err)
+		return err;
+	if (old) {
+		if (old->hosts && ae->eg)
+			sbt_egress_remove(ae->eg, slot);
+		sbt_slot_policy_clear(ae->skel, slot, &old->policy);
+		sbt_agent_pol_release(old); /* a child's links are the parent's: it has none */
+	}
+	return sbt_agent_pol_apply(ae, p, slot, sb, false);
+}
+
+void sbt_agent_pol_release(struct sbt_agent_pol *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nr_links; i++)
+		bpf_link__destroy(p->links[i]); /* our fd closed: a pinned link stays */
+	free(p->cfg.rules);
+	free(p->policy.entries);
+	free(p);
 }
 
 void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)

@@ -46,9 +46,14 @@ struct sbt_agent_pol {
 
 /* --policy-dir: root's, writable by nobody else. 0, or -errno and why. */
 int sbt_agent_policy_dir_check(const char *dir, char *why, size_t len);
-/* Open --policy-dir, attach the hooks to each parent (when there is one). 0 or -errno. */
+/*
+ * Open --policy-dir, attach the hooks to each parent (when there is one),
+ * their links pinned under <bpffs>/sbtrace-agent/PIN_KEY when it is not NULL
+ * (--persist). 0 or -errno.
+ */
 int sbt_agent_egress_init(struct sbt_agent_egress *ae, struct sbt_plan *plan,
-			  const char *policy_dir, const struct sbt_target *parents, int nr);
+			  const char *policy_dir, const struct sbt_target *parents, int nr,
+			  const char *pin_key);
 void sbt_agent_egress_free(struct sbt_agent_egress *ae);
 int sbt_agent_egress_set_mode(struct sbt_agent_egress *ae, uint32_t slot, uint32_t mode);
 /*
@@ -71,6 +76,23 @@ void sbt_agent_pol_describe(const struct sbt_agent_egress *ae, const struct sbt_
  */
 int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot,
 			const struct sbt_target *sb, bool attach);
+/*
+ * The agent's exit while the sandbox lives on: our fds closed and p freed,
+ * the maps left as they are, so that pinned links go on enforcing the
+ * policy (a shim's sandbox until it ends; --persist: until the next agent
+ * took over).
+ */
+void sbt_agent_pol_release(struct sbt_agent_pol *p);
+/* The same policy (mode, rule texts, error): a reload leaves it alone. */
+bool sbt_agent_pol_same(const struct sbt_agent_pol *a, const struct sbt_agent_pol *b);
+/*
+ * A --cgroup-parent child's policy replaced by p (NULL: lifted) on a reload:
+ * the slot denied (PENDING) while the old entries go and the new ones are
+ * written, then p's mode; old freed. 0 or -errno (then the slot stays
+ * denied).
+ */
+int sbt_agent_pol_replace(struct sbt_agent_egress *ae, struct sbt_agent_pol *old,
+			  struct sbt_agent_pol *p, uint32_t slot, const struct sbt_target *sb);
 /* Detach, clear the slot's trie entries, mode OBSERVE; frees p. */
 void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot);
 const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p); /* NULL for none */

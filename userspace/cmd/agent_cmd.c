@@ -20,6 +20,7 @@
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-agent.h"
 #include "lib/instance.h"
+#include "sandbox/pins.h"
 #include "lib/log.h"
 
 void sbt_agent_usage(FILE *f)
@@ -41,6 +42,8 @@ enum agent_opt {
 	OPT_POLICY_DIR,
 	OPT_METRICS_RETAIN,
 	OPT_METRICS_NO_SANDBOX,
+	OPT_PERSIST,
+	OPT_UNPIN,
 };
 
 static const struct option agent_longopts[] = {
@@ -66,6 +69,8 @@ static const struct option agent_longopts[] = {
 	{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
 	{ "metrics-retain", required_argument, NULL, OPT_METRICS_RETAIN },
 	{ "metrics-no-sandbox-label", no_argument, NULL, OPT_METRICS_NO_SANDBOX },
+	{ "persist", no_argument, NULL, OPT_PERSIST },
+	{ "unpin", no_argument, NULL, OPT_UNPIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -189,6 +194,12 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 	case OPT_METRICS_NO_SANDBOX:
 		a->metrics_no_sandbox = true;
 		return -1;
+	case OPT_PERSIST:
+		a->persist = true;
+		return -1;
+	case OPT_UNPIN:
+		a->unpin = true;
+		return -1;
 	case 'o':
 	case 'O':
 	case 'd':
@@ -264,7 +275,8 @@ static int take_lock(const struct sbt_agent_opts *a)
 		sbt_log("--state-dir %s: %s", a->state_dir, strerror(errno));
 		return -1;
 	}
-	if ((size_t)snprintf(path, sizeof(path), "%s%s", a->state_dir ? a->state_dir : a->socket_path,
+	if ((size_t)snprintf(path, sizeof(path), "%s%s",
+			     a->state_dir ? a->state_dir : a->socket_path,
 			     a->state_dir ? "/.agent.lock" : ".lock") >= sizeof(path)) {
 		sbt_log("%s: path too long", what);
 		return -1;
@@ -273,7 +285,8 @@ static int take_lock(const struct sbt_agent_opts *a)
 	if (fd == -EWOULDBLOCK)
 		sbt_log("another agent (pid %d) runs on %s %s (it holds %s): not started; stop it "
 			"first, or give this one another %s",
-			(int)holder, what, a->state_dir ? a->state_dir : a->socket_path, path, what);
+			(int)holder, what, a->state_dir ? a->state_dir : a->socket_path, path,
+			what);
 	else if (fd < 0)
 		sbt_log("cannot take the agent's lock %s: %s", path, strerror(-fd));
 	return fd < 0 ? -1 : fd;
@@ -286,7 +299,8 @@ static int open_socket(struct sbt_agent_opts *a, struct sbt_sub_sink *sub, struc
 	int err;
 
 	if (sbt_unix_socket_live(a->socket_path, &peer)) {
-		sbt_log("--socket %s is served by a running process (pid %d): not replaced; stop it "
+		sbt_log("--socket %s is served by a running process (pid %d): not replaced; stop "
+			"it "
 			"first, or give another --socket",
 			a->socket_path, (int)peer);
 		return SBT_EXIT_USAGE;
@@ -336,7 +350,8 @@ static int agent_main_locked(struct sbt_agent_opts *ap, sbt_agent_fn run, struct
 			sbt_json_sink_close(&sink);
 			return SBT_EXIT_RUNTIME;
 		}
-		sbt_metrics_sink_config(ms, a.metrics_retain_ms * 1000000ull, !a.metrics_no_sandbox);
+		sbt_metrics_sink_config(ms, a.metrics_retain_ms * 1000000ull,
+					!a.metrics_no_sandbox);
 		a.metrics = ms;
 		sbt_sinks_add(&a.trace, sbt_metrics_sink_base(ms));
 	}
@@ -363,6 +378,50 @@ static int agent_main_locked(struct sbt_agent_opts *ap, sbt_agent_fn run, struct
 	return ret;
 }
 
+/*
+ * What names this agent's state for the next one, under which --persist
+ * pins: "<dev>-<ino>" of its state dir, or of its socket's lock file. -1 to
+ * go on, else an exit code.
+ */
+static int pin_key(struct sbt_agent_opts *a, int lock)
+{
+	struct stat st;
+
+	/* the state dir (a lock file may be removed by hand), else the socket's lock file */
+	if (lock == INT_MAX || (a->state_dir ? stat(a->state_dir, &st) : fstat(lock, &st))) {
+		if (!a->persist && !a->unpin)
+			return -1;
+		sbt_log("%s needs --state-dir or --socket: the next agent finds what this one "
+			"pinned by it",
+			a->persist ? "--persist" : "--unpin");
+		return SBT_EXIT_USAGE;
+	}
+	snprintf(a->pin_key, sizeof(a->pin_key), "%llx-%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	return -1;
+}
+
+/* --unpin: lift the enforcement a --persist agent left (no agent runs: we hold the lock). */
+static int unpin(const struct sbt_agent_opts *a)
+{
+	char dir[PATH_MAX];
+	int err = sbt_pin_agent_dir(a->pin_key, false, dir, sizeof(dir));
+
+	if (err == -ENOENT || (!err && access(dir, F_OK) && errno == ENOENT)) {
+		sbt_log("--unpin: nothing pinned for this agent's state");
+		return SBT_EXIT_OK;
+	}
+	err = err ? err : sbt_pin_agent_remove(a->pin_key);
+	if (err) {
+		sbt_log("--unpin %s: %s", dir, strerror(-err));
+		return SBT_EXIT_RUNTIME;
+	}
+	sbt_log("--unpin: removed %s: the --cgroup-parent policies of the last agent are lifted "
+		"(a shim sandbox keeps its own until it ends)",
+		dir);
+	return SBT_EXIT_OK;
+}
+
 int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 {
 	struct sbt_agent_opts a;
@@ -383,7 +442,9 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 		free(sub);
 		return SBT_EXIT_USAGE;
 	}
-	ret = agent_main_locked(&a, run, sub, &own);
+	ret = pin_key(&a, lock);
+	if (ret < 0)
+		ret = a.unpin ? unpin(&a) : agent_main_locked(&a, run, sub, &own);
 	if (lock != INT_MAX)
 		close(lock);
 	free(sub);

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -14,18 +16,24 @@
 #include "sandbox/sandbox.h"
 #include "lib/log.h"
 
-static int pin_top(bool create, char *out, size_t len)
+/* <bpffs>/TOP (made when `create`). */
+static int pin_top_of(const char *top, bool create, char *out, size_t len)
 {
 	char mnt[PATH_MAX], root[PATH_MAX];
 	int ret = sbt_fs_mount("bpf", mnt, sizeof(mnt), root, sizeof(root));
 
 	if (ret)
 		return ret;
-	if ((size_t)snprintf(out, len, "%s/sbtrace", mnt) >= len)
+	if ((size_t)snprintf(out, len, "%s/%s", mnt, top) >= len)
 		return -ENAMETOOLONG;
 	if (create && mkdir(out, 0700) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+static int pin_top(bool create, char *out, size_t len)
+{
+	return pin_top_of("sbtrace", create, out, len);
 }
 
 int sbt_pin_dir(const char *name, bool create, char *out, size_t len)
@@ -120,4 +128,100 @@ int sbt_pin_gc(bool verbose)
 	}
 	closedir(d);
 	return count;
+}
+
+/* The PID a pin's name starts with ("<pid>-what"), 0 when it does not. */
+static pid_t pin_pid(const char *entry)
+{
+	char *end;
+	long pid = strtol(entry, &end, 10);
+
+	return end != entry && *end == '-' && pid > 0 && pid <= 4194304 ? (pid_t)pid : 0;
+}
+
+/* The pins of `dir`: how many are of `pid`, or (unpin_dead) unpin those of dead processes, how many. */
+static int each_pin(const char *dir, pid_t pid, bool unpin_dead)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		pid_t p = pin_pid(de->d_name);
+
+		if (!p)
+			continue;
+		if (!unpin_dead) {
+			n += p == pid;
+			continue;
+		}
+		/* a live process's pins are its own (a trace, the probe, this agent) */
+		if (p == pid || kill(p, 0) == 0 || errno != ESRCH)
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int sbt_pin_count(const char *name, pid_t pid)
+{
+	char dir[PATH_MAX];
+	int ret = sbt_pin_dir(name, false, dir, sizeof(dir));
+
+	return ret ? (ret == -ENOENT ? 0 : ret) : each_pin(dir, pid, false);
+}
+
+int sbt_pin_prune(const char *name)
+{
+	char dir[PATH_MAX];
+	int ret = sbt_pin_dir(name, false, dir, sizeof(dir));
+
+	return ret ? (ret == -ENOENT ? 0 : ret) : each_pin(dir, getpid(), true);
+}
+
+int sbt_pin_agent_dir(const char *key, bool create, char *out, size_t len)
+{
+	char top[PATH_MAX];
+	int ret = pin_top_of("sbtrace-agent", create, top, sizeof(top));
+
+	if (ret)
+		return ret;
+	if (!key[0] || strchr(key, '/') || key[0] == '.' ||
+	    (size_t)snprintf(out, len, "%s/%s", top, key) >= len)
+		return -EINVAL;
+	return create && mkdir(out, 0700) && errno != EEXIST ? -errno : 0;
+}
+
+int sbt_pin_agent_prune(const char *key)
+{
+	char dir[PATH_MAX];
+	int ret = sbt_pin_agent_dir(key, false, dir, sizeof(dir));
+
+	return ret ? (ret == -ENOENT ? 0 : ret) : each_pin(dir, getpid(), true);
+}
+
+int sbt_pin_agent_remove(const char *key)
+{
+	char dir[PATH_MAX];
+	int ret = sbt_pin_agent_dir(key, false, dir, sizeof(dir));
+	char *slash;
+
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	ret = remove_dir(dir);
+	slash = strrchr(dir, '/');
+	if (!ret && slash) {
+		*slash = '\0';
+		rmdir(dir); /* <bpffs>/sbtrace-agent, when it is empty */
+	}
+	return ret;
 }

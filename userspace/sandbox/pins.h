@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * <bpffs>/sbtrace/NAME into `out` (made, 0700, when `create`). 0, -EINVAL
@@ -26,5 +27,28 @@ int sbt_pin_remove(const char *name);
  * is gone. Returns how many were removed.
  */
 int sbt_pin_gc(bool verbose);
+
+/*
+ * A pin is named "<pid>-<what>" after the process that pinned it. How many
+ * of sandbox NAME's pins are of `pid` (its enforcement is still pinned), or
+ * -errno.
+ */
+int sbt_pin_count(const char *name, pid_t pid);
+/*
+ * A new tracer that took the sandbox over (its own links pinned): unpin the
+ * pins of processes that are gone (a restarted agent's). How many, or -errno.
+ */
+int sbt_pin_prune(const char *name);
+
+/*
+ * sbtrace agent --persist: the links on its --cgroup-parent cgroups, pinned
+ * under <bpffs>/sbtrace-agent/KEY (KEY: the agent's state, "<dev>-<ino>" of
+ * its state dir) for the next agent of the same state to take over. The
+ * directory (made when `create`), its dead processes' pins unpinned, or the
+ * whole directory removed (sbtrace agent --unpin). 0 / a count, or -errno.
+ */
+int sbt_pin_agent_dir(const char *key, bool create, char *out, size_t len);
+int sbt_pin_agent_prune(const char *key);
+int sbt_pin_agent_remove(const char *key);
 
 #endif

@@ -528,6 +528,7 @@ struct sbt_sandbox_state {
 	pid_t pid, shim_pid;
 	char netns[PATH_MAX];
 	uint64_t start_ns;
+	pid_t tracer_pid;	  /* the tracer its workload was released to, 0: none yet */
 	char visibility_exec[16]; /* "host", "guest_kernel" or "none"; "" when the file has none */
 	char visibility_network[8]; /* "cgroup" or "tap"; "" when the file has none */
 	/* The qemu backend ("" / 0 for the others): attach to the tap by ifindex in tap_netns. */

@@ -375,6 +375,11 @@ static int parse_fields(struct json_object *root, const char *name, struct sbt_s
 		ret = sbx_state_int(root, "start_ns", 0, INT64_MAX, &i, v);
 	if (!ret)
 		st->start_ns = (uint64_t)i;
+	/* the tracer it ran under (0: none yet); absent in a file older than the field */
+	if (!ret && json_object_object_get_ex(root, "tracer_pid", NULL)) {
+		ret = sbx_state_int(root, "tracer_pid", 0, PID_LIMIT, &i, v);
+		st->tracer_pid = ret ? 0 : (pid_t)i;
+	}
 	if (!ret)
 		ret = parse_visibility(root, st, v);
 	if (!ret)

@@ -141,6 +141,13 @@ static void rebuild_names(struct sbt_session *s)
 	s->procfs.nr_targets = n;
 }
 
+void sbt_session_set_egress(struct sbt_session *s, uint32_t slot,
+			    const struct sbt_egress_cfg *egress)
+{
+	if (slot < s->max && s->slots[slot].used)
+		s->slots[slot].egress = egress;
+}
+
 int sbt_session_add(struct sbt_session *s, struct sbt_target *t,
 		    const struct sbt_egress_cfg *egress)
 {
@@ -828,8 +835,8 @@ static void slot_final(struct sbt_session *s, struct sbt_session_slot *sl, bool 
 	if (guest_why) {
 		t->complete.exec = t->complete.all = false;
 		t->complete.exec_reason = guest_why;
-	} else if (sl->target->adopted) { /* it ran before it was observed */
-		t->complete.exec = t->complete.all = false;
+	} else if (sl->target->adopted) { /* it ran before it was observed: execs, connects */
+		t->complete.exec = t->complete.egress = t->complete.all = false;
 		t->complete.exec_reason = "adopted";
 	}
 	ev.ts = sbt_now_epoch_ns();

@@ -111,6 +111,9 @@ void sbt_session_free(struct sbt_session *s);
  */
 int sbt_session_add(struct sbt_session *s, struct sbt_target *t,
 		    const struct sbt_egress_cfg *egress);
+/* Its policy was replaced (a reload): the rule texts its records name from now on. */
+void sbt_session_set_egress(struct sbt_session *s, uint32_t slot,
+			    const struct sbt_egress_cfg *egress);
 /* The slot's target is gone: forget it (its final events were emitted). */
 void sbt_session_remove(struct sbt_session *s, uint32_t slot);
 /* The slot in use, NULL if none. */

@@ -71,7 +71,7 @@ struct run_ctx {
 	struct sbt_sandbox_run run;
 	bool started;
 	int fifo, sfd, pidfd;
-	int tracer; /* a pidfd of the tracer that attached, -1 if none (or --no-wait) */
+	struct shim_tracer tracer; /* the one that attached (wait.c) */
 	char fifo_path[PATH_MAX];
 };
 
@@ -103,31 +103,6 @@ static void write_timings(const char *path, const struct sbt_sandbox_run *run, u
 	}
 	if (!ok)
 		sbt_log("--timings %s: %s", path, strerror(errno));
-}
-
-/* Create the attach FIFO (a stale one from a killed shim of the same name is replaced). */
-static int make_fifo(const char *dir, const char *name, char *path, size_t len)
-{
-	struct stat st;
-	int fd;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	if ((size_t)snprintf(path, len, "%s/%s.attach", dir, name) >= len)
-		return -ENAMETOOLONG;
-	if (lstat(path, &st) == 0 && S_ISFIFO(st.st_mode))
-		unlink(path);
-	if (mkfifo(path, 0600))
-		return -errno;
-	/* O_RDWR: never EOF when a writer comes and goes without a line. */
-	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		int e = -errno;
-
-		unlink(path);
-		return e;
-	}
-	return fd;
 }
 
 /* ---- options -> spec ---------------------------------------------------- */
@@ -505,7 +480,8 @@ static int run_start(const struct run_opts *o, struct run_ctx *r)
 		r->run.nr_egress_rules = o->nr_allow;
 	}
 	if (!o->no_wait) {
-		r->fifo = make_fifo(o->state_dir, o->spec.name, r->fifo_path, sizeof(r->fifo_path));
+		r->fifo = shim_make_fifo(o->state_dir, o->spec.name, r->fifo_path,
+					 sizeof(r->fifo_path));
 		if (r->fifo < 0) {
 			sbt_log("cannot create the attach FIFO in %s: %s; check --state-dir",
 				o->state_dir, strerror(-r->fifo));
@@ -546,7 +522,8 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 			sbt_log("sandbox %s up (cgroup %s, pid %d); waiting for a tracer: sbtrace "
 				"trace --sandbox %s",
 				run->name, run->cgroup_path, (int)run->pid, run->name);
-		res = shim_wait_attach(run->name, r->fifo, r->sfd, r->pidfd, &sig, &tracer);
+		res = shim_wait_attach(run->name, r->fifo, r->sfd, r->pidfd, &sig, &tracer,
+				       &r->tracer.handover);
 		close(r->fifo);
 		r->fifo = -1;
 		unlink(r->fifo_path);
@@ -561,8 +538,8 @@ static int run_release(const struct run_opts *o, struct run_ctx *r)
 		}
 		/* Its death ends the workload (wait.c): the policy it enforces must never lapse. */
 		if (tracer > 0) {
-			r->tracer = (int)syscall(SYS_pidfd_open, tracer, 0);
-			if (r->tracer < 0) {
+			r->tracer.pidfd = (int)syscall(SYS_pidfd_open, tracer, 0);
+			if (r->tracer.pidfd < 0) {
 				sbt_log("sandbox %s: the tracer (pid %d) is gone already; the "
 					"workload did not run",
 					run->name, (int)tracer);
@@ -612,8 +589,7 @@ static void run_end(struct run_ctx *r)
 	}
 	if (r->pidfd >= 0)
 		close(r->pidfd);
-	if (r->tracer >= 0)
-		close(r->tracer);
+	shim_tracer_close(&r->tracer);
 	if (r->sfd >= 0)
 		close(r->sfd);
 }
@@ -625,12 +601,13 @@ int shim_cmd_run(int argc, char **argv)
 		.state_dir = SBT_STATE_DIR_DEFAULT,
 		.vm_stream_max = SBT_VM_STREAM_MAX_DEFAULT,
 	};
-	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1, .tracer = -1 };
+	struct run_ctx r = { .fifo = -1, .sfd = -1, .pidfd = -1 };
 	int code = run_spec(argc, argv, &o);
 	const struct sbt_backend_caps *caps = sbt_backend_caps(o.spec.backend);
 
 	if (code >= 0)
 		return code;
+	shim_tracer_init(&r.tracer, o.state_dir);
 	r.sfd = block_signals(caps->console);
 	if (r.sfd < 0) {
 		sbt_log("signalfd: %s", strerror(errno));
@@ -642,9 +619,9 @@ int shim_cmd_run(int argc, char **argv)
 	if (code < 0) {
 		/* a VM: the workload's exit code comes from the console */
 		code = caps->wait == SBT_WAIT_CONSOLE
-			       ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, r.tracer,
+			       ? shim_wait_vm(&r.run, r.sfd, r.pidfd, o.vm_timeout, &r.tracer,
 					      o.vm_stream_max)
-			       : shim_wait_workload(&r.run, r.sfd, r.pidfd, r.tracer);
+			       : shim_wait_workload(&r.run, r.sfd, r.pidfd, &r.tracer);
 		if (o.timings)
 			write_timings(o.timings, &r.run, sbt_mono_ns());
 	}

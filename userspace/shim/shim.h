@@ -3,6 +3,9 @@
 #ifndef SBT_SHIM_H
 #define SBT_SHIM_H
 
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -32,17 +35,44 @@ enum attach_result { ATTACHED, SIGNALLED, INIT_DIED };
  * PID, 0 when not given), a signal, or the sandbox dies.
  */
 enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pidfd, int *sig,
-				    pid_t *tracer);
+				    pid_t *tracer, bool *handover);
+/* The tracer of a running workload (tracer.c). */
+struct shim_tracer {
+	int pidfd;     /* a pidfd of the tracer that attached, -1: none (--no-wait, or gone) */
+	bool handover; /* it said "attached PID handover": its enforcement outlives it */
+	int fifo;      /* after a handover: the attach FIFO again, for the next one; -1 */
+	char fifo_path[PATH_MAX];
+	char line[128];
+	size_t len;
+	const char *state_dir;
+};
+
 /*
  * Wait for the workload; forward a signal, then kill everything after
- * GRACE_MS. The exit code. tracer: a pidfd of the tracer (-1: none); when it
- * goes away first, the workload is frozen and SHIM_EXIT_TRACER_LOST returned.
+ * GRACE_MS. The exit code. When the tracer goes away first, the workload is
+ * frozen and SHIM_EXIT_TRACER_LOST returned, unless it handed over
+ * (shim_tracer_gone()).
  */
-int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int tracer);
+int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, struct shim_tracer *tr);
 /* The qemu backend: forward the console until qemu exits; the guest's exit code. Tracer as above. */
-int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer,
-		 uint64_t stream_max);
+int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
+		 struct shim_tracer *tr, uint64_t stream_max);
+
+/* The attach FIFO STATE_DIR/NAME.attach (a stale one replaced), read end. fd or -errno. */
+int shim_make_fifo(const char *dir, const char *name, char *path, size_t len);
+/* "attached", "attached PID" or "attached PID handover": true, *tracer (0: none given). */
+bool shim_attach_line(const char *line, pid_t *tracer, bool *handover);
+void shim_tracer_init(struct shim_tracer *tr, const char *state_dir);
+void shim_tracer_close(struct shim_tracer *tr);
 /* Freeze the workload and say why; SHIM_EXIT_TRACER_LOST. */
 int shim_tracer_lost(struct sbt_sandbox_run *run);
+/*
+ * The tracer's pidfd fired: SHIM_EXIT_TRACER_LOST (frozen), or -1 when it
+ * handed over and nothing lapses (no policy, or its pins are there): the
+ * workload runs on and the FIFO waits for the next tracer.
+ */
+int shim_tracer_gone(struct sbt_sandbox_run *run, struct shim_tracer *tr);
+/* The FIFO is readable: a new tracer's "attached PID" taken (its pidfd, the state file). */
+void shim_tracer_again(struct sbt_sandbox_run *run, struct shim_tracer *tr);
 
 #endif

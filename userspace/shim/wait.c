@@ -55,28 +55,9 @@ static int read_signal(int sfd)
 	return n == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
 }
 
-/* "attached" or "attached PID": true, and *tracer the PID (0 when not given). */
-static bool attach_line(const char *line, pid_t *tracer)
-{
-	char *end;
-	long pid;
-
-	if (strcmp(line, "attached") == 0) {
-		*tracer = 0;
-		return true;
-	}
-	if (strncmp(line, "attached ", 9) != 0)
-		return false;
-	pid = strtol(line + 9, &end, 10);
-	if (*end || end == line + 9 || pid <= 0 || pid > 4194304)
-		return false;
-	*tracer = (pid_t)pid;
-	return true;
-}
-
 /* Block until "attached[ PID]\n" arrives on the FIFO, a signal, or the sandbox dies. */
 enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pidfd, int *sig,
-				    pid_t *tracer)
+				    pid_t *tracer, bool *handover)
 {
 	char line[128];
 	size_t len = 0;
@@ -110,7 +91,7 @@ enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pid
 				continue;
 			}
 			line[len] = '\0';
-			if (attach_line(line, tracer))
+			if (shim_attach_line(line, tracer, handover))
 				return ATTACHED;
 			sbt_log("sandbox %s: ignoring '%.40s' on the attach FIFO (expected "
 				"'attached')",
@@ -121,15 +102,16 @@ enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pid
 }
 
 /* Wait for the workload; forward a signal, then kill everything after a grace period. */
-int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int tracer)
+int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, struct shim_tracer *tr)
 {
 	uint64_t deadline = 0;
 	int sig = 0, status;
 
 	for (;;) {
-		struct pollfd p[3] = { { .fd = sfd, .events = POLLIN },
+		struct pollfd p[4] = { { .fd = sfd, .events = POLLIN },
 				       { .fd = pidfd, .events = POLLIN },
-				       { .fd = tracer, .events = POLLIN } };
+				       { .fd = tr->pidfd, .events = POLLIN },
+				       { .fd = tr->fifo, .events = POLLIN } };
 		int timeout = pidfd >= 0 ? (run->exec_stream[0] ? 1000 : -1) : 100, ret;
 
 		if (sig) {
@@ -140,11 +122,17 @@ int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int trac
 			if (timeout < 0 || left < timeout)
 				timeout = (int)left;
 		}
-		ret = poll(p, 3, timeout);
+		ret = poll(p, 4, timeout);
 		if (ret < 0 && errno != EINTR)
 			return SHIM_EXIT_SETUP;
-		if (ret > 0 && (p[2].revents & POLLIN))
-			return shim_tracer_lost(run);
+		if (ret > 0 && (p[2].revents & POLLIN)) {
+			int code = shim_tracer_gone(run, tr);
+
+			if (code >= 0)
+				return code;
+		}
+		if (ret > 0 && (p[3].revents & POLLIN))
+			shim_tracer_again(run, tr);
 		if (pidfd < 0 || (ret > 0 && (p[1].revents & POLLIN))) {
 			int w = sbt_sandbox_wait(run, &status, 0);
 
@@ -167,23 +155,6 @@ int shim_wait_workload(struct sbt_sandbox_run *run, int sfd, int pidfd, int trac
 	}
 }
 
-/*
- * The tracer that enforces the sandbox's egress policy went away while the
- * workload runs: stop the workload at once (freeze, then the caller's
- * destroy kills it), so that no connect is ever made without the policy.
- */
-int shim_tracer_lost(struct sbt_sandbox_run *run)
-{
-	int ret = sbt_sandbox_freeze(run);
-
-	run->tracer_lost = true;
-	sbt_state_update(run); /* seen should the shim itself die before the removal */
-	sbt_log("sandbox %s: its tracer went away while the workload ran; the workload was %s and "
-		"is killed: enforcement must not lapse (exit %d)",
-		run->name, ret ? "not frozen" : "frozen", SHIM_EXIT_TRACER_LOST);
-	return SHIM_EXIT_TRACER_LOST;
-}
-
 /* Read the console until nothing is pending; true at its end (qemu closed it). */
 static bool pump_console(struct sbt_sandbox_run *run)
 {
@@ -199,18 +170,19 @@ static bool pump_console(struct sbt_sandbox_run *run)
  * the exit code is the one the guest reported. A signal or --vm-timeout
  * ends the VM at once (destroy kills it).
  */
-int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s, int tracer,
-		 uint64_t stream_max)
+int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
+		 struct shim_tracer *tr, uint64_t stream_max)
 {
 	uint64_t deadline = timeout_s > 0 ? run->go_ns + (uint64_t)timeout_s * 1000000000ull : 0;
 	int status = 0, sig;
 	bool eof = false, trimmed = false;
 
 	for (;;) {
-		struct pollfd p[4] = { { .fd = eof ? -1 : run->console_fd, .events = POLLIN },
+		struct pollfd p[5] = { { .fd = eof ? -1 : run->console_fd, .events = POLLIN },
 				       { .fd = sfd, .events = POLLIN },
 				       { .fd = pidfd, .events = POLLIN },
-				       { .fd = tracer, .events = POLLIN } };
+				       { .fd = tr->pidfd, .events = POLLIN },
+				       { .fd = tr->fifo, .events = POLLIN } };
 		int timeout = pidfd >= 0 ? -1 : 100, ret;
 
 		if (deadline) {
@@ -224,11 +196,17 @@ int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
 			if (timeout < 0 || (deadline - now) / 1000000 + 1 < (uint64_t)timeout)
 				timeout = (int)((deadline - now) / 1000000 + 1);
 		}
-		ret = poll(p, 4, timeout);
+		ret = poll(p, 5, timeout);
 		if (ret < 0 && errno != EINTR)
 			return SHIM_EXIT_SETUP;
-		if (ret > 0 && (p[3].revents & POLLIN))
-			return shim_tracer_lost(run);
+		if (ret > 0 && (p[3].revents & POLLIN)) {
+			int code = shim_tracer_gone(run, tr);
+
+			if (code >= 0)
+				return code;
+		}
+		if (ret > 0 && (p[4].revents & POLLIN))
+			shim_tracer_again(run, tr);
 		/* its exec stream's disk, bounded (a tracer reading it frees it as it goes) */
 		if (sbt_vm_stream_trim(run, stream_max) == 1 && !trimmed) {
 			trimmed = true;
