@@ -172,6 +172,40 @@ NL_PID=""
 check "an abstract name: both lines" "$$ READY=1|$$ STOPPING=1" \
 	"$(tr '\n' '|' < "$WORK/nl.out" | sed 's/|$//')"
 
+# --- the agent's readiness (Type=notify, NotifyAccess=main) -------------------------
+# READY=1 from the agent's own pid once its hooks are attached (TraceStarted
+# is out), STOPPING=1 at its stop; its options from a --config file.
+SOCK="$WORK/agent-notify.sock"
+"$NL" "$SOCK" 20 STOPPING=1 > "$WORK/nl.out" 2> "$WORK/nl.err" &
+NL_PID=$!
+wait_for 5 listening || fail "sbt-notify-listen did not bind $SOCK: $(cat "$WORK/nl.err")"
+printf '# the test agent\nno-shim\nno-socket\nout = %s\n' "$WORK/ready.jsonl" > "$WORK/agent.conf"
+chmod 0644 "$WORK/agent.conf"
+NOTIFY_SOCKET="$SOCK" "$SBTRACE" agent --config "$WORK/agent.conf" --cgroup-parent "$(mk_cgroup rdy)" \
+	> "$WORK/ready.stdout" 2> "$WORK/ready.err" &
+RDY_PID=$!
+ready() { grep -q "READY=1" "$WORK/nl.out"; }
+wait_for 20 ready
+check "the agent: READY=1 from its own pid" "$RDY_PID READY=1" "$(grep READY=1 "$WORK/nl.out")"
+check_true "... after its TraceStarted was written" sh -c "head -n 1 '$WORK/ready.jsonl' | grep -q TraceStarted"
+check "... with the --config file's options (its events to the file's out, none on stdout)" 0 \
+	"$(wc -c < "$WORK/ready.stdout")"
+kill -TERM "$RDY_PID"
+wait "$RDY_PID"
+check "the agent: exit 0" 0 $?
+wait "$NL_PID"
+check "the agent: STOPPING=1 at its stop" "$RDY_PID STOPPING=1" "$(grep STOPPING=1 "$WORK/nl.out")"
+NL_PID=""
+chmod 0666 "$WORK/agent.conf"
+"$SBTRACE" agent --config "$WORK/agent.conf" --duration 1 > /dev/null 2> "$WORK/badconf.err"
+check "a --config file anyone may write: exit 2" 2 $?
+check_true "... naming the file" grep -q "$WORK/agent.conf" "$WORK/badconf.err"
+printf 'no-shim\nbogus-option = 1\n' > "$WORK/agent2.conf"
+chmod 0644 "$WORK/agent2.conf"
+"$SBTRACE" agent --config "$WORK/agent2.conf" --duration 1 > /dev/null 2> "$WORK/badconf2.err"
+check "an unknown option in the file: exit 2" 2 $?
+check_true "... naming FILE:LINE" grep -q "$WORK/agent2.conf:2" "$WORK/badconf2.err"
+
 "$NL" "$WORK/quiet.sock" 0.3 > /dev/null 2> "$WORK/nl.err"
 check "no READY=1 in time: exit 1" 1 $?
 check_true "no READY=1 in time: said so" grep -q 'no READY=1 within 0.3 s' "$WORK/nl.err"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cmd/agent_cmd.h"
+#include "cmd/agent_conf.h"
 #include "event/metrics.h"
 #include "sandbox/sandbox.h"
 #include "event/sink.h"
@@ -44,6 +45,7 @@ enum agent_opt {
 	OPT_METRICS_NO_SANDBOX,
 	OPT_PERSIST,
 	OPT_UNPIN,
+	OPT_CONFIG,
 };
 
 static const struct option agent_longopts[] = {
@@ -71,6 +73,7 @@ static const struct option agent_longopts[] = {
 	{ "metrics-no-sandbox-label", no_argument, NULL, OPT_METRICS_NO_SANDBOX },
 	{ "persist", no_argument, NULL, OPT_PERSIST },
 	{ "unpin", no_argument, NULL, OPT_UNPIN },
+	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -199,6 +202,8 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 		return -1;
 	case OPT_UNPIN:
 		a->unpin = true;
+		return -1;
+	case OPT_CONFIG: /* read before the options (config_argv()) */
 		return -1;
 	case 'o':
 	case 'O':
@@ -422,24 +427,60 @@ static int unpin(const struct sbt_agent_opts *a)
 	return SBT_EXIT_OK;
 }
 
+/*
+ * The options of the config file (--config FILE, $SBTRACE_AGENT_CONF, or
+ * /etc/sbtrace/agent.conf) before the command line's, which win. The new
+ * argv (free it; the parsed options point into it), or NULL after a
+ * message.
+ */
+static char **config_argv(int argc, char **argv, int *nargc)
+{
+	const char *flag = NULL, *path;
+	char err[PATH_MAX + 256], **nargv = NULL;
+	bool must;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			flag = argv[i + 1];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			flag = argv[i] + 9;
+	}
+	path = sbt_agent_conf_path(flag, &must);
+	if (sbt_agent_conf_argv_checked(path, must, agent_longopts, argc, argv, nargc, &nargv, err,
+					sizeof(err))) {
+		sbt_log("%s", err);
+		return NULL;
+	}
+	return nargv;
+}
+
 int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 {
 	struct sbt_agent_opts a;
 	struct sbt_sub_sink *sub = calloc(1, sizeof(*sub));
 	struct stat own;
-	int ret = sbt_agent_args_parse(argc, argv, &a), lock;
+	int nargc = 0, ret, lock;
+	char **nargv = config_argv(argc, argv, &nargc);
 
-	if (!sub) {
-		sbt_log("out of memory");
-		return SBT_EXIT_RUNTIME;
+	if (!sub || !nargv) {
+		if (!sub)
+			sbt_log("out of memory");
+		free(sub);
+		free(nargv);
+		return sub ? SBT_EXIT_USAGE : SBT_EXIT_RUNTIME;
 	}
+	ret = sbt_agent_args_parse(nargc, nargv, &a);
 	if (ret >= 0) {
 		free(sub);
+		free(nargv);
 		return ret;
 	}
 	lock = take_lock(&a);
 	if (lock < 0) {
 		free(sub);
+		free(nargv);
 		return SBT_EXIT_USAGE;
 	}
 	ret = pin_key(&a, lock);
@@ -448,5 +489,6 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 	if (lock != INT_MAX)
 		close(lock);
 	free(sub);
+	free(nargv);
 	return ret;
 }
