@@ -373,6 +373,8 @@ struct probe_ctx {
 	uint64_t own_since_ns; /* epoch: a file changed since is the build's own work */
 	uint64_t t0_epoch_ns;
 	char boot_err[512];
+	/* boot_failed's reason when it is not the sandbox's set-up (base_image_missing), NULL */
+	const char *boot_reason;
 	int console_out; /* the qemu backend: where the guest's console goes */
 	struct probe_build build;
 	char netns[64];	      /* the qemu backend's tap namespace, "" when none was made */

@@ -288,7 +288,7 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 	memset(v, 0, sizeof(*v));
 	v->warnings = json_object_new_array();
 	if (p->boot_failed) {
-		because(v, "sandbox_boot_failed", p->boot_err);
+		because(v, p->boot_reason ? p->boot_reason : "sandbox_boot_failed", p->boot_err);
 	} else if (!sbt_backend_caps(p->backend)->execs_on_host && !p->run.exec_stream[0]) {
 		/* No guest agent: the host saw only qemu, no exec, no shell. */
 		because(v, "exec_not_visible",
