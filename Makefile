@@ -359,4 +359,4 @@ install: all
 clean:
 	rm -rf $(BUILD) skel/*.skel.h
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f -not -path '$(BUILD)/base-images/*' 2>/dev/null)
