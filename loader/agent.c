@@ -111,6 +111,21 @@ static void release_slot(struct agent *a, struct agent_sb *s)
 	bpf_map_update_elem(a->free_fd, NULL, &slot, 0);
 }
 
+/* A podman container's cgroup (libpod-<id>): its name and image, when podman's storage says. */
+static void container_of(struct agent *a, struct agent_sb *s)
+{
+	const char *leaf = strrchr(s->sb.path, '/');
+
+	if (!leaf || !sbt_podman_cgroup_id(leaf + 1, s->cid) ||
+	    sbt_podman_meta_lookup(&a->podman, s->cid, s->cname, sizeof(s->cname), s->cimage,
+				   sizeof(s->cimage)))
+		return;
+	s->container = (struct sbt_container){
+		.runtime = "podman", .id = s->cid, .name = s->cname, .image = s->cimage
+	};
+	s->has_container = true;
+}
+
 /* Tell a waiting shim we are attached (its workload then runs). True if one waited. */
 static bool release_shim(struct agent *a, const char *name)
 {
@@ -196,6 +211,9 @@ static int add_sandbox(struct agent *a, const char *path, const char *source,
 	ev.sandbox_change.source = source;
 	ev.sandbox_change.registered_by = s->registered_by;
 	sbt_agent_pol_describe(&a->eg, s->pol, s->sb.slot, &ev.sandbox_change);
+	if (!shim)
+		container_of(a, s);
+	ev.sandbox_change.container = s->has_container ? &s->container : NULL;
 	/* registered before the answer: the workload's first exec finds it */
 	ev.sandbox_change.released = shim_name && release_shim(a, shim_name);
 	/*
@@ -443,6 +461,7 @@ static struct agent *agent_new(struct sbt_agent_opts *o)
 	a->wd_state = -1;
 	a->obs.stats_fd = -1;
 	a->eg.dir_fd = -1;
+	sbt_podman_meta_cache_init(&a->podman, NULL);
 	for (int i = 0; i < SBT_AGENT_MAX_PARENTS; i++)
 		a->wd_parent[i] = -1;
 	a->slots = calloc(a->max, sizeof(struct agent_sb *));
@@ -482,6 +501,7 @@ static void agent_free(struct agent *a)
 	for (uint32_t i = 0; i < a->max; i++)
 		free(a->slots[i]);
 	free(a->slots);
+	sbt_podman_meta_cache_free(&a->podman);
 	free(a);
 }
 

@@ -13,6 +13,8 @@
 #include "agent_obs.h"
 #include "loader.h"
 #include "session_bpf.h"
+#include "event/kinds.h"
+#include "sandbox/podman_meta.h"
 #include "sandbox/sandbox.h"
 
 /* What the agent keeps of a sandbox beyond the session's slot. */
@@ -21,6 +23,10 @@ struct agent_sb {
 	const char *source;	   /* "shim", "cgroup_parent" */
 	const char *registered_by; /* "cgroup_mkdir", "agent" */
 	struct sbt_agent_pol *pol; /* egress policy, NULL: none (agent_egress.c) */
+	/* what a container runtime says of its cgroup (podman's libpod-<id>) */
+	bool has_container;
+	struct sbt_container container; /* points into the three below */
+	char cid[65], cname[256], cimage[256];
 };
 
 struct agent {
@@ -41,6 +47,7 @@ struct agent {
 	struct sbt_agent_obs obs;
 	struct sbt_http *http;
 	struct sbt_agent_egress eg;
+	struct sbt_podman_meta_cache podman; /* podman's containers.json, read when it changed */
 };
 
 #endif

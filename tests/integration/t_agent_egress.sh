@@ -189,6 +189,11 @@ check "container: the other host is refused (EPERM)" 1 \
 	"$(grep -c "($NET_T2_V4).*Operation not permitted" "$WORK/ctr.out")"
 check "container: SandboxAdded with its policy file" "policy_dir enforce" \
 	"$(jq -r --arg s "$SB_CTR" 'select(.event == "SandboxAdded" and .sandbox == $s) | "\(.egress.source) \(.egress.mode)"' "$OUT")"
+check "container: SandboxAdded names it from podman's storage (runtime, id, name, image)" \
+	"podman $CID $CTR $IMAGE" \
+	"$(jq -r --arg s "$SB_CTR" 'select(.event == "SandboxAdded" and .sandbox == $s) | .container | "\(.runtime) \(.id) \(.name) \(.image)"' "$OUT")"
+check "a child that is no container: container null" null \
+	"$(jq -c --arg s "$PARENT_NAME/ca" 'select(.event == "SandboxAdded" and .sandbox == $s) | .container' "$OUT")"
 check_true "container: EgressAllowed (rule)" ev "$SB_CTR" EgressAllowed rule
 check_true "container: EgressDenied (not_in_allowlist)" ev "$SB_CTR" EgressDenied not_in_allowlist
 

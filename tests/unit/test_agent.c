@@ -247,6 +247,37 @@ static void test_metrics_no_sandbox(void **state)
 	sbt_metrics_sink_free(ms);
 }
 
+/* --metrics-container-label: a container's name and image on its info series, "" for others. */
+static void test_metrics_container_labels(void **state)
+{
+	static const struct sbt_container ctr = {
+		.runtime = "podman", .id = "ab", .name = "web-\"1\"", .image = "localhost/app:1"
+	};
+	struct sbt_metrics_sink *ms = sbt_metrics_sink_new();
+	struct sbt_sink *s = sbt_metrics_sink_base(ms);
+	struct sbt_target a = { .name = "/pods/libpod-ab" }, b = { .name = "/pods/job" };
+	struct sbt_event ev = { .kind = SBT_EV_SANDBOX_ADDED, .sandbox = &a };
+	size_t len;
+	char *text;
+
+	(void)state;
+	sbt_metrics_sink_config(ms, 0, 1);
+	sbt_metrics_sink_container_labels(ms, true);
+	ev.sandbox_change = (struct sbt_ev_sandbox){ .source = "cgroup_parent", .container = &ctr };
+	s->ops->emit(s, &ev);
+	ev.sandbox = &b;
+	ev.sandbox_change.container = NULL;
+	s->ops->emit(s, &ev);
+	text = sbt_metrics_render_str(ms, NULL, &len);
+	assert_non_null(strstr(
+		text, "sbtrace_sandbox_info{sandbox=\"/pods/libpod-ab\",source=\"cgroup_"
+		      "parent\",container=\"web-\\\"1\\\"\",image=\"localhost/app:1\"} 1\n"));
+	assert_non_null(strstr(text, "sbtrace_sandbox_info{sandbox=\"/pods/job\",source=\"cgroup_"
+				     "parent\",container=\"\",image=\"\"} 1\n"));
+	free(text);
+	sbt_metrics_sink_free(ms);
+}
+
 static void test_metrics_file(void **state)
 {
 	char dir[] = "/tmp/sbt-test-metrics.XXXXXX", path[128], buf[160];
@@ -404,11 +435,17 @@ static void test_sub_slow_client(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_agent_args),	cmocka_unit_test(test_hostport),
-		cmocka_unit_test(test_rfc3339),		cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_metrics_sink),	cmocka_unit_test(test_metrics_no_sandbox),
-		cmocka_unit_test(test_metrics_file),	cmocka_unit_test(test_sink_reopen),
-		cmocka_unit_test(test_sub_slow_client), cmocka_unit_test(test_sink_whole_lines),
+		cmocka_unit_test(test_agent_args),
+		cmocka_unit_test(test_hostport),
+		cmocka_unit_test(test_rfc3339),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_metrics_sink),
+		cmocka_unit_test(test_metrics_no_sandbox),
+		cmocka_unit_test(test_metrics_container_labels),
+		cmocka_unit_test(test_metrics_file),
+		cmocka_unit_test(test_sink_reopen),
+		cmocka_unit_test(test_sub_slow_client),
+		cmocka_unit_test(test_sink_whole_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

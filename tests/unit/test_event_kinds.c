@@ -352,6 +352,13 @@ static size_t build_events(struct sbt_event *evs)
 	const struct sbt_target *c = &targets[0], *t = &targets[1];
 	size_t n = 0;
 
+	static const struct sbt_container ctr = {
+		.runtime = "podman",
+		.id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		.name = "web-1",
+		.image = "localhost/app:1"
+	};
+
 	evs[n++] = (struct sbt_event){ .kind = SBT_EV_STARTED,
 				       .ts = T0,
 				       .started = { .opts = &opts,
@@ -366,7 +373,8 @@ static size_t build_events(struct sbt_event *evs)
 							   .registered_by = "cgroup_mkdir",
 							   .egress_source = "policy_dir",
 							   .egress_mode = "enforce",
-							   .egress_rules = 2 } };
+							   .egress_rules = 2,
+							   .container = &ctr } };
 	evs[n++] = (struct sbt_event){
 		.kind = SBT_EV_SANDBOX_ADDED,
 		.ts = T0 + 20,

@@ -46,6 +46,7 @@ enum agent_opt {
 	OPT_PERSIST,
 	OPT_UNPIN,
 	OPT_CONFIG,
+	OPT_METRICS_CONTAINER,
 };
 
 static const struct option agent_longopts[] = {
@@ -74,6 +75,7 @@ static const struct option agent_longopts[] = {
 	{ "persist", no_argument, NULL, OPT_PERSIST },
 	{ "unpin", no_argument, NULL, OPT_UNPIN },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "metrics-container-label", no_argument, NULL, OPT_METRICS_CONTAINER },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -204,6 +206,9 @@ static int agent_option(struct sbt_agent_opts *a, int c, const char *arg)
 		a->unpin = true;
 		return -1;
 	case OPT_CONFIG: /* read before the options (config_argv()) */
+		return -1;
+	case OPT_METRICS_CONTAINER:
+		a->metrics_container = true;
 		return -1;
 	case 'o':
 	case 'O':

@@ -43,6 +43,7 @@ struct sbt_agent_opts {
 	struct sbt_sub_sink *sub;	  /* set by sbt_agent_main with a socket */
 	uint64_t metrics_retain_ms;	  /* --metrics-retain: a removed sandbox's series */
 	bool metrics_no_sandbox;	  /* --metrics-no-sandbox-label: the host families alone */
+	bool metrics_container;		  /* --metrics-container-label: sandbox_info's container */
 	bool persist;	  /* --persist: the enforcement stays pinned at exit, for the next agent */
 	bool unpin;	  /* --unpin: lift what a --persist agent left pinned, then exit */
 	char pin_key[48]; /* "<dev>-<ino>" of the state: <bpffs>/sbtrace-agent/KEY; "": none */

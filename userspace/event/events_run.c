@@ -425,6 +425,21 @@ static json_object *sandbox_change_json(const struct sbt_event *ev)
 	return o;
 }
 
+/* What the container runtime says of the sandbox's cgroup; null when nothing. */
+static json_object *container_json(const struct sbt_container *c)
+{
+	json_object *o;
+
+	if (!c)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "runtime", json_object_new_string(c->runtime));
+	json_object_object_add(o, "id", json_object_new_string(c->id));
+	json_object_object_add(o, "name", sbt_json_string(c->name));
+	json_object_object_add(o, "image", sbt_json_string(c->image));
+	return o;
+}
+
 json_object *sbt_json_sandbox_added(const struct sbt_event *ev)
 {
 	const struct sbt_ev_sandbox *c = &ev->sandbox_change;
@@ -440,6 +455,7 @@ json_object *sbt_json_sandbox_added(const struct sbt_event *ev)
 				       ? json_object_new_uint64(ev->sandbox->observed_since_ns)
 				       : NULL);
 	json_object_object_add(o, "egress", egress_policy_json(c));
+	json_object_object_add(o, "container", container_json(c->container));
 	return o;
 }
 

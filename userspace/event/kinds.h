@@ -188,6 +188,14 @@ struct sbt_ev_stopped {
 };
 
 /* SandboxAdded (the agent registered a sandbox) / SandboxRemoved (it ended; its totals). */
+/* A container runtime's record of a sandbox's cgroup (podman's libpod-<id>). */
+struct sbt_container {
+	const char *runtime; /* "podman" */
+	const char *id;	     /* 64 hex digits */
+	const char *name;
+	const char *image; /* as it was asked for (its name), "" when the runtime has none */
+};
+
 struct sbt_ev_sandbox {
 	const char *source;	   /* "shim" (a state file) or "cgroup_parent" */
 	const char *registered_by; /* "cgroup_mkdir" (BPF, at mkdir) or "agent" (userspace) */
@@ -202,6 +210,7 @@ struct sbt_ev_sandbox {
 	bool dns_proxy;
 	uint16_t dns_proxy_ports[4]; /* UDP4, TCP4, UDP6, TCP6; 0: none (yet) */
 	size_t dns_proxy_netns;
+	const struct sbt_container *container; /* SandboxAdded: NULL when no runtime says */
 };
 
 /* One sandbox in TraceStats. */

@@ -186,6 +186,7 @@ struct sbt_metrics_sink {
 	struct sbt_counters series[SBT_METRIC__MAX];
 	uint64_t retain_ns;
 	bool per_sandbox;
+	bool container_labels; /* sandbox_info's container and image */
 	struct removal *removals;
 	size_t nr_removals, cap_removals;
 };
@@ -311,6 +312,12 @@ static void count_sandbox_added(struct sbt_metrics_sink *ms, const struct sbt_ev
 	if (i < ms->nr_removals) /* back before its series expired: they go on */
 		removal_drop(ms, i);
 	sbt_metrics_label(l, sizeof(l), &o, "source", ev->sandbox_change.source);
+	if (ms->container_labels) {
+		const struct sbt_container *c = ev->sandbox_change.container;
+
+		sbt_metrics_label(l, sizeof(l), &o, "container", c ? c->name : "");
+		sbt_metrics_label(l, sizeof(l), &o, "image", c ? c->image : "");
+	}
 	add(ms, SBT_METRIC_SANDBOX_INFO, l, 1);
 }
 
@@ -367,6 +374,11 @@ void sbt_metrics_sink_config(struct sbt_metrics_sink *ms, uint64_t retain_ns, in
 {
 	ms->retain_ns = retain_ns;
 	ms->per_sandbox = per_sandbox != 0;
+}
+
+void sbt_metrics_sink_container_labels(struct sbt_metrics_sink *ms, bool on)
+{
+	ms->container_labels = on;
 }
 
 static void metrics_emit(struct sbt_sink *s, const struct sbt_event *ev)
