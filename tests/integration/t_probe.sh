@@ -23,10 +23,15 @@ probe() {
 }
 field() { jq -r "$2" "$WORK/$1.json"; }
 
-# npm runs the build script through sh -c: unsafe, and the location names npm.
+# npm runs the build script through sh -c, and the location names npm. Without
+# a Dockerfile the build is a builder stage's evidence and the verdict is the
+# boot's: none here (no start script), so not a confident answer.
 probe npm --trace-out "$WORK/npm.events" "$FIX/npm-shell"
 check "npm: exit 0" 0 "$PROBE_RC"
-check "npm: verdict" "unsafe high null" "$(field npm '"\(.verdict) \(.confidence) \(.reason)"')"
+check "npm, no boot: inconclusive, boot_not_run" "inconclusive low boot_not_run" \
+	"$(field npm '"\(.verdict) \(.confidence) \(.reason)"')"
+check "npm: its build shell is evidence for a builder stage" "false shell_invocation_trace.builder_stage_shells" \
+	"$(field npm '"\(.shell_invocation.locations[0].affects_final_image) \([.warnings[].id | select(endswith("builder_stage_shells"))][0])"')"
 check "npm: the shell is npm's sh -c" "sh command" \
 	"$(field npm '.shell_invocation.locations[0] | "\(.shell) \(.kind)"')"
 check_true "npm: its location names npm" sh -c "jq -r '.shell_invocation.locations[0].chain' '$WORK/npm.json' | grep -q npm"
@@ -38,17 +43,27 @@ check "npm: the very first exec in the sandbox is traced (npm)" "1 npm" \
 	"$(jq -r 'select(.event == "ProcessExec")' "$WORK/npm.events" | jq -s -r '.[0] | "\(.seq) \(.filename | split("/") | last)"')"
 validate_schema "$WORK/npm.events"
 
-probe noshell "$FIX/make-noshell"
-check "make without shell: safe, high" "safe high 0" \
+# The verdict of a repo without a Dockerfile is its boot's (--boot-cmd).
+probe noshell --boot-cmd /bin/true "$FIX/make-noshell"
+check "make without shell, its boot none either: safe, high" "safe high 0" \
 	"$(field noshell '"\(.verdict) \(.confidence) \(.shell_invocation.count)"')"
+probe noshell-noboot "$FIX/make-noshell"
+check "make without shell, no boot: not a confident safe (boot_not_run)" "inconclusive low boot_not_run" \
+	"$(field noshell-noboot '"\(.verdict) \(.confidence) \(.reason)"')"
 
 probe makeshell "$FIX/make-shell"
-check "make recipe with &&: unsafe" "unsafe sh command true" \
-	"$(field makeshell '"\(.verdict) \(.shell_invocation.locations[0].shell) \(.shell_invocation.locations[0].kind) \(.shell_invocation.locations[0].chain | endswith("make"))"')"
+check "make recipe with &&: found, a builder stage's (no boot: inconclusive)" "inconclusive sh command true false" \
+	"$(field makeshell '"\(.verdict) \(.shell_invocation.locations[0].shell) \(.shell_invocation.locations[0].kind) \(.shell_invocation.locations[0].chain | endswith("make")) \(.shell_invocation.locations[0].affects_final_image)"')"
+probe makeshell-boot --boot-cmd "/bin/true" "$FIX/make-shell"
+check "make recipe with &&, a boot without a shell: safe (the runtime runs none)" "safe high 1 0" \
+	"$(field makeshell-boot '"\(.verdict) \(.confidence) \(.shell_invocation.count) \(.shell_invocation.affecting_final_image)"')"
+probe makeshell-bootsh --boot-cmd "/bin/sh -c /bin/true" "$FIX/make-shell"
+check "make, a boot that runs sh -c: unsafe, high, the boot's shell" "unsafe high 1" \
+	"$(field makeshell-bootsh '"\(.verdict) \(.confidence) \(.shell_invocation.by_phase.boot)"')"
 
 probe script "$FIX/sh-script"
-check "#!/bin/sh build script: unsafe, shebang" "unsafe shebang" \
-	"$(field script '"\(.verdict) \(.shell_invocation.locations[0].kind)"')"
+check "#!/bin/sh build script: shebang, a builder stage's" "inconclusive shebang false" \
+	"$(field script '"\(.verdict) \(.shell_invocation.locations[0].kind) \(.shell_invocation.locations[0].affects_final_image)"')"
 
 probe failing "$FIX/failing"
 check "failing build: still a report, exit 0" 0 "$PROBE_RC"
@@ -78,9 +93,9 @@ check "Dockerfile: the built image is removed" "$IMAGES_BEFORE" "$(podman images
 validate_schema "$WORK/docker.events"
 
 probe nobase "$FIX/dockerfile-missing-base"
-check "Dockerfile, base image not local: typed failure" "low sandbox_boot_failed inconclusive dockerfile" \
+check "Dockerfile, base image not local: typed failure" "low base_image_missing inconclusive dockerfile" \
 	"$(field nobase '"\(.confidence) \(.reason) \(.verdict) \(.command.kind)"')"
-check "Dockerfile, base image not local: warning" "shell_invocation_trace.sandbox_boot_failed true" \
+check "Dockerfile, base image not local: warning" "shell_invocation_trace.base_image_missing true" \
 	"$(field nobase '.warnings[0] | "\(.id) \(.message | contains("sbtrace-no-such-image"))"')"
 
 # --cmd: split with simple quoting, never a shell.
@@ -89,17 +104,17 @@ check "--cmd words" '["/bin/echo","a b","c"]' "$(jq -c .command.argv "$WORK/cmd.
 # one program and nothing else: no shell, but nothing says a clean build would not do more
 check "--cmd: one program, no shell: not a confident safe" "inconclusive low build_did_nothing 0" \
 	"$(field cmd '"\(.verdict) \(.confidence) \(.reason) \(.shell_invocation.count)"')"
-probe cmd2 --cmd "make -B" "$FIX/make-noshell"
+probe cmd2 --cmd "make -B" --boot-cmd /bin/true "$FIX/make-noshell"
 check "--cmd make -B: programs run, no shell" "safe high 0" \
 	"$(field cmd2 '"\(.verdict) \(.confidence) \(.shell_invocation.count)"')"
 
 # The cache: a warm run answers without a sandbox (no trace file appears).
-probe warm --trace-out "$WORK/warm.events" "$FIX/make-noshell"
+probe warm --trace-out "$WORK/warm.events" --boot-cmd /bin/true "$FIX/make-noshell"
 check "warm: cache hit" "true safe" "$(field warm '"\(.cache.hit) \(.verdict)"')"
 check "warm: same key" "$(field noshell .cache.key)" "$(field warm .cache.key)"
 check_true "warm: no sandbox, no trace" [ ! -e "$WORK/warm.events" ]
 echo '{"broken": ' > "$CACHE/$(field noshell .cache.key).json"
-probe corrupt "$FIX/make-noshell"
+probe corrupt --boot-cmd /bin/true "$FIX/make-noshell"
 check "corrupt entry: ignored" "false safe" "$(field corrupt '"\(.cache.hit) \(.verdict)"')"
 check "corrupt entry: rewritten" "$(field noshell .cache.key)" \
 	"$(jq -r .cache.key "$CACHE/$(field noshell .cache.key).json")"

@@ -170,7 +170,7 @@ check_true "--image-map FILE: a bad line is named FILE:LINE" grep -q "map:2:" "$
 
 # 9. --no-boot: the build alone, said in the report.
 probe noboot --no-boot "$FIX/boot-shell-cmd"
-check "--no-boot: no boot shell, safe, boot skipped and warned" "safe false no_boot shell_invocation_trace.boot_not_run" \
+check "--no-boot: no boot shell, boot skipped: not a confident safe (boot_not_run)" "inconclusive false no_boot shell_invocation_trace.boot_not_run" \
 	"$(field noboot '"\(.verdict) \(.boot.ran) \(.boot.skipped) \(.warnings[0].id)"')"
 
 # 10. --fail-on: the exit code says the verdict.

@@ -98,8 +98,9 @@ check "hook: nothing reached the test host" 0 "$(grep -c "$NET_T2_V4:80" "$NET_S
 probe npmrepo --allow-host "registry.test port 8080" --no-boot "$WORK/npmrepo"
 check "npm repo: install step" '["npm","ci"]' "$(jq -c .command.install "$WORK/npmrepo.json")"
 check_true "npm repo: command.why says npm ci" sh -c "jq -r .command.why '$WORK/npmrepo.json' | grep -q 'after npm ci (package-lock.json, no node_modules)'"
-check "npm repo: the build ran (npm run build's sh -c), confident" "unsafe high null" \
-	"$(field npmrepo '"\(.verdict) \(.confidence) \(.reason)"')"
+check "npm repo: the build ran (npm run build's sh -c, a builder stage's); --no-boot: inconclusive" \
+	"inconclusive boot_not_run 1" \
+	"$(field npmrepo '"\(.verdict) \(.reason) \([.shell_invocation.locations[] | select(.source.script == "build")] | length)"')"
 check "npm repo: the repo is untouched" "" "$(ls "$WORK/npmrepo" | grep -e node_modules -e dist)"
 
 # 4b. ... whose dependency's postinstall shells out: the install step's shell.

@@ -55,10 +55,11 @@ field() { jq -r "$1" "$WORK/pkg.json"; }
 loc() { field ".shell_invocation.locations[] | select(.package == \"$1\") | \"\(.command) \(.phase) \(.affects_final_image)\""; }
 
 check "pkg: exit 0" 0 "$rc"
-check "pkg: a dependency's shell makes it unsafe" "unsafe high null" \
+# no Dockerfile: npm ci's shells are a builder stage's; no start script, no boot
+check "pkg: a dependency's shell found; no boot: inconclusive" "inconclusive low boot_not_run" \
 	"$(field '"\(.verdict) \(.confidence) \(.reason)"')"
-check "pkg: the location names dep@1.0.0" "echo postinstall > done.txt build true" "$(loc dep@1.0.0)"
-check "pkg: a scoped package by its scoped name" "echo postinstall > done.txt build true" \
+check "pkg: the location names dep@1.0.0" "echo postinstall > done.txt build false" "$(loc dep@1.0.0)"
+check "pkg: a scoped package by its scoped name" "echo postinstall > done.txt build false" \
 	"$(loc @sbt/sub@2.0.0)"
 check "pkg: the same text from two packages is two locations" 2 \
 	"$(field '[.shell_invocation.locations[] | select(.command == "echo postinstall > done.txt")] | length')"

@@ -29,26 +29,32 @@ copy() { rm -rf "${WORK:?}/$2" && cp -a "$FIX/$1" "$WORK/$2"; }
 # ---- a make recipe with shell syntax: unsafe, high, its line and chain ------
 copy make-shell shell
 vm shell "$WORK/shell"
-check "make-shell in the microVM: unsafe, high, from the guest kernel" "unsafe high null guest_kernel" \
-	"$(field shell '"\(.verdict) \(.confidence) \(.reason) \(.visibility.exec)"')"
+# (no Dockerfile: the build's shells are a builder stage's; the microVM runs no boot)
+check "make-shell in the microVM: the shell seen from the guest kernel, no boot: inconclusive" \
+	"inconclusive boot_not_run guest_kernel false" \
+	"$(field shell '"\(.verdict) \(.reason) \(.visibility.exec) \(.shell_invocation.locations[0].affects_final_image)"')"
 check "... one shell, at the Makefile's recipe line 2" "1 sh Makefile 2 recipe" \
 	"$(field shell '.shell_invocation | "\(.count) \(.locations[0].shell) \(.locations[0].source.file) \(.locations[0].source.line) \(.locations[0].source.instruction)"')"
 check "... its command and its chain (make ran it)" "cp src.txt out.txt && cp out.txt out2.txt|make" \
 	"$(field shell '.shell_invocation.locations[0] | "\(.command)|\(.chain | split(">") | last)"')"
 check "... the accelerator is reported" tcg "$(field shell .visibility.accel)"
 
-# ---- shell-free: safe, high ------------------------------------------------
+# ---- shell-free, but no boot ran: never a confident safe (it said safe/high) --
 copy slow-make noshell
-vm noshell "$WORK/noshell"
-check "a shell-free make build in the microVM: safe, high" "safe high null 0" \
+vm noshell --fail-on inconclusive "$WORK/noshell"
+check "a shell-free make build in the microVM, no boot: inconclusive, low, boot_not_run" \
+	"inconclusive low boot_not_run 0" \
 	"$(field noshell '"\(.verdict) \(.confidence) \(.reason) \(.shell_invocation.count)"')"
+check "... --fail-on inconclusive: exit 5" 5 "$PROBE_RC"
+check_true "... the message says the microVM ran no boot" \
+	sh -c "jq -r '.warnings[] | select(.id | endswith(\"boot_not_run\")) | .message' '$WORK/noshell.json' | grep -q 'runs no boot'"
 
 # ---- a C build with the host's gcc: the same count as the ns backend -------
 copy c-make c-ns
 probe c-ns "$WORK/c-ns"
 copy c-make c-vm
 vm c-vm --trace-out "$WORK/c-vm.jsonl" "$WORK/c-vm"
-check "c-make on the ns backend: unsafe high, 2 shells" "unsafe high 2" \
+check "c-make on the ns backend: 2 shells, no boot: inconclusive" "inconclusive low 2" \
 	"$(field c-ns '"\(.verdict) \(.confidence) \(.shell_invocation.count)"')"
 check "c-make in the microVM (gcc from the host's /usr): the same answer and count" \
 	"$(field c-ns '"\(.verdict) \(.confidence) \(.shell_invocation.count) \([.shell_invocation.locations[].source.line] | sort)"')" \

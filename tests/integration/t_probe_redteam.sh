@@ -45,15 +45,16 @@ field() { jq -r "$2" "$WORK/$1.json"; }
 
 rm -rf "$WORK/make-loader" && cp -a "$FIX/make-loader" "$WORK/make-loader"
 probe make "$WORK/make-loader"
-check "a Makefile recipe through the loader: unsafe, high, at the recipe's line" "unsafe high 1 4 loader" \
-	"$(field make '"\(.verdict) \(.confidence) \(.shell_invocation.count) \(.shell_invocation.locations[0].source.line) \(.shell_invocation.locations[0].identified_by)"')"
+# (no Dockerfile, no boot: found and placed, a builder stage's; the verdict waits for a boot)
+check "a Makefile recipe through the loader: found, at the recipe's line" "inconclusive boot_not_run 1 4 loader" \
+	"$(field make '"\(.verdict) \(.reason) \(.shell_invocation.count) \(.shell_invocation.locations[0].source.line) \(.shell_invocation.locations[0].identified_by)"')"
 
 for f in make-copied-shell make-unidentified make-failed-shell; do
 	rm -rf "$WORK/$f" && cp -a "$FIX/$f" "$WORK/$f"
 done
 probe copied "$WORK/make-copied-shell"
-check "a copy of dash with bytes appended: unsafe, high, dash by its content" "unsafe high dash content" \
-	"$(field copied '"\(.verdict) \(.confidence) \(.shell_invocation.locations[0].shell) \(.shell_invocation.locations[0].identified_by)"')"
+check "a copy of dash with bytes appended: found, dash by its content" "inconclusive boot_not_run dash content" \
+	"$(field copied '"\(.verdict) \(.reason) \(.shell_invocation.locations[0].shell) \(.shell_invocation.locations[0].identified_by)"')"
 probe unident "$WORK/make-unidentified"
 check "an ELF the build wrote, run with -c: not safe, executable_unidentified" "inconclusive low executable_unidentified" \
 	"$(field unident '"\(.verdict) \(.confidence) \(.reason)"')"
@@ -61,8 +62,8 @@ check "... its evidence: the file and its -c string" "tool true 1" \
 	"$(field unident '.shell_invocation.unidentified | "\(.executables[0].filename | split("/") | last) \(.executables[0].command_string) \(.count)"')"
 check_true "... the warning names it" sh -c "jq -r '.warnings[].message' '$WORK/unident.json' | grep -q 'tool, with -c'"
 probe failedsh "$WORK/make-failed-shell"
-check "a shell tried where there is none: unsafe, high, one failed shell" "unsafe high 1 1" \
-	"$(field failedsh '"\(.verdict) \(.confidence) \(.shell_invocation.count) \(.shell_invocation.failed)"')"
+check "a shell tried where there is none: found, one failed shell" "inconclusive boot_not_run 1 1" \
+	"$(field failedsh '"\(.verdict) \(.reason) \(.shell_invocation.count) \(.shell_invocation.failed)"')"
 check "... at the recipe's line, failed ENOENT" "sh ENOENT 6" \
 	"$(field failedsh '.shell_invocation.locations[0] | "\(.shell) \(.failed) \(.source.line)"')"
 

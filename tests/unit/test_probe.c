@@ -531,6 +531,35 @@ static void test_plan_package_without_build(void **state)
 	}
 }
 
+/* A start script and no build: a plan of its own after make (it installs, the boot answers). */
+static void test_plan_npm_start(void **state)
+{
+	struct repo *r = *state;
+	struct sbt_build_plan plan;
+
+	put(r, "package.json", "{ \"scripts\": { \"start\": \"node server.js\" } }");
+	plan_ok(r, NULL, NULL, &plan);
+	assert_int_equal(plan.kind, SBT_BUILD_NPM_START);
+	assert_string_equal(plan.argv[0], "true"); /* no dependencies: nothing to install */
+	assert_null(plan.argv[1]);
+	assert_non_null(strstr(plan.why, "npm start"));
+	sbt_build_plan_free(&plan);
+	put(r, "package.json",
+	    "{ \"scripts\": { \"start\": \"node s.js\" }, \"dependencies\": { \"a\": \"1\" } }");
+	plan_ok(r, NULL, NULL, &plan);
+	assert_string_equal(plan.argv[0], "npm");
+	assert_string_equal(plan.argv[1], "install"); /* no lockfile */
+	sbt_build_plan_free(&plan);
+	put(r, "package-lock.json", "{}");
+	plan_ok(r, NULL, NULL, &plan);
+	assert_string_equal(plan.argv[1], "ci");
+	sbt_build_plan_free(&plan);
+	put(r, "Makefile", "all:\n"); /* a Makefile is the build then */
+	plan_ok(r, NULL, NULL, &plan);
+	assert_int_equal(plan.kind, SBT_BUILD_MAKE);
+	sbt_build_plan_free(&plan);
+}
+
 static void test_plan_package_malformed(void **state)
 {
 	static const struct {
@@ -589,7 +618,7 @@ static void test_plan_nothing(void **state)
 	assert_int_equal(mkdir(path, 0755), 0); /* a directory is no Makefile */
 	snprintf(want, sizeof(want),
 		 "no build found in %s: looked for --cmd, a Dockerfile, "
-		 "package.json scripts.build, a Makefile",
+		 "package.json scripts.build, a Makefile, package.json scripts.start",
 		 r->path);
 	plan_fails(r, NULL, NULL, want);
 }
@@ -1050,10 +1079,10 @@ static void test_cache_default_dir(void **state)
 /* The kinds' table: a row for every SBT_BUILD_* value, each with what its callers ask. */
 static void test_kind_table(void **state)
 {
-	static const char *const names[] = { NULL, "cmd", "dockerfile", "npm", "make" };
+	static const char *const names[] = { NULL, "cmd", "dockerfile", "npm", "make", "npm_start" };
 
 	(void)state;
-	assert_int_equal(SBT_BUILD__MAX, 5); /* a new kind: a row here too */
+	assert_int_equal(SBT_BUILD__MAX, 6); /* a new kind: a row here too */
 	assert_null(probe_kind_of(SBT_BUILD_NONE));
 	assert_null(probe_kind_of(SBT_BUILD__MAX));
 	for (int i = SBT_BUILD_NONE + 1; i < SBT_BUILD__MAX; i++) {
@@ -1095,6 +1124,7 @@ int main(void)
 		REPO_TEST(test_plan_precedence),
 		REPO_TEST(test_plan_makefile_names),
 		REPO_TEST(test_plan_package_without_build),
+		REPO_TEST(test_plan_npm_start),
 		REPO_TEST(test_plan_package_malformed),
 		REPO_TEST(test_plan_huge_files),
 		REPO_TEST(test_plan_nothing),

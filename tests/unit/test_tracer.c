@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include "event/events.h"
@@ -473,6 +474,87 @@ static void test_probe_verdict_lost(void **state)
 	json_object_put(v.warnings);
 }
 
+/*
+ * Until a boot ran, no answer is a confident safe (the microVM backend, which
+ * runs none, said safe/high); a boot that died is not a clean boot; a shell
+ * seen stays proof either way.
+ */
+static void test_probe_verdict_boot(void **state)
+{
+	static struct probe_opts o;
+	static struct probe_ctx p;
+	static struct sbt_build_plan plan;
+	struct probe_verdict v;
+
+	(void)state;
+	o.backend = SBT_BACKEND_NS;
+	p.o = &o;
+	p.exited = true;
+	p.sink.summary_seen = true;
+	p.sink.execs = 5;
+	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
+	plan.kind = SBT_BUILD_MAKE;
+	probe_sites_init(&p.sites);
+
+	p.boot.skipped = "backend";
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.verdict, "inconclusive");
+	assert_string_equal(v.confidence, "low");
+	assert_string_equal(v.reason, "boot_not_run");
+	json_object_put(v.warnings);
+	p.boot.skipped = "no_start_command";
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.reason, "boot_not_run");
+	assert_non_null(strstr(v.message, "--boot-cmd"));
+	json_object_put(v.warnings);
+	p.sink.shells = 1; /* a shell seen (tied to no site: affecting): proof without a boot */
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.verdict, "unsafe");
+	assert_null(v.reason);
+	json_object_put(v.warnings);
+	p.sink.shells = 0;
+
+	p.boot.skipped = NULL;
+	p.boot.ran = true;
+	p.boot.source = BOOT_CMD;
+	p.boot.argv[0] = "./server";
+	p.boot.end = SBT_THEN_EXITED;
+	p.boot.status = 127 << 8;
+	p.boot.ms = 100;
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.verdict, "inconclusive");
+	assert_string_equal(v.reason, "boot_failed");
+	assert_non_null(strstr(v.message, "./server"));
+	assert_non_null(strstr(v.message, "exited 127"));
+	assert_non_null(strstr(v.message, "command not found"));
+	json_object_put(v.warnings);
+	p.boot.ready_ns = 1; /* 127 even after it was ready */
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.reason, "boot_failed");
+	json_object_put(v.warnings);
+	p.boot.status = 1 << 8; /* it listened, then exited 1: what it ran was seen */
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.verdict, "safe");
+	json_object_put(v.warnings);
+	p.boot.ready_ns = 0; /* exited 1 before it was ready */
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.reason, "boot_failed");
+	assert_non_null(strstr(v.message, "before it was ready"));
+	json_object_put(v.warnings);
+	p.boot.status = SIGSEGV; /* a signal */
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.reason, "boot_failed");
+	assert_non_null(strstr(v.message, "signal 11"));
+	json_object_put(v.warnings);
+	p.boot.status = 0;
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.verdict, "safe");
+	assert_string_equal(v.confidence, "high");
+	json_object_put(v.warnings);
+	p.boot.argv[0] = NULL;
+	probe_sites_free(&p.sites);
+}
+
 /* EventsLost from the kernel's drop counter: only what is new, once. */
 static void test_lost_since(void **state)
 {
@@ -506,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_trace_args_errors), cmocka_unit_test(test_sinks),
 		cmocka_unit_test(test_run_events_json),	  cmocka_unit_test(test_probe_sink),
 		cmocka_unit_test(test_completeness),	  cmocka_unit_test(test_probe_verdict_lost),
+		cmocka_unit_test(test_probe_verdict_boot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,6 +89,15 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 	}
 	if (k->sites(k, p, plan, boot_start, &has_start, err, errlen) < 0)
 		return -1;
+	/*
+	 * Without a Dockerfile nothing says what the final image holds: a
+	 * distroless packaging builds in a builder stage and copies the output.
+	 * The build's shells are that stage's evidence; the verdict is the
+	 * boot's, what the runtime starts.
+	 */
+	for (int i = 0; !image && i < p->sites.nr; i++)
+		if (p->sites.v[i].phase == PROBE_BUILD)
+			p->sites.v[i].affects_final = false;
 	if (o->no_boot)
 		p->boot.skipped = "no_boot";
 	else if (!can_boot)

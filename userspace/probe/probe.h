@@ -32,7 +32,8 @@
 	X(CMD, cmd)		  /* --cmd "PROG ARGS" */                                          \
 	X(DOCKERFILE, dockerfile) /* a Dockerfile's final stage (or --target): podman/docker */    \
 	X(NPM, npm)		  /* package.json scripts.build: npm run build */                  \
-	X(MAKE, make)		  /* a Makefile: make -B */
+	X(MAKE, make)		  /* a Makefile: make -B */                                        \
+	X(NPM_START, npm_start)	  /* package.json scripts.start alone: installed, booted */
 
 enum sbt_build_kind {
 	SBT_BUILD_NONE = 0,

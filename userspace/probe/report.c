@@ -156,7 +156,7 @@ static bool killed_when_idle(const struct probe_boot *b)
 static bool limit_hit(const struct sbt_sandbox_run *run, char *buf, size_t len);
 
 static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
-		  json_object *warnings)
+		  json_object *warnings, const char *reason)
 {
 	const char *skipped = p->boot.skipped;
 	const struct probe_df *df = &p->build.df;
@@ -173,7 +173,8 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			 in->name + 6, in->substituted_by);
 		add_warning(warnings, "base_image_substituted", msg);
 	}
-	if (skipped && strcmp(skipped, "build_failed") != 0 && strcmp(skipped, "failed") != 0) {
+	if (skipped && strcmp(skipped, "build_failed") != 0 && strcmp(skipped, "failed") != 0 &&
+	    !(reason && strcmp(reason, "boot_not_run") == 0)) { /* else the reason's own warning */
 		char backend[64];
 
 		snprintf(backend, sizeof(backend), "not with --backend %s",
@@ -188,6 +189,20 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 				   "script"
 				 : skipped);
 		add_warning(warnings, "boot_not_run", msg);
+	}
+	if (!probe_kind_of(plan->kind)->boots_image) {
+		struct probe_site_totals t;
+
+		probe_sites_count(&p->sites, &t);
+		if (t.build) {
+			snprintf(msg, sizeof(msg),
+				 "%llu shell(s) ran in the build of a repo without a Dockerfile: "
+				 "evidence for a builder stage (a distroless packaging builds there "
+				 "and copies the output), not for the final image; the verdict is "
+				 "the boot's, what the runtime starts",
+				 (unsigned long long)t.build);
+			add_warning(warnings, "builder_stage_shells", msg);
+		}
 	}
 	if (p->boot.ran && p->boot.end == SBT_THEN_KILLED && killed_when_idle(&p->boot))
 		add_warning(
@@ -276,6 +291,64 @@ static bool limit_hit(const struct sbt_sandbox_run *run, char *buf, size_t len)
 	return true;
 }
 
+/*
+ * A boot that died: its command not found or not runnable (126, 127), or an
+ * exit by a signal or non-zero before it was ready. The message; NULL when
+ * it did not die.
+ */
+static const char *boot_died(const struct probe_ctx *p, char *buf, size_t len)
+{
+	const struct probe_boot *b = &p->boot;
+	int code = WIFEXITED(b->status) ? WEXITSTATUS(b->status) : -1;
+	char cmd[160] = "";
+
+	if (!b->ran || b->end != SBT_THEN_EXITED || (code == 0 && WIFEXITED(b->status)))
+		return NULL;
+	/* 125: podman could not start it; 126, 127: its command not runnable, not found */
+	if (code != 125 && code != 126 && code != 127 && b->ready_ns)
+		return NULL; /* it ran, was ready, then ended: what it ran is seen */
+	if (b->source == BOOT_DOCKERFILE && b->line)
+		snprintf(cmd, sizeof(cmd), "the container's start command, Dockerfile:%u", b->line);
+	else if (b->source == BOOT_DOCKERFILE)
+		snprintf(cmd, sizeof(cmd), "the container's start command");
+	for (int i = 0; b->source != BOOT_DOCKERFILE && i < 8 && b->argv[i]; i++)
+		append(cmd, sizeof(cmd), "%s%s", i ? " " : "", b->argv[i]);
+	if (WIFSIGNALED(b->status))
+		snprintf(buf, len,
+			 "the boot (%s) died on signal %d after %llu ms, before it was ready: what "
+			 "the container runs once up was not seen",
+			 cmd, WTERMSIG(b->status), (unsigned long long)b->ms);
+	else
+		snprintf(buf, len,
+			 "the boot (%s) exited %d after %llu ms%s: what the container runs once up "
+			 "was not seen",
+			 cmd, code, (unsigned long long)b->ms,
+			 code == 127   ? " (command not found)"
+			 : code == 126 ? " (found, not runnable)"
+			 : code == 125 && b->source == BOOT_DOCKERFILE
+				 ? " (the container runtime could not start it)"
+				 : ", before it was ready");
+	return buf;
+}
+
+/* The boot did not run (--no-boot, the backend, no start command): its message; NULL when it ran. */
+static const char *boot_missing(const struct probe_ctx *p, char *buf, size_t len)
+{
+	const char *skipped = p->boot.skipped;
+
+	if (!skipped || strcmp(skipped, "build_failed") == 0 || strcmp(skipped, "failed") == 0)
+		return NULL;
+	snprintf(buf, len,
+		 "the boot did not run (%s): what the container runs when it starts was not "
+		 "seen, so no answer is a confident safe",
+		 strcmp(skipped, "no_boot") == 0   ? "--no-boot"
+		 : strcmp(skipped, "backend") == 0 ? "this --backend runs no boot"
+		 : strcmp(skipped, "no_start_command") == 0
+			 ? "no start command: give --boot-cmd, or a package.json start script"
+			 : skipped);
+	return buf;
+}
+
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  struct probe_verdict *v)
 {
@@ -330,6 +403,8 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 				  "run "
 				  "later (a shell started late, or once it sees a network) was not "
 				  "seen");
+	} else if (boot_died(p, msg, sizeof(msg))) {
+		because(v, "boot_failed", msg);
 	} else if (lost) {
 		because(v, "events_lost", lost_message(&p->sink.complete, msg, sizeof(msg)));
 	} else if (p->sink.nr_unidentified && !affecting(p)) {
@@ -337,8 +412,11 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			unidentified_message(&p->sink, msg, sizeof(msg)));
 	} else if (k->doubt && (doubt = k->doubt(p, plan, &doubt_msg))) {
 		because(v, doubt, doubt_msg); /* the kind's own: steps not seen, nothing done */
+	} else if (!affecting(p) && boot_missing(p, msg, sizeof(msg))) {
+		/* a proven shell stays proof; "no shell" needs what the container starts */
+		because(v, "boot_not_run", msg);
 	}
-	notes(p, plan, v->warnings);
+	notes(p, plan, v->warnings, v->reason);
 	/*
 	 * A shell at boot, or in a build step that makes the final image, is
 	 * proof; "no such shell" needs a complete trace of a build that worked.
