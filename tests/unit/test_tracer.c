@@ -555,6 +555,44 @@ static void test_probe_verdict_boot(void **state)
 	probe_sites_free(&p.sites);
 }
 
+/* A microVM's tmpfs full: the build's failure has a reason of its own, naming the space. */
+static void test_probe_verdict_vm_space(void **state)
+{
+	static struct probe_opts o;
+	static struct probe_ctx p;
+	static struct sbt_build_plan plan;
+	struct probe_verdict v;
+
+	(void)state;
+	o.backend = SBT_BACKEND_QEMU;
+	p.o = &o;
+	p.exited = true;
+	p.status = 1 << 8; /* npm ci failed */
+	p.sink.summary_seen = true;
+	p.run.exec_stream[0] = 's';
+	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
+	plan.kind = SBT_BUILD_NPM;
+	probe_sites_init(&p.sites);
+	probe_sink_init(&p.sink, 0);
+	p.sink.summary_seen = true;
+	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
+	p.vm_mem_mb = 1666;
+	p.run.con.tail_len = (size_t)snprintf(
+		p.run.con.tail, sizeof(p.run.con.tail),
+		"npm ERR! code ENOSPC\nnpm ERR! ENOSPC: No space left on device, write\n");
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.reason, "resource_limit");
+	assert_non_null(strstr(v.message, "writable space"));
+	assert_non_null(strstr(v.message, "1666 MiB"));
+	json_object_put(v.warnings);
+	p.run.con.tail_len = 0; /* another failure: build_failed */
+	probe_decide(&p, &plan, &v);
+	assert_string_equal(v.reason, "build_failed");
+	json_object_put(v.warnings);
+	probe_sink_free(&p.sink);
+	probe_sites_free(&p.sites);
+}
+
 /* EventsLost from the kernel's drop counter: only what is new, once. */
 static void test_lost_since(void **state)
 {
@@ -582,13 +620,20 @@ static void test_lost_since(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lost_since),	  cmocka_unit_test(test_decide),
-		cmocka_unit_test(test_fallback_line),	  cmocka_unit_test(test_hook_disabled),
-		cmocka_unit_test(test_exec_mode_and_vis), cmocka_unit_test(test_trace_args),
-		cmocka_unit_test(test_trace_args_errors), cmocka_unit_test(test_sinks),
-		cmocka_unit_test(test_run_events_json),	  cmocka_unit_test(test_probe_sink),
-		cmocka_unit_test(test_completeness),	  cmocka_unit_test(test_probe_verdict_lost),
+		cmocka_unit_test(test_lost_since),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_fallback_line),
+		cmocka_unit_test(test_hook_disabled),
+		cmocka_unit_test(test_exec_mode_and_vis),
+		cmocka_unit_test(test_trace_args),
+		cmocka_unit_test(test_trace_args_errors),
+		cmocka_unit_test(test_sinks),
+		cmocka_unit_test(test_run_events_json),
+		cmocka_unit_test(test_probe_sink),
+		cmocka_unit_test(test_completeness),
+		cmocka_unit_test(test_probe_verdict_lost),
 		cmocka_unit_test(test_probe_verdict_boot),
+		cmocka_unit_test(test_probe_verdict_vm_space),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

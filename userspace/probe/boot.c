@@ -67,7 +67,9 @@ int probe_boot_plan(struct probe_ctx *p, const struct sbt_build_plan *plan, char
 	const struct probe_opts *o = p->o;
 	const struct probe_kind *k = probe_kind_of(plan->kind);
 	/* the image the build made, else a second workload of the sandbox (its backend's) */
-	bool image = k->boots_image, can_boot = image || sbt_backend_caps(p->backend)->then;
+	const struct sbt_backend_caps *caps = sbt_backend_caps(p->backend);
+	/* the microVM's guest runs the boot after the build in its script (boot_vm.c) */
+	bool image = k->boots_image, can_boot = image || caps->then || caps->guest;
 	bool boot_start = !o->no_boot && can_boot && !o->boot_cmd, has_start = false;
 	int rc = 0;
 
@@ -132,6 +134,8 @@ void probe_boot_free(struct probe_boot *b)
 		free(b->argv[i]);
 		b->argv[i] = NULL;
 	}
+	free(b->vm_script);
+	b->vm_script = NULL;
 }
 
 /* ---- the podman backend's boot ------------------------------------------ */
@@ -353,8 +357,8 @@ static const char *ended_by(const struct probe_boot *b)
 /* When it was seen ready, in ms since its start; -1 never. */
 static int64_t ready_ms(const struct probe_ctx *p)
 {
-	uint64_t start =
-		p->boot.source == BOOT_DOCKERFILE ? p->sink.boot_start_ns : p->run.then.start_ns;
+	uint64_t start = p->boot.source == BOOT_DOCKERFILE || p->boot.in_vm ? p->sink.boot_start_ns
+									    : p->run.then.start_ns;
 
 	if (!p->boot.ready_ns || !start || p->boot.ready_ns < start)
 		return -1;

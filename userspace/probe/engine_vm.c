@@ -181,7 +181,7 @@ static int copy_images(struct probe_ctx *p)
 }
 
 /* One shell word, single-quoted (a quote as '\''); VM_IMG_WORD is "$img". */
-static void put_word(FILE *f, const char *w)
+void probe_vm_word(FILE *f, const char *w)
 {
 	if (strcmp(w, VM_IMG_WORD) == 0) {
 		fputs(" \"$img\"", f);
@@ -286,7 +286,7 @@ static int put_boot(struct probe_ctx *p, FILE *f, const struct probe_build *g)
 		(unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000),
 		(unsigned int)(PROBE_BOOT_GRACE_MS / 1000), name);
 	for (int i = 0; argv[i]; i++)
-		put_word(f, argv[i]);
+		probe_vm_word(f, argv[i]);
 	fputs(" < /dev/null\nrc=$?\nkill \"$stopper\" \"$watcher\" 2> /dev/null\n"
 	      "echo \"${M}boot $rc $(($(ms) - t0))\"\n[ -z \"$hc\" ] || wait \"$hc\"\n",
 	      f);
@@ -327,10 +327,10 @@ static int put_script(struct probe_ctx *p, struct sbt_build_plan *plan)
 		      "/store\"]' >> /etc/containers/storage.conf\n",
 		      f);
 	for (int i = 0; plan->argv[i]; i++)
-		put_word(f, plan->argv[i]);
+		probe_vm_word(f, plan->argv[i]);
 	fputs("t0=$(ms)\n", f);
 	for (int i = 0; plan->argv[i]; i++)
-		put_word(f, plan->argv[i]);
+		probe_vm_word(f, plan->argv[i]);
 	fputs(" < /dev/null\nrc=$?\necho \"${M}built $rc $(($(ms) - t0))\"\n"
 	      "[ \"$rc\" -eq 0 ] || exit \"$rc\"\n"
 	      "img=$(cat " VM_IID ")\necho \"${M}image $img\"\n",

@@ -127,9 +127,18 @@ struct probe_opts {
 /*
  * --image-map's stand-in for `ref`, or NULL: each mapping's REF is a shell
  * glob (fnmatch, "node:*-alpine*"; a plain ref matches itself only), and the
- * last mapping given that matches wins.
+ * last mapping given that matches wins. A mapping matches ref as written,
+ * without its digest pin (node:20@sha256:... as node:20), and with the tag
+ * a ref without one means (node as node:latest).
  */
 const char *probe_image_mapped(const struct probe_opts *o, const char *ref);
+/*
+ * What a stand-in cannot honour of `ref` into buf ("" when nothing): the
+ * version ref asks for beside what the stand-in has (`provides`, its
+ * sbtrace.provides label such as "Node.js 18.19.0"; "" when it has none),
+ * and a digest pin. "asked: Node.js 24, the stand-in has Node.js 18.19.0".
+ */
+void probe_image_note(const char *ref, const char *provides, char *buf, size_t len);
 
 /*
  * The package manager a RUN command runs that none of the stand-ins of
@@ -154,6 +163,7 @@ enum probe_engine { ENGINE_NONE = 0, ENGINE_PODMAN, ENGINE_DOCKER };
 #define DF_MAX_IMAGES 8
 #define DF_IMAGE_MAX  256
 #define DF_MAX_ENTRY  8 /* words of a base image's ENTRYPOINT kept */
+#define DF_NOTE_MAX   224
 
 /* What the build of the target stage needs: base images, and whether any RUN runs. */
 struct probe_df {
@@ -175,6 +185,8 @@ struct probe_df {
 	const char *lacks_tool; /* static, NULL for none */
 	unsigned int lacks_line;
 	int lacks_image; /* its index in images */
+	/* a mapped image's probe_image_note() (the warning base_image_substituted's), "" */
+	char notes[DF_MAX_IMAGES][DF_NOTE_MAX];
 };
 
 struct probe_build {
@@ -185,6 +197,7 @@ struct probe_build {
 	char context[256];   /* the build context: a copy of the repo (kind_dockerfile.c), "" */
 	char container[96];  /* the boot's container, "" when none was started */
 	bool pull;	     /* --pull: podman may pull what is missing */
+	const char *fail_reason; /* probe_engine_prepare's failure as a reason, or NULL */
 	char network[112];   /* podman build --network: "ns:/run/netns/X" (net.c), "" none */
 	char seccomp[64]; /* podman's OCI seccomp profile of the RUN steps and the boot, "" none */
 	/*
@@ -316,6 +329,10 @@ struct probe_boot {
 	const char *ready_by;  /* "ready" (it listens) or "healthcheck" */
 	bool end_asked;	       /* the probe ended it at readiness (not its time limit) */
 	int term_handled;      /* at the SIGKILL (podman): probe_boot_term_handled() */
+	/* a microVM without the engine (boot_vm.c): the build, then the boot, in its /sbt/run */
+	bool in_vm;
+	char *vm_script;
+	char vm_mark[48];
 };
 
 struct probe_ctx;
@@ -330,6 +347,15 @@ int probe_boot_podman(struct probe_ctx *p);
 /* While the container runs: SIGTERM at the deadline, SIGKILL after the grace. */
 void probe_boot_tick(struct probe_ctx *p);
 void probe_boot_free(struct probe_boot *b);
+/*
+ * --backend qemu, a build of its own (no Dockerfile) with a boot: the
+ * guest's /sbt/run runs the build, then the boot for --boot-seconds
+ * (SIGTERM, SIGKILL after the grace), its lines marked on the console
+ * (probe_vm_build_results() reads them). 0, or -1 with boot_err.
+ */
+int probe_boot_vm_script(struct probe_ctx *p, const struct sbt_build_plan *plan);
+/* One shell word, single-quoted, after a blank (engine_vm.c). */
+void probe_vm_word(FILE *f, const char *w);
 json_object *probe_boot_json(const struct probe_ctx *p);
 
 /* ready.c: does the boot listen? One line of /proc/net/tcp or tcp6 (pure). */
@@ -373,6 +399,7 @@ struct probe_ctx {
 	uint64_t own_since_ns; /* epoch: a file changed since is the build's own work */
 	uint64_t t0_epoch_ns;
 	char boot_err[512];
+	unsigned int vm_mem_mb; /* a microVM's RAM (run.c: from the repo's size), 0 none */
 	/* boot_failed's reason when it is not the sandbox's set-up (base_image_missing), NULL */
 	const char *boot_reason;
 	int console_out; /* the qemu backend: where the guest's console goes */

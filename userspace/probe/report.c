@@ -195,12 +195,13 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 
 		probe_sites_count(&p->sites, &t);
 		if (t.build) {
-			snprintf(msg, sizeof(msg),
-				 "%llu shell(s) ran in the build of a repo without a Dockerfile: "
-				 "evidence for a builder stage (a distroless packaging builds there "
-				 "and copies the output), not for the final image; the verdict is "
-				 "the boot's, what the runtime starts",
-				 (unsigned long long)t.build);
+			snprintf(
+				msg, sizeof(msg),
+				"%llu shell(s) ran in the build of a repo without a Dockerfile: "
+				"evidence for a builder stage (a distroless packaging builds there "
+				"and copies the output), not for the final image; the verdict is "
+				"the boot's, what the runtime starts",
+				(unsigned long long)t.build);
 			add_warning(warnings, "builder_stage_shells", msg);
 		}
 	}
@@ -336,6 +337,12 @@ static const char *boot_missing(const struct probe_ctx *p, char *buf, size_t len
 {
 	const char *skipped = p->boot.skipped;
 
+	if (!skipped && p->boot.in_vm && !p->boot.ran) {
+		snprintf(buf, len,
+			 "the boot in the microVM never said it ended (the guest's script "
+			 "stopped before): what the container runs was not seen");
+		return buf;
+	}
 	if (!skipped || strcmp(skipped, "build_failed") == 0 || strcmp(skipped, "failed") == 0)
 		return NULL;
 	snprintf(buf, len,
@@ -347,6 +354,20 @@ static const char *boot_missing(const struct probe_ctx *p, char *buf, size_t len
 			 ? "no start command: give --boot-cmd, or a package.json start script"
 			 : skipped);
 	return buf;
+}
+
+/* A microVM's writable space (a tmpfs in its RAM) ran out: the console said ENOSPC. */
+static bool vm_space_out(const struct probe_ctx *p, char *buf, size_t len)
+{
+	if (!p->vm_mem_mb ||
+	    !memmem(p->run.con.tail, p->run.con.tail_len, "No space left on device", 23))
+		return false;
+	snprintf(buf, len,
+		 "the microVM's writable space ran out (No space left on device): the build's "
+		 "writes land in a tmpfs in its RAM (%u MiB, sized from the repo); a build that "
+		 "writes more needs the host's backend (--backend ns) or a smaller install",
+		 p->vm_mem_mb);
+	return true;
 }
 
 void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
@@ -380,6 +401,8 @@ void probe_decide(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 				       "container runs later was not seen"
 				     : "the probe was stopped during the boot: what the container "
 				       "runs later was not seen");
+	} else if (!build_ok && vm_space_out(p, msg, sizeof(msg))) {
+		because(v, "resource_limit", msg);
 	} else if (!build_ok && limit_hit(&p->run, msg, sizeof(msg))) {
 		because(v, "resource_limit", msg); /* not a bare build failure: what stopped it */
 		refused_note(&p->sink, v->warnings);

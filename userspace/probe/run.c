@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <ftw.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -106,7 +107,7 @@ static const char *exited(struct probe_ctx *p, int status)
 	p->build_ms = sbt_mono_ms() - p->go_ms;
 	if (sbt_backend_caps(p->backend)->wait == SBT_WAIT_CONSOLE) {
 		vm_exited(p);
-		if (p->build.in_vm && !p->boot_failed)
+		if ((p->build.in_vm || p->boot.in_vm) && !p->boot_failed)
 			probe_vm_build_results(p);
 		return p->boot_failed ? "sandbox_boot_failed" : "workload_exited";
 	}
@@ -323,6 +324,33 @@ static void watchdog_stop(struct probe_ctx *p)
  * tries to reach; the build's output on stderr, never mixed with the
  * report; the boot as the sandbox's second workload.
  */
+static uint64_t du_bytes;
+
+static int du_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)path, (void)ftw;
+	if (flag == FTW_F)
+		du_bytes += (uint64_t)st->st_blocks * 512;
+	return du_bytes > (64ull << 30); /* enough to know it is big */
+}
+
+/*
+ * A microVM without the engine: its writable space is a tmpfs in its RAM
+ * (half of it), where the build's writes over the workspace land (a
+ * node_modules of 200 MB filled the default 256 MiB). Its RAM from the
+ * repo's size: 1 GiB and three times the repo, at most 8 GiB (qemu takes
+ * the pages only as the guest touches them).
+ */
+static unsigned int vm_mem_for(const char *repo)
+{
+	uint64_t mb;
+
+	du_bytes = 0;
+	nftw(repo, du_one, 32, FTW_PHYS | FTW_MOUNT);
+	mb = 1024 + 3 * (du_bytes >> 20);
+	return mb > 8192 ? 8192 : (unsigned int)mb;
+}
+
 static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
@@ -356,13 +384,15 @@ static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 		spec.stdout_fd = spec.stderr_fd = -1;
 		p->console_out = STDERR_FILENO;
 	}
-	if (caps->guest)
+	if (caps->guest) {
 		spec.guest_dir = o->guest;
+		spec.vm_mem_mb = p->vm_mem_mb = vm_mem_for(o->repo);
+	}
 	if (p->build.in_vm) { /* the engine in the guest (engine_vm.c) */
 		spec.workspace = p->build.context;
 		spec.vm_script = p->build.vm_script;
 		spec.vm_disk_mb = PROBE_VM_DISK_MB;
-		spec.vm_mem_mb = PROBE_VM_MEM_MB;
+		spec.vm_mem_mb = p->vm_mem_mb = PROBE_VM_MEM_MB;
 		spec.vm_root = true;
 	}
 	if (caps->egress_on_tap) {
@@ -372,7 +402,13 @@ static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 		spec.tap_host_cidr = o->tap_host;
 		spec.tap_guest_cidr = o->tap_guest;
 	}
-	if ((p->boot.source == BOOT_CMD || p->boot.source == BOOT_NPM_START) && !p->boot.skipped) {
+	if ((p->boot.source == BOOT_CMD || p->boot.source == BOOT_NPM_START) && !p->boot.skipped &&
+	    caps->guest && !p->build.in_vm) { /* the guest's script boots after the build */
+		if (probe_boot_vm_script(p, plan) < 0)
+			return -1;
+		spec.vm_script = p->boot.vm_script;
+	} else if ((p->boot.source == BOOT_CMD || p->boot.source == BOOT_NPM_START) &&
+		   !p->boot.skipped) {
 		spec.then_argv = p->boot.argv;
 		spec.then_ms = (unsigned int)o->boot_ms;
 		spec.then_grace_ms = PROBE_BOOT_GRACE_MS;
@@ -386,6 +422,8 @@ static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 		probe_progress(p, "could not start the watchdog (%s)", strerror(errno));
 	if (k->started && k->started(p) < 0)
 		return -1;
+	if (p->boot.in_vm) /* the script's marked lines, kept apart */
+		sbt_vm_console_mark(&p->run.con, p->boot.vm_mark);
 	/* a sandbox with a network namespace of its own: the build's network joins it */
 	if ((caps->net_modes & SBT_NET_MODE(SBT_NET_VETH)) && probe_net_sandbox(p) < 0)
 		return -1;
