@@ -235,6 +235,17 @@ $(TESTBIN)/asan/test_%: tests/unit/test_%.c $(ASANOBJ)/libsbtrace.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
 
+# test_top: `sbtrace top`'s table (userspace/top/table.c, outside the library), before it.
+$(TESTBIN)/test_top: tests/unit/test_top.c $(OBJ)/userspace/top/table.o $(OBJ)/libsbtrace.a \
+		| $(TESTBIN)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
+$(TESTBIN)/asan/test_top: tests/unit/test_top.c $(ASANOBJ)/userspace/top/table.o \
+		$(ASANOBJ)/libsbtrace.a
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ -o $@ -lcmocka $(LDLIBS_JSON) $(LDLIBS_SECCOMP)
+
 $(BUILD) $(BIN) $(BPFOBJ) $(TESTBIN):
 	$(Q)mkdir -p $@
 

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * `sbtrace top`: a live view of a running agent from its /metrics (two
- * scrapes, their difference): per sandbox execs/s, shells, egress allowed
- * and denied, loss; per BPF program ns per run and runs/s. ncurses
- * (Debian's, loaded when the view starts: dlopen, so no other command
- * carries it), or one text table with --once for scripts.
+ * `sbtrace top`: a live view of a running agent from its /metrics (each
+ * scrape against the one before): per live sandbox execs/s, shells, egress
+ * allowed and denied, loss; the host's totals; per BPF program ns per run
+ * and runs/s. The table (table.h) fits the terminal's width and scrolls;
+ * an agent that goes away leaves its last table on screen, retried each
+ * interval. ncurses (Debian's, loaded when the view starts: dlopen, so no
+ * other command carries it), or one text table with --once for scripts.
  */
 #define NCURSES_NOMACROS /* the functions themselves: they are looked up by name */
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <ncurses.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,13 +20,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "cmd/agent_cmd.h"
-#include "event/metrics.h"
+#include "cmd/trace_cmd.h"
 #include "lib/clock.h"
 #include "lib/dl.h"
 #include "lib/log.h"
-#include "top.h"
+#include "top/table.h"
+#include "top/top.h"
 #include "help/sbtrace-top.h"
 
 static struct {
@@ -34,10 +40,13 @@ static struct {
 	__typeof__(&getch) getch;
 	__typeof__(&erase) erase;
 	__typeof__(&refresh) refresh;
-	__typeof__(&mvprintw) mvprintw;
+	__typeof__(&mvaddstr) mvaddstr;
 	__typeof__(&attron) attron;
 	__typeof__(&attroff) attroff;
-	int *lines;
+	__typeof__(&keypad) keypad;
+	__typeof__(&curs_set) curs_set;
+	WINDOW **scr; /* stdscr */
+	int *lines, *cols;
 } nc;
 
 /* ncurses' functions, once. 0, or -1 after a message. */
@@ -49,9 +58,22 @@ static int nc_load(void)
 #f, (void **)&nc.f                                                                 \
 	}
 	const struct sbt_dl_sym syms[] = {
-		SYM(initscr),  SYM(endwin), SYM(cbreak),  SYM(noecho),
-		SYM(timeout),  SYM(getch),  SYM(erase),	  SYM(refresh),
-		SYM(mvprintw), SYM(attron), SYM(attroff), { "LINES", (void **)&nc.lines },
+		SYM(initscr),
+		SYM(endwin),
+		SYM(cbreak),
+		SYM(noecho),
+		SYM(timeout),
+		SYM(getch),
+		SYM(erase),
+		SYM(refresh),
+		SYM(mvaddstr),
+		SYM(attron),
+		SYM(attroff),
+		SYM(keypad),
+		SYM(curs_set),
+		{ "stdscr", (void **)&nc.scr },
+		{ "LINES", (void **)&nc.lines },
+		{ "COLS", (void **)&nc.cols },
 	};
 #undef SYM
 	const char *err;
@@ -69,48 +91,17 @@ static int nc_load(void)
 	return -1;
 }
 
-#define initscr	 (*nc.initscr)
-#define endwin	 (*nc.endwin)
-#define cbreak	 (*nc.cbreak)
-#define noecho	 (*nc.noecho)
-#define timeout	 (*nc.timeout)
-#define getch	 (*nc.getch)
-#define erase	 (*nc.erase)
-#define refresh	 (*nc.refresh)
-#define mvprintw (*nc.mvprintw)
-#define attron	 (*nc.attron)
-#define attroff	 (*nc.attroff)
-#undef LINES
-#define LINES (*nc.lines)
-#include "cmd/trace_cmd.h"
-
-#define MAX_ROWS  4096
-#define MAX_PROGS 8
-
-struct sb_row {
-	char name[256];
-	char source[16];
-	double execs, shells, allowed, denied, lost;
-	double execs_rate;
+enum top_mode {
+	TOP_LIVE, /* ncurses, until q or a signal */
+	TOP_ONCE, /* one text table after one interval */
 };
 
-struct prog_row {
-	char name[256];
-	double seconds, runs;
-	double ns_per_run, runs_rate;
+struct top_opts {
+	const char *addr;
+	enum top_mode mode;
+	double interval; /* seconds */
+	enum sbt_top_sort sort;
 };
-
-struct sample {
-	struct sb_row sb[MAX_ROWS];
-	int nr_sb;
-	struct prog_row prog[MAX_PROGS];
-	int nr_prog;
-	double targets;
-	uint64_t at_ms;
-};
-
-enum sort_key { SORT_EXECS, SORT_SHELLS, SORT_DENIED, SORT_LOST, SORT_NAME, SORT__MAX };
-static const char *const sort_names[] = { "execs", "shells", "denied", "lost", "name" };
 
 static volatile sig_atomic_t stop;
 
@@ -120,155 +111,40 @@ static void on_stop(int sig)
 	stop = 1;
 }
 
-/*
- * Terminal controls to '?': C0, DEL and C1 (UTF-8 C2 80..9F, CSI among them).
- * A cgroup's name is the sandbox's to choose: none may set the operator's
- * window title or clear the screen.
- */
-static void defang(char *s)
+/* ---- a scrape ---------------------------------------------------------------- */
+
+#define SCRAPE_TIMEOUT_S 2
+
+/* A socket to the agent, connected, every wait bounded. An fd or -errno. */
+static int dial(const char *hostport)
 {
-	for (unsigned char *p = (unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			*p = '?';
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
-			p[0] = p[1] = '?';
-}
-
-/* The value of label `key` in `labels` (escapes undone, controls defanged), "" if absent. */
-static void label(const char *labels, const char *key, char *out, size_t len)
-{
-	size_t kl = strlen(key), o = 0;
-	const char *p = labels;
-
-	out[0] = '\0';
-	while ((p = strstr(p, key))) {
-		if ((p == labels || p[-1] == ',' || p[-1] == '{') && strncmp(p + kl, "=\"", 2) == 0)
-			break;
-		p += kl;
-	}
-	if (!p)
-		return;
-	for (p += kl + 2; *p && *p != '"' && o + 1 < len; p++) {
-		if (*p == '\\' && p[1]) {
-			p++;
-			out[o++] = *p == 'n' ? '\n' : *p;
-		} else {
-			out[o++] = *p;
-		}
-	}
-	out[o] = '\0';
-	defang(out);
-}
-
-static struct sb_row *sb_get(struct sample *s, const char *name)
-{
-	for (int i = 0; i < s->nr_sb; i++)
-		if (strcmp(s->sb[i].name, name) == 0)
-			return &s->sb[i];
-	if (s->nr_sb == MAX_ROWS)
-		return NULL;
-	memset(&s->sb[s->nr_sb], 0, sizeof(s->sb[0]));
-	snprintf(s->sb[s->nr_sb].name, sizeof(s->sb[0].name), "%s", name);
-	return &s->sb[s->nr_sb++];
-}
-
-static struct prog_row *prog_get(struct sample *s, const char *name)
-{
-	for (int i = 0; i < s->nr_prog; i++)
-		if (strcmp(s->prog[i].name, name) == 0)
-			return &s->prog[i];
-	if (s->nr_prog == MAX_PROGS)
-		return NULL;
-	memset(&s->prog[s->nr_prog], 0, sizeof(s->prog[0]));
-	snprintf(s->prog[s->nr_prog].name, sizeof(s->prog[0].name), "%s", name);
-	return &s->prog[s->nr_prog++];
-}
-
-/* A sandbox family's sample into its row. */
-static void parse_sandbox(struct sample *s, enum sbt_metric m, const char *labels, double x)
-{
-	char name[256], v[64];
-	struct sb_row *r;
-
-	label(labels, "sandbox", name, sizeof(name));
-	r = name[0] ? sb_get(s, name) : NULL;
-	if (!r)
-		return;
-	switch (m) {
-	case SBT_METRIC_SANDBOX_INFO:
-		label(labels, "source", r->source, sizeof(r->source));
-		break;
-	case SBT_METRIC_SANDBOX_EXECS:
-		r->execs = x;
-		break;
-	case SBT_METRIC_SANDBOX_EVENTS_LOST:
-		r->lost += x;
-		break;
-	case SBT_METRIC_SHELL_INVOCATIONS:
-		r->shells += x;
-		break;
-	case SBT_METRIC_EGRESS_VERDICTS:
-		label(labels, "verdict", v, sizeof(v));
-		if (strcmp(v, "denied") == 0)
-			r->denied += x;
-		else if (strcmp(v, "allowed") == 0)
-			r->allowed += x;
-		break;
-	default:
-		break;
-	}
-}
-
-/* One sample line "name{labels} value" into s; the families are metrics.h's. */
-static void parse_line(struct sample *s, char *line)
-{
-	char *brace = strchr(line, '{'), *val = strrchr(line, ' '), name[256];
-	const char *labels = "";
-	struct prog_row *pr;
-	enum sbt_metric m;
-	double x;
-
-	if (line[0] == '#' || !val)
-		return;
-	x = strtod(val + 1, NULL);
-	*val = '\0';
-	if (brace && brace < val) {
-		*brace = '\0';
-		labels = brace + 1;
-	}
-	m = sbt_metric_by_name(line);
-	if (m == SBT_METRIC_SANDBOXES) {
-		s->targets = x;
-	} else if (m == SBT_METRIC_BPF_RUNS || m == SBT_METRIC_BPF_RUN_SECONDS) {
-		label(labels, "program", name, sizeof(name));
-		pr = prog_get(s, name);
-		if (pr && m == SBT_METRIC_BPF_RUNS)
-			pr->runs = x;
-		else if (pr)
-			pr->seconds = x;
-	} else if (m < SBT_METRIC__MAX && sbt_metric_family(m)->from == SBT_METRIC_FROM_SANDBOX) {
-		parse_sandbox(s, m, labels, x);
-	}
-}
-
-/* GET /metrics from the agent. 0, or -errno after a message. */
-static int scrape(const char *hostport, struct sample *s)
-{
+	struct timeval tv = { .tv_sec = SCRAPE_TIMEOUT_S };
 	struct sockaddr_storage ss;
 	unsigned int sslen;
-	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: sbtrace\r\n\r\n";
-	char *body = NULL, *p, *line, *save = NULL;
-	size_t len = 0, cap = 0;
-	int fd, err = 0;
+	int fd, err;
 
 	if (sbt_parse_hostport(hostport, &ss, &sslen))
 		return -EINVAL;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sslen) ||
-	    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1) {
+	if (fd < 0)
+		return -errno;
+	/* SO_SNDTIMEO bounds connect() too */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+	    connect(fd, (struct sockaddr *)&ss, sslen)) {
 		err = -errno;
-		goto out;
+		close(fd);
+		return err;
 	}
+	return fd;
+}
+
+/* All the peer sends, NUL-terminated, into *out (malloc'd). 0 or -errno. */
+static int read_all(int fd, char **out)
+{
+	char *body = NULL;
+	size_t len = 0, cap = 0;
+
 	for (;;) {
 		ssize_t n;
 
@@ -276,151 +152,342 @@ static int scrape(const char *hostport, struct sample *s)
 			char *nb = realloc(body, cap = cap ? cap * 2 : 65536);
 
 			if (!nb) {
-				err = -ENOMEM;
-				goto out;
+				free(body);
+				return -ENOMEM;
 			}
 			body = nb;
 		}
 		n = recv(fd, body + len, cap - len - 1, 0);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR && !stop)
 			continue;
-		if (n <= 0)
+		if (n < 0) {
+			int err = errno == EAGAIN ? -ETIMEDOUT : -errno;
+
+			free(body);
+			return err;
+		}
+		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	if (!body || strncmp(body, "HTTP/1.", 7) != 0 || !strstr(body, " 200 ")) {
-		err = -EPROTO;
-		goto out;
-	}
 	body[len] = '\0';
-	p = strstr(body, "\r\n\r\n");
-	memset(s, 0, sizeof(*s));
-	s->at_ms = sbt_mono_ms();
-	for (line = p ? strtok_r(p + 4, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save))
-		parse_line(s, line);
-out:
-	if (fd >= 0)
-		close(fd);
-	free(body);
+	*out = body;
+	return 0;
+}
+
+/*
+ * GET /metrics into s (s untouched on failure). 0, or -errno with why
+ * what went wrong (an HTTP status, a connect's error).
+ */
+static int scrape(const char *hostport, struct sbt_top_sample *s, char *why, size_t whylen)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: sbtrace\r\n\r\n";
+	char *text = NULL, *body;
+	int fd = dial(hostport), err = 0;
+
+	if (fd < 0) {
+		snprintf(why, whylen, "%s", strerror(-fd));
+		return fd;
+	}
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
+		err = -errno;
+	else
+		err = read_all(fd, &text);
+	close(fd);
+	if (err || !text) {
+		snprintf(why, whylen, "%s", strerror(err ? -err : EPROTO));
+		return err ? err : -EPROTO;
+	}
+	body = strstr(text, "\r\n\r\n");
+	if (strncmp(text, "HTTP/1.", 7) != 0 || strncmp(text + 8, " 200 ", 5) != 0 || !body) {
+		snprintf(why, whylen, "the answer was not HTTP 200: %.*s",
+			 (int)strcspn(text, "\r\n"), text);
+		free(text);
+		return -EPROTO;
+	}
+	err = sbt_top_parse(s, body + 4, sbt_mono_ms());
+	free(text);
+	if (err)
+		snprintf(why, whylen, "%s", strerror(-err));
 	return err;
 }
 
-/* Rates of b against the earlier a. */
-static void rates(const struct sample *a, struct sample *b)
+/* ---- --once: text ------------------------------------------------------------ */
+
+static void print_table(FILE *f, const struct sbt_top_sample *s)
 {
-	double dt = (double)(b->at_ms - a->at_ms) / 1000.0;
+	struct sbt_top_layout l;
+	char line[SBT_TOP_LINE_MAX];
 
-	for (int i = 0; i < b->nr_sb; i++) {
-		b->sb[i].execs_rate = 0;
-		for (int k = 0; k < a->nr_sb && dt > 0; k++)
-			if (strcmp(a->sb[k].name, b->sb[i].name) == 0)
-				b->sb[i].execs_rate = (b->sb[i].execs - a->sb[k].execs) / dt;
+	sbt_top_layout(&l, s, 0, "~");
+	sbt_top_header(&l, line, sizeof(line));
+	fprintf(f, "%s\n", line);
+	for (size_t i = 0; i < s->nr_rows; i++) {
+		sbt_top_row(&l, sbt_top_row_at(s, i), line, sizeof(line));
+		fprintf(f, "%s\n", line);
 	}
-	for (int i = 0; i < b->nr_prog; i++) {
-		for (int k = 0; k < a->nr_prog; k++) {
-			double runs = b->prog[i].runs - a->prog[k].runs;
+	sbt_top_prog_header(&l, line, sizeof(line));
+	fprintf(f, "\n%s\n", line);
+	for (size_t i = 0; i < s->nr_prog; i++) {
+		sbt_top_prog_row(&l, &s->prog[i], line, sizeof(line));
+		fprintf(f, "%s\n", line);
+	}
+}
 
-			if (strcmp(a->prog[k].name, b->prog[i].name) != 0)
-				continue;
-			b->prog[i].runs_rate = dt > 0 ? runs / dt : 0;
-			b->prog[i].ns_per_run =
-				runs > 0 ? (b->prog[i].seconds - a->prog[k].seconds) * 1e9 / runs
-					 : 0;
+static int run_once(const struct top_opts *o)
+{
+	struct sbt_top_sample a = { 0 }, b = { 0 };
+	char why[256];
+	int ret = SBT_EXIT_RUNTIME;
+
+	if (scrape(o->addr, &a, why, sizeof(why)))
+		goto no_scrape;
+	sbt_sleep_ms((long)(o->interval * 1000));
+	if (scrape(o->addr, &b, why, sizeof(why)))
+		goto no_scrape;
+	sbt_top_rates(&a, &b);
+	if (sbt_top_order(&b, o->sort)) {
+		sbt_log("out of memory");
+		goto out;
+	}
+	print_table(stdout, &b);
+	ret = fflush(stdout) || ferror(stdout) ? SBT_EXIT_RUNTIME : SBT_EXIT_OK;
+	if (ret)
+		sbt_log("cannot write the table: %s", strerror(errno));
+	goto out;
+no_scrape:
+	sbt_log("cannot read http://%s/metrics: %s; is 'sbtrace agent --metrics-addr %s' running?",
+		o->addr, why, o->addr);
+out:
+	sbt_top_sample_free(&a);
+	sbt_top_sample_free(&b);
+	return ret;
+}
+
+/* ---- the live view -------------------------------------------------------------- */
+
+#define SB_MIN_ROWS 10	/* sandbox rows the BPF programs leave on a short terminal */
+#define KEY_WAIT_MS 250 /* a signal is seen this soon */
+
+struct view {
+	const struct top_opts *o;
+	struct sbt_top_sample shown, spare; /* spare: where the next scrape goes */
+	bool have;			    /* shown holds a scrape */
+	int err;			    /* the last scrape's, 0 */
+	char why[256];
+	uint64_t failing_since_ms;
+	size_t first, page; /* the first row shown; rows a page scrolls */
+	const char *ellipsis;
+};
+
+static void put_line(int y, const char *s, bool reverse)
+{
+	if (reverse)
+		nc.attron(A_REVERSE);
+	nc.mvaddstr(y, 0, s);
+	if (reverse)
+		nc.attroff(A_REVERSE);
+}
+
+static void draw_title(const struct view *v, const struct sbt_top_layout *l)
+{
+	char line[SBT_TOP_LINE_MAX], addr[256], why[512];
+
+	sbt_top_escape(addr, sizeof(addr), v->o->addr);
+	sbt_top_escape(why, sizeof(why), v->why); /* an HTTP status line is the peer's text */
+	if (v->err)
+		snprintf(line, sizeof(line),
+			 "sbtrace top %s  agent unreachable, retrying every %.1f s: %s (%llu s)",
+			 addr, v->o->interval, why,
+			 (unsigned long long)((sbt_mono_ms() - v->failing_since_ms) / 1000));
+	else
+		snprintf(line, sizeof(line),
+			 "sbtrace top %s  sandboxes %.0f  sort %s  s: sort  q: quit", addr,
+			 v->shown.sandboxes, sbt_top_sort_names[v->o->sort]);
+	sbt_top_clip(line, l->width);
+	put_line(0, line, v->err != 0);
+}
+
+/* The BPF programs under the table, as many as leave the sandboxes SB_MIN_ROWS. */
+static void draw_progs(const struct view *v, const struct sbt_top_layout *l, int y, size_t n)
+{
+	char line[SBT_TOP_LINE_MAX];
+	size_t o;
+
+	sbt_top_prog_header(l, line, sizeof(line));
+	o = strlen(line);
+	if (n < v->shown.nr_prog)
+		snprintf(line + o, sizeof(line) - o, "  (%zu more)", v->shown.nr_prog - n);
+	sbt_top_clip(line, l->width);
+	put_line(y, line, true);
+	for (size_t i = 0; i < n; i++) {
+		sbt_top_prog_row(l, &v->shown.prog[i], line, sizeof(line));
+		put_line(y + 1 + (int)i, line, false);
+	}
+}
+
+static void draw(struct view *v)
+{
+	const struct sbt_top_sample *s = &v->shown;
+	size_t height = (size_t)(*nc.lines > 3 ? *nc.lines - 3 : 0), rows, progs = s->nr_prog;
+	size_t reserved;
+	struct sbt_top_layout l;
+	char line[SBT_TOP_LINE_MAX];
+	int y = 3;
+
+	sbt_top_layout(&l, s, (size_t)(*nc.cols > 0 ? *nc.cols : 1), v->ellipsis);
+	/* the programs take what the sandboxes leave: blank, header, rows */
+	if (s->nr_rows + (progs ? progs + 2 : 0) > height) {
+		size_t keep = (s->nr_rows < SB_MIN_ROWS ? s->nr_rows : SB_MIN_ROWS) + 1;
+
+		progs = height > keep + 2 ? height - keep - 2 : 0;
+		progs = progs < s->nr_prog ? progs : s->nr_prog;
+	}
+	reserved = s->nr_prog ? progs + 2 : 0; /* the programs' lines */
+	rows = height > reserved ? height - reserved : 0;
+	if (s->nr_rows > rows)
+		rows = rows ? rows - 1 : 0; /* the "more" line's */
+	v->page = rows ? rows : 1;
+	v->first = sbt_top_scroll(v->first, s->nr_rows, rows);
+	nc.erase();
+	draw_title(v, &l);
+	sbt_top_host_line(&l, &s->host, line, sizeof(line));
+	put_line(1, line, false);
+	sbt_top_header(&l, line, sizeof(line));
+	put_line(2, line, true);
+	for (size_t i = v->first; i < s->nr_rows && i < v->first + rows; i++) {
+		sbt_top_row(&l, sbt_top_row_at(s, i), line, sizeof(line));
+		put_line(y++, line, false);
+	}
+	if (!s->nr_rows && v->have)
+		put_line(y++, "(no sandbox traced now)", false);
+	if (s->nr_rows > rows) {
+		size_t last = v->first + rows, below = s->nr_rows - last;
+
+		if (below)
+			snprintf(line, sizeof(line),
+				 "-- %zu more (rows %zu-%zu of %zu; arrows, j/k, PgUp/PgDn) --",
+				 below, v->first + 1, last, s->nr_rows);
+		else
+			snprintf(line, sizeof(line), "-- %zu more above (rows %zu-%zu of %zu) --",
+				 v->first, v->first + 1, last, s->nr_rows);
+		sbt_top_clip(line, l.width);
+		put_line(y++, line, true);
+	}
+	if (s->nr_prog)
+		draw_progs(v, &l, y + 1, progs);
+	nc.refresh();
+}
+
+/* One scrape: the new sample shown, or the last one kept with the failure said. */
+static void refresh_sample(struct view *v)
+{
+	int err = scrape(v->o->addr, &v->spare, v->why, sizeof(v->why));
+
+	if (err) {
+		if (!v->err)
+			v->failing_since_ms = sbt_mono_ms();
+		v->err = err;
+		return;
+	}
+	v->err = 0;
+	sbt_top_rates(&v->shown, &v->spare);
+	sbt_top_sample_swap(&v->shown, &v->spare);
+	v->have = true;
+	if (sbt_top_order(&v->shown, v->o->sort)) {
+		v->err = -ENOMEM;
+		snprintf(v->why, sizeof(v->why), "%s", strerror(ENOMEM));
+	}
+}
+
+/* A key: false for quit. */
+static bool on_key(struct view *v, struct top_opts *o, int ch)
+{
+	switch (ch) {
+	case 'q':
+		return false;
+	case 's':
+		o->sort = (enum sbt_top_sort)((o->sort + 1) % SBT_TOP_SORT__MAX);
+		sbt_top_order(&v->shown, o->sort);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		v->first++;
+		break;
+	case KEY_UP:
+	case 'k':
+		v->first -= v->first > 0;
+		break;
+	case KEY_NPAGE:
+	case ' ':
+		v->first += v->page;
+		break;
+	case KEY_PPAGE:
+	case 'b':
+		v->first = v->first > v->page ? v->first - v->page : 0;
+		break;
+	case KEY_HOME:
+	case 'g':
+		v->first = 0;
+		break;
+	case KEY_END:
+	case 'G':
+		v->first = v->shown.nr_rows;
+		break;
+	default: /* KEY_RESIZE among them: drawn again */
+		break;
+	}
+	return true;
+}
+
+static int run_live(struct top_opts *o)
+{
+	static struct view v; /* large: not on the stack */
+	uint64_t next = 0;
+
+	if (nc_load())
+		return SBT_EXIT_RUNTIME;
+	v.o = o;
+	setlocale(LC_CTYPE, ""); /* ncursesw writes UTF-8 where the terminal takes it */
+	v.ellipsis = strcmp(nl_langinfo(CODESET), "UTF-8") == 0 ? "\u2026" : "~";
+	nc.initscr();
+	nc.cbreak();
+	nc.noecho();
+	nc.keypad(*nc.scr, TRUE);
+	nc.curs_set(0);
+	while (!stop) {
+		uint64_t now = sbt_mono_ms();
+		int ch;
+
+		if (now >= next) {
+			refresh_sample(&v);
+			next = sbt_mono_ms() + (uint64_t)(o->interval * 1000);
+			draw(&v);
+			continue;
 		}
+		nc.timeout((int)(next - now < KEY_WAIT_MS ? next - now : KEY_WAIT_MS));
+		ch = nc.getch();
+		if (ch == ERR)
+			continue;
+		if (!on_key(&v, o, ch))
+			break;
+		draw(&v);
 	}
+	nc.endwin();
+	sbt_top_sample_free(&v.shown);
+	sbt_top_sample_free(&v.spare);
+	return SBT_EXIT_OK;
 }
 
-static enum sort_key sort_by;
-
-static double key_of(const struct sb_row *r)
-{
-	switch (sort_by) {
-	case SORT_SHELLS:
-		return r->shells;
-	case SORT_DENIED:
-		return r->denied;
-	case SORT_LOST:
-		return r->lost;
-	default:
-		return r->execs_rate * 1e6 + r->execs;
-	}
-}
-
-static int cmp_rows(const void *x, const void *y)
-{
-	const struct sb_row *a = x, *b = y;
-	double ka, kb;
-
-	if (sort_by == SORT_NAME)
-		return strcmp(a->name, b->name);
-	ka = key_of(a);
-	kb = key_of(b);
-	return ka < kb ? 1 : ka > kb ? -1 : strcmp(a->name, b->name);
-}
-
-/* Only the sandboxes the agent traces now (sbtrace_sandbox_info): the table's rows. */
-static void keep_live(struct sample *s)
-{
-	int n = 0;
-
-	for (int i = 0; i < s->nr_sb; i++)
-		if (s->sb[i].source[0])
-			s->sb[n++] = s->sb[i];
-	s->nr_sb = n;
-	qsort(s->sb, (size_t)n, sizeof(s->sb[0]), cmp_rows);
-}
-
-static void print_table(FILE *f, const struct sample *s)
-{
-	fprintf(f, "%-48s %-13s %9s %8s %8s %8s %6s\n", "SANDBOX", "SOURCE", "EXECS/S", "EXECS",
-		"SHELLS", "ALLOWED", "DENIED");
-	for (int i = 0; i < s->nr_sb; i++) {
-		const struct sb_row *r = &s->sb[i];
-
-		fprintf(f, "%-48s %-13s %9.1f %8.0f %8.0f %8.0f %6.0f%s\n", r->name, r->source,
-			r->execs_rate, r->execs, r->shells, r->allowed, r->denied,
-			r->lost > 0 ? "  LOST" : "");
-	}
-	fprintf(f, "\n%-24s %12s %10s\n", "BPF PROGRAM", "NS/RUN", "RUNS/S");
-	for (int i = 0; i < s->nr_prog; i++)
-		fprintf(f, "%-24s %12.1f %10.1f\n", s->prog[i].name, s->prog[i].ns_per_run,
-			s->prog[i].runs_rate);
-}
-
-static void draw(const struct sample *s, const char *addr)
-{
-	int row = 2;
-
-	erase();
-	mvprintw(0, 0, "sbtrace top  %s  sandboxes: %.0f  sort: %s  (s: sort, q: quit)", addr,
-		 s->targets, sort_names[sort_by]);
-	attron(A_REVERSE);
-	mvprintw(1, 0, "%-48s %-13s %9s %8s %8s %8s %6s %6s", "SANDBOX", "SOURCE", "EXECS/S",
-		 "EXECS", "SHELLS", "ALLOWED", "DENIED", "LOST");
-	attroff(A_REVERSE);
-	for (int i = 0; i < s->nr_sb && row < LINES - s->nr_prog - 3; i++, row++) {
-		const struct sb_row *r = &s->sb[i];
-
-		mvprintw(row, 0, "%-48.48s %-13s %9.1f %8.0f %8.0f %8.0f %6.0f %6.0f", r->name,
-			 r->source, r->execs_rate, r->execs, r->shells, r->allowed, r->denied,
-			 r->lost);
-	}
-	attron(A_REVERSE);
-	mvprintw(++row, 0, "%-24s %12s %10s", "BPF PROGRAM", "NS/RUN", "RUNS/S");
-	attroff(A_REVERSE);
-	for (int i = 0; i < s->nr_prog; i++)
-		mvprintw(++row, 0, "%-24s %12.1f %10.1f", s->prog[i].name, s->prog[i].ns_per_run,
-			 s->prog[i].runs_rate);
-	refresh();
-}
+/* ---- the command -------------------------------------------------------------- */
 
 void sbt_top_usage(FILE *f)
 {
 	sbt_help_top(f);
 }
 
-static int parse_top_args(int argc, char **argv, const char **addr, bool *once, double *iv)
+/* -1 to go on, else an exit code. */
+static int parse_top_args(int argc, char **argv, struct top_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "metrics-addr", required_argument, NULL, 'm' },
@@ -440,22 +507,23 @@ static int parse_top_args(int argc, char **argv, const char **addr, bool *once, 
 		case 'm':
 			if (sbt_parse_hostport(optarg, &ss, &sslen))
 				goto bad;
-			*addr = optarg;
+			o->addr = optarg;
 			break;
 		case '1':
-			*once = true;
+			o->mode = TOP_ONCE;
 			break;
 		case 'i':
-			*iv = strtod(optarg, NULL);
-			if (!(*iv >= 0.1 && *iv <= 3600))
+			o->interval = strtod(optarg, NULL);
+			if (!(o->interval >= 0.1 && o->interval <= 3600))
 				goto bad;
 			break;
 		case 's':
-			for (k = 0; k < SORT__MAX && strcmp(sort_names[k], optarg) != 0; k++)
-				;
-			if (k == SORT__MAX)
+			for (k = 0; k < SBT_TOP_SORT__MAX; k++)
+				if (strcmp(sbt_top_sort_names[k], optarg) == 0)
+					break;
+			if (k == SBT_TOP_SORT__MAX)
 				goto bad;
-			sort_by = (enum sort_key)k;
+			o->sort = (enum sbt_top_sort)k;
 			break;
 		case 'h':
 			sbt_top_usage(stdout);
@@ -472,62 +540,17 @@ bad:
 	return SBT_EXIT_USAGE;
 }
 
-static int take(const char *addr, struct sample *s)
-{
-	int err = scrape(addr, s);
-
-	if (err)
-		sbt_log("cannot read http://%s/metrics: %s; is 'sbtrace agent --metrics-addr %s' "
-			"running?",
-			addr, strerror(-err), addr);
-	return err;
-}
-
 int sbt_top_main(int argc, char **argv)
 {
-	static struct sample a, b; /* large: not on the stack */
-	const char *addr = "127.0.0.1:9464";
-	bool once = false;
-	double iv = 1.0;
-	int ret = parse_top_args(argc, argv, &addr, &once, &iv);
+	struct top_opts o = { .addr = "127.0.0.1:9464", .mode = TOP_LIVE, .interval = 1.0 };
+	struct sigaction sa = { .sa_handler = on_stop }; /* no SA_RESTART: a wait returns */
+	int ret = parse_top_args(argc, argv, &o);
 
 	if (ret >= 0)
 		return ret;
-	if (take(addr, &a))
-		return SBT_EXIT_RUNTIME;
-	if (once) {
-		sbt_sleep_ms((long)(iv * 1000));
-		if (take(addr, &b))
-			return SBT_EXIT_RUNTIME;
-		rates(&a, &b);
-		keep_live(&b);
-		print_table(stdout, &b);
-		return fflush(stdout) ? SBT_EXIT_RUNTIME : SBT_EXIT_OK;
-	}
-	if (nc_load())
-		return SBT_EXIT_RUNTIME;
-	signal(SIGINT, on_stop);
-	signal(SIGTERM, on_stop);
-	initscr();
-	cbreak();
-	noecho();
-	timeout((int)(iv * 1000));
-	while (!stop) {
-		int ch = getch();
-
-		if (ch == 'q')
-			break;
-		if (ch == 's')
-			sort_by = (enum sort_key)((sort_by + 1) % SORT__MAX);
-		if (take(addr, &b)) {
-			ret = SBT_EXIT_RUNTIME;
-			break;
-		}
-		rates(&a, &b);
-		a = b;
-		keep_live(&b);
-		draw(&b, addr);
-	}
-	endwin();
-	return ret >= 0 ? ret : SBT_EXIT_OK;
+	if (!isatty(STDOUT_FILENO))
+		o.mode = TOP_ONCE; /* no terminal to draw on: the text table */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return o.mode == TOP_ONCE ? run_once(&o) : run_live(&o);
 }
