@@ -93,6 +93,10 @@ check "dpkg: exit 0" 0 "$rc"
 check "dpkg: unsafe, confident" "unsafe high" "$(jq -r '"\(.verdict) \(.confidence)"' "$WORK/dpkg.json")"
 check "dpkg: dep's postinstall at the RUN line, in the final image" "RUN 4 build true" "$(dloc dep@1.0.0)"
 check "dpkg: the scoped one too" "RUN 4 build true" "$(dloc @sbt/sub@2.0.0)"
+# the RUN is in exec form already and npm still runs sh: the remedy moves the step
+check "dpkg: the remediation is a build stage, no exec form" \
+	'null Dockerfile:4: RUN ["npm", "ci"] runs in the final stage: move it to a build stage (FROM node:20-slim AS build) and COPY --from=build its output; the final image then needs neither a shell nor npm' \
+	"$(jq -r '[.shell_invocation.locations[] | select(.package != null) | .remediation] | unique | .[] | "\(.exec_form) \(.text)"' "$WORK/dpkg.json")"
 
 check "no sandbox cgroup left" 0 "$(find "$CG2/sbtrace" -mindepth 1 -maxdepth 1 -name 'probe-*' 2> /dev/null | wc -l)"
 check "no overlay left" 0 "$(grep -c sbtrace-probe /proc/self/mountinfo)"

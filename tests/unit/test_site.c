@@ -528,6 +528,17 @@ static void feed_in(struct probe_sites *ss, uint32_t pid, const char **argv, con
 	assert_int_equal(probe_site_count(ss, site, &e, &cls, 0, NULL, 0), 0);
 }
 
+/* A location's remediation: the fix `want`, no exec form. */
+static void assert_fix(json_object *loc, const char *want)
+{
+	json_object *rem = json_object_object_get(loc, "remediation"), *form = NULL;
+
+	assert_non_null(rem);
+	assert_true(json_object_object_get_ex(rem, "exec_form", &form));
+	assert_null(form);
+	assert_string_equal(json_object_get_string(json_object_object_get(rem, "text")), want);
+}
+
 static const char *loc_package(json_object *locs, size_t i)
 {
 	json_object *v;
@@ -621,8 +632,112 @@ static void test_dockerfile_exec_script(void **state)
 	assert_true(json_object_object_get_ex(json_object_array_get_idx(locs, 0),
 					      "affects_final_image", &v));
 	assert_true(json_object_get_boolean(v));
+	/* the step is already in exec form, and npm still runs sh: move the step */
+	assert_fix(json_object_array_get_idx(locs, 0),
+		   "Dockerfile:3: RUN [\"npm\", \"ci\"] runs in the final stage: move it to a "
+		   "build stage (FROM node AS build) and COPY --from=build its output; the final "
+		   "image then needs neither a shell nor npm");
 	json_object_put(locs);
 	probe_sites_free(&ss);
+}
+
+/*
+ * The remediation of the one shell, `sh -c cmd`, of the first RUN of `text`
+ * (target -1: the last stage): its text (free it), *exec whether it is an exec form.
+ */
+static char *run_fix_of(const char *text, int target, const char *cmd, bool *exec)
+{
+	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct probe_sites ss;
+	struct probe_site_totals t;
+	struct sbt_dockerfile df;
+	json_object *locs, *rem, *form = NULL;
+	char *fix;
+
+	parse(text, &df);
+	probe_sites_init(&ss);
+	assert_int_equal(probe_sites_dockerfile(&ss, &df, target < 0 ? df.nr_stages - 1 : target),
+			 0);
+	sbt_dockerfile_free(&df);
+	assert_true(ss.v[feed(&ss, PROBE_BUILD, 10, 201, argv, NULL, 0)].matched);
+	locs = probe_sites_json(&ss, &t);
+	assert_int_equal(json_object_array_length(locs), 1);
+	rem = json_object_object_get(json_object_array_get_idx(locs, 0), "remediation");
+	assert_non_null(rem);
+	assert_true(json_object_object_get_ex(rem, "exec_form", &form));
+	*exec = form != NULL;
+	fix = strdup(json_object_get_string(json_object_object_get(rem, "text")));
+	assert_non_null(fix);
+	json_object_put(locs);
+	probe_sites_free(&ss);
+	return fix;
+}
+
+/* The RUN's remediation is the fix `want` (no exec form). */
+static void assert_run_fix(const char *text, int target, const char *cmd, const char *want)
+{
+	bool exec;
+	char *fix = run_fix_of(text, target, cmd, &exec);
+
+	assert_false(exec);
+	assert_string_equal(fix, want);
+	free(fix);
+}
+
+/*
+ * A RUN the final image is built on: its exec form still needs npm (and the
+ * shell npm runs scripts with) in the final image, so the remedy is a build
+ * stage and a COPY --from of its output; a builder stage's RUN keeps its exec form.
+ */
+static void test_final_run_fix(void **state)
+{
+	char text[1200], cmd[1000], *fix;
+	bool exec;
+
+	(void)state;
+	assert_run_fix("FROM node:20\nWORKDIR /app\nRUN   npm \\\n ci\nCMD [\"node\", \"s.js\"]\n",
+		       -1, "npm ci",
+		       "Dockerfile:3: RUN npm ci runs in the final stage: move it to a build stage "
+		       "(FROM node:20 AS build) and COPY --from=build its output; the final image "
+		       "then needs neither a shell nor npm");
+	/* several tools: none named; a stage named build (any case): another name */
+	assert_run_fix(
+		"FROM x AS Build\nFROM x AS build-2\nFROM node:20-slim AS app\n"
+		"RUN npm ci && npm run build\n",
+		-1, "npm ci && npm run build",
+		"Dockerfile:4: RUN npm ci && npm run build runs in the final stage: move it "
+		"to a build stage (FROM node:20-slim AS build-3) and COPY --from=build-3 its "
+		"output; the final image then needs neither a shell nor the tools the step "
+		"runs");
+	/* a stage the final one is built FROM: that stage is the build stage already */
+	assert_run_fix(
+		"FROM node:20 AS deps\nRUN npm ci\nFROM deps\nCMD [\"node\", \"s.js\"]\n", -1,
+		"npm ci",
+		"Dockerfile:2: RUN npm ci runs in stage deps, which the final stage is built "
+		"on: start the final stage FROM an image without a shell instead and COPY "
+		"--from=deps the step's output; the final image then needs neither a shell "
+		"nor npm");
+	/* --target: the target is the final stage */
+	assert_run_fix("FROM node:20 AS deps\nRUN npm ci\nFROM deps\n", 0, "npm ci",
+		       "Dockerfile:2: RUN npm ci runs in the final stage: move it to a build stage "
+		       "(FROM node:20 AS build) and COPY --from=build its output; the final image "
+		       "then needs neither a shell nor npm");
+	/* a stage the final image does not get: the exec form is a remedy there */
+	fix = run_fix_of("FROM node:20 AS build\nRUN npm ci\nFROM scratch\n"
+			 "COPY --from=build /app /app\n",
+			 -1, "npm ci", &exec);
+	assert_true(exec);
+	assert_string_equal(fix, "RUN [\"npm\", \"ci\"]");
+	free(fix);
+	/* a long step: cut, and said so */
+	memset(cmd, 'a', sizeof(cmd) - 1);
+	cmd[sizeof(cmd) - 1] = '\0';
+	snprintf(text, sizeof(text), "FROM x\nRUN %s\n", cmd);
+	fix = run_fix_of(text, -1, cmd, &exec);
+	assert_false(exec);
+	assert_non_null(strstr(fix, "aaa... runs in the final stage: "));
+	assert_true(strlen(fix) < 600);
+	free(fix);
 }
 
 int main(void)
@@ -640,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_npm_install),
 		cmocka_unit_test(test_packages),
 		cmocka_unit_test(test_dockerfile_exec_script),
+		cmocka_unit_test(test_final_run_fix),
 		cmocka_unit_test(test_simple_command),
 	};
 

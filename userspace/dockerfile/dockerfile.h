@@ -225,5 +225,20 @@ const char *sbt_df_keyword(const struct sbt_df_instr *in);
 bool sbt_df_is_run(const struct sbt_df_instr *in);
 /* How a command instruction's exec form starts (RUN, CMD, ENTRYPOINT, HEALTHCHECK CMD); else NULL. */
 const char *sbt_df_exec_form_prefix(const char *keyword);
+/*
+ * What to do with the RUN `in` of a stage the image of stage `target` is
+ * built on (shown as `cmd`, its command with blanks collapsed, or NULL: its
+ * arguments as written), into out: its exec form would still need its
+ * program (`tool`: "npm"; "" when it runs several) in that image, and the
+ * shell such a program runs scripts with, so the step moves to a build
+ * stage whose output that image copies:
+ * "Dockerfile:7: RUN npm ci runs in the final stage: move it to a build
+ * stage (FROM node:20 AS build) and COPY --from=build its output; the final
+ * image then needs neither a shell nor npm" (a stage name no stage has), or,
+ * for a stage the target is built FROM, that the target start FROM an image
+ * without a shell and COPY --from that stage.
+ */
+void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df_instr *in,
+			    int target, const char *cmd, const char *tool, char *out, size_t len);
 
 #endif

@@ -202,6 +202,46 @@ const char *sbt_df_exec_form_prefix(const char *keyword)
 	return NULL;
 }
 
+/* A name for a new stage that no stage has: "build", else "build-N". */
+static void new_stage_name(const struct sbt_dockerfile *df, char *out, size_t len)
+{
+	snprintf(out, len, "build");
+	for (int n = 2; df_stage_ref(df, out, df->nr_stages) >= 0; n++)
+		snprintf(out, len, "build-%d", n);
+}
+
+void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df_instr *in,
+			    int target, const char *cmd, const char *tool, char *out, size_t len)
+{
+	const struct sbt_df_stage *st = &df->stages[in->stage];
+	size_t n = cmd ? strlen(cmd) : in->args_len;
+	int shown = n > 200 ? 197 : (int)n;
+	char what[240], needs[96], name[32];
+
+	snprintf(what, sizeof(what), "%s %.*s%s", in->keyword, shown, cmd ? cmd : in->args,
+		 (size_t)shown < n ? "..." : "");
+	snprintf(needs, sizeof(needs), "neither a shell nor %s",
+		 tool && tool[0] ? tool : "the tools the step runs");
+	if (in->stage == target) {
+		new_stage_name(df, name, sizeof(name));
+		snprintf(out, len,
+			 "Dockerfile:%u: %s runs in the final stage: move it to a build stage "
+			 "(FROM %.80s AS %s) and COPY --from=%s its output; the final image then "
+			 "needs %s",
+			 in->line, what, st->base, name, name, needs);
+		return;
+	}
+	if (st->name[0])
+		snprintf(name, sizeof(name), "%.31s", st->name);
+	else
+		snprintf(name, sizeof(name), "%d", in->stage);
+	snprintf(out, len,
+		 "Dockerfile:%u: %s runs in stage %s, which the final stage is built on: start "
+		 "the final stage FROM an image without a shell instead and COPY --from=%s the "
+		 "step's output; the final image then needs %s",
+		 in->line, what, name, name, needs);
+}
+
 /* The stage's last `keyword` instruction, else its FROM stages' (what it inherits). */
 static const struct sbt_df_instr *inherited(const struct sbt_dockerfile *df, int stage,
 					    const char *keyword)

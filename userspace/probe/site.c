@@ -69,6 +69,7 @@ void probe_sites_free(struct probe_sites *ss)
 		struct probe_site *s = &ss->v[i];
 
 		free(s->text);
+		free(s->fix);
 		for (int j = 0; j < s->argc; j++)
 			free(s->argv[j]);
 		free(s->argv);
@@ -112,7 +113,7 @@ int probe_site_add(struct probe_sites *ss, const struct probe_site *tmpl, const 
 		return -1;
 	s = &ss->v[ss->nr];
 	*s = *tmpl;
-	s->text = NULL;
+	s->text = s->fix = NULL;
 	s->argv = NULL;
 	s->argc = 0;
 	s->agg = NULL;
@@ -178,8 +179,9 @@ static void base_chain(const struct sbt_dockerfile *df, int target, bool *in_cha
 	}
 }
 
+/* A RUN of a stage the final image is built on gets its fix: no exec form is a remedy. */
 static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
-		     const struct sbt_df_instr *in, enum probe_phase ph, bool affects)
+		     const struct sbt_df_instr *in, int target, enum probe_phase ph, bool affects)
 {
 	struct probe_site t = { .phase = ph,
 				.file = "Dockerfile",
@@ -188,13 +190,22 @@ static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
 				.matched = true,
 				.affects_final = affects,
 				.step = ph == PROBE_BUILD };
+	bool exec = in->form == SBT_DF_FORM_EXEC;
+	char tool[64], fix[768];
+	struct probe_site *s;
+	int i;
 
 	stage_label(df, in->stage, t.stage, sizeof(t.stage));
-	if (in->form == SBT_DF_FORM_EXEC)
-		return probe_site_add(ss, &t, NULL, in->argv, in->argc) < 0 ? -ENOMEM : 0;
-	return probe_site_add(ss, &t, in->form == SBT_DF_FORM_SHELL ? in->cmd : NULL, NULL, 0) < 0
-		       ? -ENOMEM
-		       : 0;
+	i = probe_site_add(ss, &t, in->form == SBT_DF_FORM_SHELL ? in->cmd : NULL,
+			   exec ? in->argv : NULL, exec ? in->argc : 0);
+	if (i < 0)
+		return -ENOMEM;
+	s = &ss->v[i];
+	if (ph != PROBE_BUILD || !affects)
+		return 0;
+	probe_command_program((const char *const *)s->argv, s->argc, s->text, tool, sizeof(tool));
+	sbt_dockerfile_run_fix(df, in, target, s->text, tool, fix, sizeof(fix));
+	return (s->fix = strdup(fix)) ? 0 : -ENOMEM;
 }
 
 /* The boot: ENTRYPOINT (else CMD) of the target, else the base image's; its HEALTHCHECK. */
@@ -205,7 +216,7 @@ static int add_boot(struct probe_sites *ss, const struct sbt_dockerfile *df, int
 	int ret;
 
 	if (start) {
-		ret = add_instr(ss, df, start, PROBE_BOOT, true);
+		ret = add_instr(ss, df, start, target, PROBE_BOOT, true);
 		if (ret)
 			return ret;
 		ss->boot_other = ss->nr - 1; /* the container's processes are its */
@@ -216,7 +227,7 @@ static int add_boot(struct probe_sites *ss, const struct sbt_dockerfile *df, int
 			return ret;
 	}
 	if (hc)
-		return add_instr(ss, df, hc, PROBE_BOOT, true);
+		return add_instr(ss, df, hc, target, PROBE_BOOT, true);
 	return 0;
 }
 
@@ -237,7 +248,7 @@ int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *
 
 		if (in->stage < 0 || !need[in->stage] || !sbt_df_is_run(in))
 			continue;
-		ret = add_instr(ss, df, in, PROBE_BUILD, chain[in->stage]);
+		ret = add_instr(ss, df, in, target, PROBE_BUILD, chain[in->stage]);
 		if (ret)
 			return ret;
 	}
@@ -754,31 +765,6 @@ int probe_site_count(struct probe_sites *ss, int site, const struct sbt_exec *re
 
 /* ---- the report ---------------------------------------------------------- */
 
-int probe_simple_command(const char *cmd, char **argv, int max)
-{
-	char err[96];
-	int n, skip = 0;
-
-	if (!cmd || strpbrk(cmd, "|&;<>()$`*?[]{}~#!\\\n\r%") || max < 2)
-		return -1;
-	n = sbt_split_words(cmd, argv, max - 1, err, sizeof(err));
-	if (n <= 0)
-		return -1;
-	for (int i = 0; i < n; i++)
-		/* VAR=value cmd: the environment, not a command; '' an empty word */
-		if ((i == 0 && strchr(argv[0], '=')) || !argv[i][0]) {
-			for (int k = 0; k < n; k++)
-				free(argv[k]);
-			return -1;
-		}
-	if (strcmp(argv[0], "exec") == 0 && n > 1) {
-		free(argv[0]);
-		skip = 1;
-	}
-	memmove(argv, argv + skip, (size_t)(n - skip + 1) * sizeof(char *));
-	return n - skip;
-}
-
 /* `KW ["a", "b"]`: the exec form as a Dockerfile writes it (each word JSON-quoted). */
 static json_object *exec_form_text(const char *kw, json_object *arr)
 {
@@ -839,6 +825,16 @@ static json_object *remedy_json(const struct probe_site *s, json_object *loc)
 	o = json_object_new_object();
 	json_object_object_add(o, "text", exec_form_text(kw, arr));
 	json_object_object_add(o, "exec_form", arr);
+	return o;
+}
+
+/* A RUN the final image is built on: its fix, and no exec form (none is a remedy). */
+static json_object *remedy_fix(const struct probe_site *s)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "exec_form", NULL);
+	json_object_object_add(o, "text", sbt_json_string(s->fix));
 	return o;
 }
 
@@ -967,9 +963,13 @@ static void add_locations(json_object *locs, const struct probe_site *s,
 				       json_object_new_boolean(s->affects_final));
 		json_object_object_add(loc, "source", source_json(s));
 		json_object_object_add(loc, "package", pkg ? sbt_json_string(pkg) : NULL);
-		/* a dependency's own command: no exec form of the repo's line replaces it */
+		/*
+		 * moving the step is a dependency's shell's fix too; else no exec
+		 * form of the repo's line replaces a dependency's own command
+		 */
 		json_object_object_add(loc, "remediation",
-				       pkg	       ? NULL
+				       s->fix	       ? remedy_fix(s)
+				       : pkg	       ? NULL
 				       : s->base_image ? remedy_base(s, loc)
 						       : remedy_json(s, loc));
 		origin_json(s, loc);

@@ -49,10 +49,15 @@ struct probe_site {
 	bool matched;		 /* shells tied here are this instruction's (else `why`) */
 	const char *why;
 	bool affects_final;
-	bool step;   /* a Dockerfile RUN: matched by a step's first process, once */
-	bool taken;  /* ... and it was */
-	bool ties;   /* an install step: the process running argv ties every shell below it here */
-	char *text;  /* the -c text it runs (blanks collapsed), or NULL */
+	bool step;  /* a Dockerfile RUN: matched by a step's first process, once */
+	bool taken; /* ... and it was */
+	bool ties;  /* an install step: the process running argv ties every shell below it here */
+	char *text; /* the -c text it runs (blanks collapsed), or NULL */
+	/*
+	 * A RUN whose stage the final image is built on: what to do instead
+	 * (move it to a build stage), as no exec form is a remedy; else NULL.
+	 */
+	char *fix;
 	char **argv; /* or the exec form's argv (argc strings), or NULL */
 	int argc;
 	struct sbt_shellagg *agg;    /* its shells, NULL until the first */
@@ -176,15 +181,26 @@ void probe_sites_count(const struct probe_sites *ss, struct probe_site_totals *t
 /*
  * Every site's locations, each with phase, stage, affects_final_image,
  * source, package and remediation, in site order; totals filled. New array, NULL on
- * ENOMEM.
+ * ENOMEM. The remediation of a RUN the final image is built on is its site's
+ * fix (exec_form null: the exec form still needs the step's tools in the
+ * final image), for a dependency's shell too; elsewhere the exec form of a
+ * simple command (ENTRYPOINT, CMD, HEALTHCHECK, a build stage's RUN, npm
+ * start, --boot-cmd), none for a dependency's shell.
  */
 json_object *probe_sites_json(const struct probe_sites *ss, struct probe_site_totals *t);
 
 /*
  * The exec form of a simple `-c` command (no pipe, redirection, variable,
  * glob, `&&`, `;`, quotes balanced): its words (a leading `exec` dropped),
- * or -1. argv holds max pointers; free the strings.
+ * or -1. argv holds max pointers; free the strings. (words.c)
  */
 int probe_simple_command(const char *cmd, char **argv, int max);
+/*
+ * The program an exec form's argv (argc > 0), else the simple command text,
+ * runs, into out: "npm" of ["npm", "ci"] or "npm ci"; "" for a command of
+ * several, or a shell. (words.c)
+ */
+void probe_command_program(const char *const *argv, int argc, const char *text, char *out,
+			   size_t len);
 
 #endif

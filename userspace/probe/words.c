@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* --cmd's and --boot-cmd's words (sbt_split_words, probe.h): simple quoting, never a shell. */
+/*
+ * --cmd's and --boot-cmd's words (sbt_split_words, probe.h): simple quoting,
+ * never a shell; and a shell command's words when it is a simple command
+ * (probe_simple_command, site.h): the exec form that replaces it.
+ */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probe_int.h"
+#include "site.h"
+
+#define RUN_WORDS_MAX 64
 
 static bool is_blank(char c)
 {
@@ -100,4 +108,47 @@ fail:
 	free(word);
 	free_words(argv, argc);
 	return -1;
+}
+
+int probe_simple_command(const char *cmd, char **argv, int max)
+{
+	char err[96];
+	int n, skip = 0;
+
+	if (!cmd || strpbrk(cmd, "|&;<>()$`*?[]{}~#!\\\n\r%") || max < 2)
+		return -1;
+	n = sbt_split_words(cmd, argv, max - 1, err, sizeof(err));
+	if (n <= 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		/* VAR=value cmd: the environment, not a command; '' an empty word */
+		if ((i == 0 && strchr(argv[0], '=')) || !argv[i][0]) {
+			for (int k = 0; k < n; k++)
+				free(argv[k]);
+			return -1;
+		}
+	if (strcmp(argv[0], "exec") == 0 && n > 1) {
+		free(argv[0]);
+		skip = 1;
+	}
+	memmove(argv, argv + skip, (size_t)(n - skip + 1) * sizeof(char *));
+	return n - skip;
+}
+
+void probe_command_program(const char *const *argv, int argc, const char *text, char *out,
+			   size_t len)
+{
+	char *words[RUN_WORDS_MAX + 1];
+	const char *prog = "", *slash;
+	int n = 0;
+
+	if (argv && argc > 0)
+		prog = argv[0];
+	else if ((n = probe_simple_command(text, words, RUN_WORDS_MAX + 1)) > 0)
+		prog = words[0];
+	slash = strrchr(prog, '/');
+	prog = slash ? slash + 1 : prog;
+	snprintf(out, len, "%s", sbt_is_shell_name(prog) ? "" : prog);
+	for (int i = 0; i < n; i++)
+		free(words[i]);
 }
