@@ -181,14 +181,16 @@ check "--fail-on unsafe, safe: exit 0" 0 "$PROBE_RC"
 probe faili --fail-on inconclusive "$FIX/failing"
 check "--fail-on inconclusive, inconclusive: exit 5" "5 inconclusive" "$PROBE_RC $(field faili .verdict)"
 
-# 11. SARIF: valid, and its results point at the Dockerfile's lines.
+# 11. SARIF: valid, and its results point at the Dockerfile's lines, from the
+# root of the repository the fixtures are in (this checkout's, when it is a work tree).
+[ -e "$TOP/.git" ] && in_repo=tests/fixtures/ || in_repo=
 "$SBTRACE" probe -q --no-cache --boot-seconds 2 --format sarif "$FIX/boot-multistage" > "$WORK/multi.sarif" 2> /dev/null
 validate_sarif "$WORK/multi.sarif"
-check "SARIF: the builder's RUN, a note at Dockerfile:5" "note Dockerfile 5" \
+check "SARIF: the builder's RUN, a note at Dockerfile:5" "note ${in_repo:+${in_repo}boot-multistage/}Dockerfile 5" \
 	"$(jq -r '.runs[0].results[0] | "\(.level) \(.locations[0].physicalLocation.artifactLocation.uri) \(.locations[0].physicalLocation.region.startLine)"' "$WORK/multi.sarif")"
 "$SBTRACE" probe -q --no-cache --boot-seconds 30 --format sarif "$FIX/npm-start" > "$WORK/npm.sarif" 2> /dev/null
 validate_sarif "$WORK/npm.sarif"
-check "SARIF: npm start, an error at package.json:6" "error package.json 6" \
+check "SARIF: npm start, an error at package.json:6" "error ${in_repo:+${in_repo}npm-start/}package.json 6" \
 	"$(jq -r '.runs[0].results[0] | "\(.level) \(.locations[0].physicalLocation.artifactLocation.uri) \(.locations[0].physicalLocation.region.startLine)"' "$WORK/npm.sarif")"
 
 # 12. SIGINT during the boot: inconclusive, and nothing is left.

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe/sarif.h"
 
@@ -38,14 +40,17 @@ static json_object *load_report(const char *name)
 	return r;
 }
 
-/* The sample's log; the report is unchanged by it (compared as text). */
+/*
+ * The sample's log, SRCROOT its repo (whatever work tree the path is in on
+ * this machine); the report is unchanged by it (compared as text).
+ */
 static json_object *sarif_of(const char *name)
 {
 	json_object *report = load_report(name), *log;
 	char *before = strdup(json_object_to_json_string(report));
 
 	assert_non_null(before);
-	log = probe_sarif(report);
+	log = probe_sarif_at(report, NULL);
 	assert_non_null(log);
 	assert_string_equal(json_object_to_json_string(report), before);
 	free(before);
@@ -133,7 +138,7 @@ static void assert_at(json_object *result, const char *uri, int64_t line)
 		    *art = field(phys, "artifactLocation", json_type_object);
 
 	assert_string_equal(str(art, "uri"), uri);
-	assert_string_equal(str(art, "uriBaseId"), "SRCROOT");
+	assert_string_equal(str(art, "uriBaseId"), "%SRCROOT%");
 	if (line)
 		assert_int_equal(num(field(phys, "region", json_type_object), "startLine"), line);
 	else
@@ -144,7 +149,7 @@ static const char *srcroot(json_object *log)
 {
 	json_object *bases = field(run_of(log), "originalUriBaseIds", json_type_object);
 
-	return str(field(bases, "SRCROOT", json_type_object), "uri");
+	return str(field(bases, "%SRCROOT%", json_type_object), "uri");
 }
 
 static void test_safe(void **state)
@@ -196,14 +201,22 @@ static void test_dockerfile_locations(void **state)
 	assert_string_equal(str(p, "shell"), "sh");
 	assert_string_equal(str(p, "kind"), "command");
 	assert_false(has(p, "remediation"));
+	assert_string_equal(str(p, "confidence"), "high");
+	assert_true(json_object_is_type(field(p, "reason", json_type_null), json_type_null));
 
-	/* a RUN of the final stage, with its exec form */
+	/* a RUN of the final stage: no exec form is a remedy, a build stage is */
 	r = idx(rs, 1);
 	assert_string_equal(str(r, "level"), "error");
-	assert_string_equal(text_of(r), "busybox sh -c 'chmod +x /app/entry.sh' ran during the "
-					"build (RUN, Dockerfile:7); exec form: RUN [\"chmod\", "
-					"\"+x\", \"/app/entry.sh\"]");
+	assert_string_equal(text_of(r),
+			    "busybox sh -c 'chmod +x /app/entry.sh' ran during the "
+			    "build (RUN, Dockerfile:7); remediation: Dockerfile:7: RUN "
+			    "chmod +x /app/entry.sh runs in the final stage: move it to "
+			    "a build stage (FROM node:20-slim AS build) and COPY "
+			    "--from=build its output; the final image then needs neither "
+			    "a shell nor chmod");
 	assert_string_equal(str(props(r), "stage"), "#1");
+	assert_true(
+		json_object_is_type(field(props(r), "exec_form", json_type_null), json_type_null));
 
 	r = idx(rs, 2);
 	assert_string_equal(text_of(r), "sh -c 'wget -q -O- http://localhost:8080/health || exit "
@@ -272,17 +285,25 @@ static void test_cmd_unsafe_with_reason(void **state)
 	assert_int_equal(json_object_array_length(rs), 3);
 	r = idx(rs, 0);
 	assert_false(has(r, "locations"));
+	assert_string_equal(str(r, "level"), "note");
 	assert_string_equal(text_of(r), "sh build.sh ran during the build; its source was not "
 					"found: a --cmd build has no file to point at; it does "
-					"not affect the final image");
-	assert_string_equal(text_of(idx(rs, 1)), "toybox sh ran during the build; its source was "
-						 "not found: a --cmd build has no file to point "
-						 "at; it does not affect the final image");
+					"not affect the final image; confidence low (events_lost): "
+					"other shells may have gone unseen");
+	assert_string_equal(text_of(idx(rs, 1)),
+			    "toybox sh ran during the build; its source was not found: a --cmd "
+			    "build has no file to point at; it does not affect the final image; "
+			    "confidence low (events_lost): other shells may have gone unseen");
 	r = idx(rs, 2);
 	assert_false(has(r, "locations"));
-	assert_string_equal(str(r, "level"), "error");
-	assert_string_equal(text_of(r), "the #!bash script ./run --port 8080 ran 2 times at boot "
-					"(boot command)");
+	/* the final image's shell, but a low-confidence answer: a warning, and it says why */
+	assert_string_equal(str(r, "level"), "warning");
+	assert_string_equal(text_of(r),
+			    "the #!bash script ./run --port 8080 ran 2 times at boot "
+			    "(boot command); confidence low (events_lost): other shells "
+			    "may have gone unseen");
+	assert_string_equal(str(props(r), "confidence"), "low");
+	assert_string_equal(str(props(r), "reason"), "events_lost");
 	assert_string_equal(str(props(run_of(log)), "reason"), "events_lost");
 	assert_int_equal(num(field(props(run_of(log)), "omitted", json_type_object), "count"), 3);
 	json_object_put(log);
@@ -333,7 +354,8 @@ static void check_sample(const char *name)
 {
 	json_object *report = load_report(name), *log = sarif_of(name), *rs = results(log), *si;
 	size_t nlocs, nres = json_object_array_length(rs);
-	bool inconclusive = !strcmp(str(report, "verdict"), "inconclusive");
+	bool inconclusive = !strcmp(str(report, "verdict"), "inconclusive"),
+	     confident = !strcmp(str(report, "confidence"), "high");
 
 	si = field(report, "shell_invocation", json_type_object);
 	nlocs = json_object_array_length(field(si, "locations", json_type_array));
@@ -349,7 +371,10 @@ static void check_sample(const char *name)
 			bool affects = json_object_get_boolean(
 				field(loc, "affects_final_image", json_type_boolean));
 
-			assert_string_equal(str(r, "level"), affects ? "error" : "note");
+			assert_string_equal(str(r, "level"), !affects	 ? "note"
+							     : confident ? "error"
+									 : "warning");
+			assert_string_equal(str(props(r), "confidence"), str(report, "confidence"));
 		}
 	}
 	if (out_dir)
@@ -415,10 +440,12 @@ static void test_odd_reports(void **state)
 	assert_int_equal(json_object_array_length(results(log)), 3);
 	r = idx(results(log), 0);
 	assert_string_equal(text_of(r), "a shell ran; its source was not found; it does not affect "
-					"the final image");
+					"the final image; confidence low (events_lost): other "
+					"shells may have gone unseen");
 	r = idx(results(log), 1);
 	assert_string_equal(text_of(r), "a shell -c '' ran; its source was not found; it does not "
-					"affect the final image");
+					"affect the final image; confidence low (events_lost): "
+					"other shells may have gone unseen");
 	assert_false(has(r, "locations"));
 	assert_string_equal(text_of(idx(results(log), 2)),
 			    "the trace is inconclusive (events_lost): see the report's warnings; "
@@ -437,7 +464,7 @@ static void test_uris(void **state)
 	json_object *log, *art;
 
 	assert_non_null(report);
-	log = probe_sarif(report);
+	log = probe_sarif_at(report, NULL);
 	assert_non_null(log);
 	assert_string_equal(srcroot(log), "file:///a%20b/%C3%BC%23x%3F/");
 	assert_at(idx(results(log), 0), "sub%20dir/Docker%25file", 2);
@@ -449,11 +476,135 @@ static void test_uris(void **state)
 	json_object_put(report);
 
 	report = json_tokener_parse("{\"repo\": \"/\"}");
-	log = probe_sarif(report);
+	log = probe_sarif_at(report, NULL);
 	assert_non_null(log);
 	assert_string_equal(srcroot(log), "file:///");
 	json_object_put(log);
 	json_object_put(report);
+}
+
+static json_object *unsafe_at(const char *repo)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "{\"repo\": \"%.500s\", \"verdict\": \"unsafe\", \"confidence\": \"high\", "
+		 "\"inputs\": [{\"name\": \"Dockerfile\"}], \"shell_invocation\": "
+		 "{\"locations\": [{\"affects_final_image\": true, \"source\": {\"file\": "
+		 "\"Dockerfile\", \"line\": 7}}, {\"source\": {\"file\": null}}]}}",
+		 repo);
+	return json_tokener_parse(text);
+}
+
+/* A repo in a subfolder: its files are relative to the repository root, not to itself. */
+static void test_subfolder(void **state)
+{
+	static const struct {
+		const char *root, *srcroot, *uri;
+	} cases[] = {
+		{ "/srv/mono", "file:///srv/mono/", "apps/result/Dockerfile" },
+		{ "/srv/mono/", "file:///srv/mono/", "apps/result/Dockerfile" },
+		{ "/", "file:///", "srv/mono/apps/result/Dockerfile" },
+		{ "/srv/mono/apps/result", "file:///srv/mono/apps/result/", "Dockerfile" },
+		/* a root that does not hold the repo: the repo is SRCROOT */
+		{ "/srv/mon", "file:///srv/mono/apps/result/", "Dockerfile" },
+		{ "/srv/other", "file:///srv/mono/apps/result/", "Dockerfile" },
+		{ "relative", "file:///srv/mono/apps/result/", "Dockerfile" },
+		{ NULL, "file:///srv/mono/apps/result/", "Dockerfile" },
+	};
+	json_object *report = unsafe_at("/srv/mono/apps/result"), *log;
+
+	(void)state;
+	assert_non_null(report);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		log = probe_sarif_at(report, cases[i].root);
+		assert_non_null(log);
+		assert_string_equal(srcroot(log), cases[i].srcroot);
+		assert_at(idx(results(log), 0), cases[i].uri, 7);
+		/* no file: the entry file, also below the root */
+		assert_at(idx(results(log), 1), cases[i].uri, 0);
+		json_object_put(log);
+	}
+	json_object_put(report);
+}
+
+static void mkdirs(const char *top, const char *path)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", top, path);
+	for (char *c = p + strlen(top) + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			mkdir(p, 0755);
+			*c = '/';
+		}
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void touch(const char *top, const char *path)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", top, path);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("gitdir: /elsewhere/.git/worktrees/wt\n", f);
+	fclose(f);
+}
+
+static void assert_root(const char *top, const char *dir, const char *want)
+{
+	char d[512], w[512], root[512];
+
+	snprintf(d, sizeof(d), "%s/%s", top, dir);
+	snprintf(w, sizeof(w), "%s/%s", top, want);
+	assert_int_equal(probe_sarif_root(d, root, sizeof(root)), 0);
+	assert_string_equal(root, w);
+}
+
+/* The repository root: the nearest .git upwards, a directory or a file; else the repo. */
+static void test_repo_root(void **state)
+{
+	char top[] = "/tmp/sbt-test-sarif.XXXXXX", root[16], cmd[64];
+	json_object *report, *log;
+	char repo[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	mkdirs(top, "mono/.git");
+	mkdirs(top, "mono/apps/result");
+	mkdirs(top, "wt/sub dir");
+	touch(top, "wt/.git");
+	mkdirs(top, "mono/vendor/mod/x");
+	touch(top, "mono/vendor/mod/.git"); /* a submodule: its own root */
+	mkdirs(top, "plain/repo");
+
+	assert_root(top, "mono/apps/result", "mono");
+	assert_root(top, "mono/apps/result/", "mono");
+	assert_root(top, "mono", "mono");
+	assert_root(top, "wt/sub dir", "wt");
+	assert_root(top, "mono/vendor/mod/x", "mono/vendor/mod");
+	/* no work tree up to / (this machine's /tmp is in none): the repo itself */
+	assert_root(top, "plain/repo", "plain/repo");
+
+	assert_int_equal(probe_sarif_root("relative/dir", root, sizeof(root)), -EINVAL);
+	assert_int_equal(probe_sarif_root(top, root, 4), -ENAMETOOLONG);
+
+	/* probe_sarif finds it for the report's repo */
+	snprintf(repo, sizeof(repo), "%s/mono/apps/result", top);
+	report = unsafe_at(repo);
+	assert_non_null(report);
+	log = probe_sarif(report);
+	assert_non_null(log);
+	assert_at(idx(results(log), 0), "apps/result/Dockerfile", 7);
+	assert_non_null(strstr(srcroot(log), "/mono/"));
+	json_object_put(log);
+	json_object_put(report);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(int argc, char **argv)
@@ -463,6 +614,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_npm_and_make), cmocka_unit_test(test_cmd_unsafe_with_reason),
 		cmocka_unit_test(test_inconclusive), cmocka_unit_test(test_every_sample),
 		cmocka_unit_test(test_odd_reports),  cmocka_unit_test(test_uris),
+		cmocka_unit_test(test_subfolder),    cmocka_unit_test(test_repo_root),
 	};
 
 	out_dir = argc > 1 ? argv[1] : NULL;

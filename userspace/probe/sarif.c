@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "probe_int.h"
 #include "sarif.h"
@@ -55,6 +57,14 @@ static bool str_is(const char *s, const char *want)
 {
 	return s && !strcmp(s, want);
 }
+
+/* What every result shares: where the repo is in the repository, and how sure the answer is. */
+struct sarif_ctx {
+	const char *prefix; /* the repo's path below SRCROOT, "" or ending in '/' */
+	const char *entry;  /* the build's entry file, or NULL */
+	json_object *report;
+	bool confident; /* confidence high */
+};
 
 /* ---- the log: each adder takes its value, and a NULL one is ENOMEM ------ */
 
@@ -156,6 +166,21 @@ static int put_uri(json_object *o, const char *prefix, const char *path, const c
 	return rc;
 }
 
+/* A file's URI: file:///PATH when absolute, else DIR/PATH relative to SRCROOT (dir: "" or "x/"). */
+static int put_file_uri(json_object *o, const char *dir, const char *file)
+{
+	char *path;
+	int rc;
+
+	if (file[0] == '/')
+		return put_uri(o, "file://", file, "");
+	if (asprintf(&path, "%s%s", dir, file) < 0)
+		return -ENOMEM;
+	rc = put_uri(o, "", path, "");
+	free(path);
+	return rc;
+}
+
 /* ---- a shell location's result ----------------------------------------- */
 
 /* "sh -c 'node server.js'": what the shell was asked to run, as its kind says. */
@@ -217,11 +242,12 @@ static void write_where(FILE *f, json_object *src)
  * [\"node\", \"server.js\"]", with what else the location says: a source not
  * found and why, a stage that does not reach the final image.
  */
-static char *location_text(json_object *loc)
+static char *location_text(json_object *loc, const struct sarif_ctx *c)
 {
-	json_object *src = get(loc, "source");
+	json_object *src = get(loc, "source"), *rem = get(loc, "remediation");
 	const char *phase = get_str(loc, "phase"), *stage = get_str(loc, "stage"),
-		   *why = get_str(src, "why"), *fix = get_str(get(loc, "remediation"), "text");
+		   *why = get_str(src, "why"), *fix = get_str(rem, "text"),
+		   *reason = get_str(c->report, "reason");
 	int64_t count = get_pos(loc, "count");
 	char *buf = NULL;
 	size_t len = 0;
@@ -244,7 +270,13 @@ static char *location_text(json_object *loc)
 		fprintf(f, "; %s%s does not affect the final image", stage ? "stage " : "",
 			stage ? stage : "it");
 	if (fix)
-		fprintf(f, "; exec form: %s", fix);
+		fprintf(f, "; %s: %s",
+			json_object_is_type(get(rem, "exec_form"), json_type_array) ? "exec form"
+										    : "remediation",
+			fix);
+	if (!c->confident)
+		fprintf(f, "; confidence low%s%s%s: other shells may have gone unseen",
+			reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
 	if (ferror(f)) {
 		fclose(f);
 		free(buf);
@@ -280,7 +312,7 @@ static const char *entry_file(json_object *report)
  * no file there, the build's entry file without a line (code scanning
  * refuses a result without a location); neither: none.
  */
-static int put_locations(json_object *result, json_object *src, const char *entry)
+static int put_locations(json_object *result, json_object *src, const struct sarif_ctx *c)
 {
 	const char *file = get_str(src, "file");
 	int64_t line = file && file[0] ? get_pos(src, "line") : 0;
@@ -288,7 +320,7 @@ static int put_locations(json_object *result, json_object *src, const char *entr
 	bool absolute;
 
 	if (!file || !file[0])
-		file = entry;
+		file = c->entry;
 	if (!file || !file[0])
 		return 0;
 	absolute = file[0] == '/';
@@ -303,8 +335,8 @@ static int put_locations(json_object *result, json_object *src, const char *entr
 		return -ENOMEM;
 	art = json_object_new_object();
 	if (put(phys, "artifactLocation", art) ||
-	    put_uri(art, absolute ? "file://" : "", file, "") ||
-	    (!absolute && put_str(art, "uriBaseId", "SRCROOT")))
+	    put_file_uri(art, absolute ? "" : c->prefix, file) ||
+	    (!absolute && put_str(art, "uriBaseId", SBT_SARIF_SRCROOT)))
 		return -ENOMEM;
 	if (!line)
 		return 0;
@@ -314,8 +346,8 @@ static int put_locations(json_object *result, json_object *src, const char *entr
 	return 0;
 }
 
-/* What the location is, for a reader or a filter: phase, stage, chain, count ... */
-static int put_location_properties(json_object *result, json_object *loc)
+/* What the location is, for a reader or a filter: phase, stage, chain, count, confidence ... */
+static int put_location_properties(json_object *result, json_object *loc, const struct sarif_ctx *c)
 {
 	static const char *const keys[] = {
 		"phase", "stage", "chain",  "count", "affects_final_image",
@@ -332,10 +364,21 @@ static int put_location_properties(json_object *result, json_object *loc)
 	    (put_copy(props, "remediation", fix, "text") ||
 	     put_copy(props, "exec_form", fix, "exec_form")))
 		return -ENOMEM;
-	return 0;
+	return put_copy(props, "confidence", c->report, "confidence") ||
+			       put_copy(props, "reason", c->report, "reason")
+		       ? -ENOMEM
+		       : 0;
 }
 
-static json_object *location_result(json_object *loc, const char *entry)
+/* error: a shell in the final image, and a confident answer; warning: not confident. */
+static const char *location_level(json_object *loc, const struct sarif_ctx *c)
+{
+	if (!get_bool(loc, "affects_final_image"))
+		return "note";
+	return c->confident ? "error" : "warning";
+}
+
+static json_object *location_result(json_object *loc, const struct sarif_ctx *c)
 {
 	json_object *r = json_object_new_object();
 	char *text;
@@ -343,12 +386,12 @@ static json_object *location_result(json_object *loc, const char *entry)
 
 	if (!r)
 		return NULL;
-	text = location_text(loc);
+	text = location_text(loc, c);
 	rc = put_str(r, "ruleId", SBT_SARIF_RULE_SHELL) ||
 	     put(r, "ruleIndex", json_object_new_int(0)) ||
-	     put_str(r, "level", get_bool(loc, "affects_final_image") ? "error" : "note") ||
-	     !text || put(r, "message", message(text)) ||
-	     put_locations(r, get(loc, "source"), entry) || put_location_properties(r, loc);
+	     put_str(r, "level", location_level(loc, c)) || !text ||
+	     put(r, "message", message(text)) || put_locations(r, get(loc, "source"), c) ||
+	     put_location_properties(r, loc, c);
 	free(text);
 	if (rc) {
 		json_object_put(r);
@@ -389,7 +432,7 @@ static json_object *verdict_properties(json_object *report)
 	return props;
 }
 
-static json_object *inconclusive_result(json_object *report)
+static json_object *inconclusive_result(json_object *report, const struct sarif_ctx *c)
 {
 	const char *reason = get_str(report, "reason"), *why = reason_message(report, reason);
 	json_object *r = json_object_new_object();
@@ -408,7 +451,7 @@ static json_object *inconclusive_result(json_object *report)
 			 "no shell seen is not proof that none ran");
 	if (put_str(r, "ruleId", SBT_SARIF_RULE_INCONCLUSIVE) ||
 	    put(r, "ruleIndex", json_object_new_int(1)) || put_str(r, "level", "warning") ||
-	    put(r, "message", message(text)) || put_locations(r, NULL, entry_file(report)) ||
+	    put(r, "message", message(text)) || put_locations(r, NULL, c) ||
 	    put(r, "properties", verdict_properties(report))) {
 		json_object_put(r);
 		return NULL;
@@ -457,13 +500,19 @@ static json_object *rules(bool inconclusive)
 			"A shell ran during the build or at boot",
 			"sbtrace traced the build, and the built image's start, from the host "
 			"kernel and saw a shell run: an image without /bin/sh (distroless) "
-			"cannot run it. Level error when it affects the final image, note when "
-			"it ran only where the final image does not depend on it (a build "
-			"stage that is not the final one). The properties say the phase (build "
-			"or boot), the stage, the process chain and the count.",
-			"Use the exec form (a JSON array) of RUN, CMD and ENTRYPOINT, and start "
-			"programs directly instead of through sh -c or npm scripts; the message "
-			"gives the exec form when sbtrace can derive it.",
+			"cannot run it. Level error when it affects the final image and the "
+			"answer is confident, warning when it affects it but the report's "
+			"confidence is low (the trace may have missed shells), note when it ran "
+			"only where the final image does not depend on it (a build stage that "
+			"is not the final one). The properties say the phase (build or boot), "
+			"the stage, the process chain, the count and the report's confidence "
+			"and reason.",
+			"Use the exec form (a JSON array) of CMD, ENTRYPOINT and HEALTHCHECK, "
+			"start programs directly instead of through sh -c or npm scripts, and "
+			"move a RUN the final image is built on (npm ci ...) to a build stage "
+			"whose output the final stage copies: its exec form would still need "
+			"its tools in the final image. The message gives the remedy when "
+			"sbtrace can derive it.",
 			"error")) ||
 	    (inconclusive &&
 	     append(rs, rule(SBT_SARIF_RULE_INCONCLUSIVE, "TraceInconclusive",
@@ -497,25 +546,25 @@ static json_object *driver(json_object *report, bool inconclusive)
 	return tool;
 }
 
-/* SRCROOT: the repo's file URI, ending in '/' (results' files are relative to it). */
-static int put_srcroot(json_object *run, json_object *report)
+/* SRCROOT: the repository root's file URI, ending in '/' (results' files are relative to it). */
+static int put_srcroot(json_object *run, const char *root)
 {
-	const char *repo = get_str(report, "repo");
-	json_object *bases, *root;
+	json_object *bases, *base;
 
-	if (!repo || repo[0] != '/')
+	if (!root || root[0] != '/')
 		return 0;
 	bases = json_object_new_object();
 	if (put(run, "originalUriBaseIds", bases))
 		return -ENOMEM;
-	root = json_object_new_object();
-	if (put(bases, "SRCROOT", root) ||
-	    put_uri(root, "file://", repo, repo[strlen(repo) - 1] == '/' ? "" : "/"))
+	base = json_object_new_object();
+	if (put(bases, SBT_SARIF_SRCROOT, base) ||
+	    put_uri(base, "file://", root, root[strlen(root) - 1] == '/' ? "" : "/"))
 		return -ENOMEM;
 	return 0;
 }
 
-static int put_results(json_object *run, json_object *report, bool inconclusive)
+static int put_results(json_object *run, json_object *report, bool inconclusive,
+		       const struct sarif_ctx *c)
 {
 	json_object *results = json_object_new_array(),
 		    *locs = get(get(report, "shell_invocation"), "locations");
@@ -524,10 +573,9 @@ static int put_results(json_object *run, json_object *report, bool inconclusive)
 		return -ENOMEM;
 	for (size_t i = 0;
 	     json_object_is_type(locs, json_type_array) && i < json_object_array_length(locs); i++)
-		if (append(results,
-			   location_result(json_object_array_get_idx(locs, i), entry_file(report))))
+		if (append(results, location_result(json_object_array_get_idx(locs, i), c)))
 			return -ENOMEM;
-	if (inconclusive && append(results, inconclusive_result(report)))
+	if (inconclusive && append(results, inconclusive_result(report, c)))
 		return -ENOMEM;
 	return 0;
 }
@@ -545,15 +593,52 @@ static int put_run_properties(json_object *run, json_object *report)
 	return 0;
 }
 
-json_object *probe_sarif(json_object *report)
+/*
+ * The repo's path below root ("result/", "" when it is root), into out; with
+ * a root that does not hold it (or none, or a relative repo) SRCROOT is the
+ * repo itself: false.
+ */
+static bool repo_below(const char *repo, const char *root, char *out, size_t len)
+{
+	size_t n = root ? strlen(root) : 0;
+
+	out[0] = '\0';
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	if (!repo || repo[0] != '/' || !root || root[0] != '/' || strncmp(repo, root, n) ||
+	    (repo[n] && repo[n] != '/' && n > 1))
+		return false;
+	for (repo += n; *repo == '/'; repo++)
+		;
+	if (!*repo)
+		return true;
+	if ((size_t)snprintf(out, len, "%s", repo) >= len - 1) {
+		out[0] = '\0';
+		return false;
+	}
+	for (n = strlen(out); n && out[n - 1] == '/'; n--)
+		out[n - 1] = '\0';
+	strcat(out, "/");
+	return true;
+}
+
+json_object *probe_sarif_at(json_object *report, const char *root)
 {
 	json_object *log, *runs, *run;
 	bool inconclusive = str_is(get_str(report, "verdict"), "inconclusive");
+	const char *repo = get_str(report, "repo");
+	struct sarif_ctx c = { .report = report };
+	char prefix[PATH_MAX];
 
 	if (!json_object_is_type(report, json_type_object)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (!repo_below(repo, root, prefix, sizeof(prefix)))
+		root = repo;
+	c.prefix = prefix;
+	c.entry = entry_file(report);
+	c.confident = str_is(get_str(report, "confidence"), "high");
 	log = json_object_new_object();
 	if (!log)
 		goto oom;
@@ -564,7 +649,7 @@ json_object *probe_sarif(json_object *report)
 		goto oom;
 	run = json_object_new_object();
 	if (append(runs, run) || put(run, "tool", driver(report, inconclusive)) ||
-	    put_srcroot(run, report) || put_results(run, report, inconclusive) ||
+	    put_srcroot(run, root) || put_results(run, report, inconclusive, &c) ||
 	    put_run_properties(run, report))
 		goto oom;
 	return log;
@@ -572,4 +657,40 @@ oom:
 	json_object_put(log);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int probe_sarif_root(const char *dir, char *root, size_t len)
+{
+	char git[PATH_MAX + 8];
+	struct stat st;
+	size_t n;
+
+	if (!dir || dir[0] != '/')
+		return -EINVAL;
+	if ((size_t)snprintf(root, len, "%s", dir) >= len || len > PATH_MAX)
+		return -ENAMETOOLONG;
+	for (n = strlen(root); n > 1 && root[n - 1] == '/'; n--)
+		root[n - 1] = '\0';
+	for (;;) {
+		snprintf(git, sizeof(git), "%s/.git", strcmp(root, "/") ? root : "");
+		/* a work tree's .git directory, or the file of a worktree or submodule */
+		if (!stat(git, &st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			return 0;
+		if (!strcmp(root, "/"))
+			break;
+		n = (size_t)(strrchr(root, '/') - root);
+		root[n ? n : 1] = '\0';
+	}
+	snprintf(root, len, "%s", dir); /* no work tree: the probed directory is the root */
+	return 0;
+}
+
+json_object *probe_sarif(json_object *report)
+{
+	const char *repo = get_str(report, "repo");
+	char root[PATH_MAX];
+
+	if (!repo || probe_sarif_root(repo, root, sizeof(root)))
+		return probe_sarif_at(report, NULL);
+	return probe_sarif_at(report, root);
 }
