@@ -329,7 +329,7 @@ struct probe_boot {
 	const char *ready_by;  /* "ready" (it listens) or "healthcheck" */
 	bool end_asked;	       /* the probe ended it at readiness (not its time limit) */
 	int term_handled;      /* at the SIGKILL (podman): probe_boot_term_handled() */
-	/* a microVM without the engine (boot_vm.c): the build, then the boot, in its /sbt/run */
+	/* a microVM without the engine (boot.c): the build, then the boot, in its /sbt/run */
 	bool in_vm;
 	char *vm_script;
 	char vm_mark[48];
