@@ -109,18 +109,18 @@ deps:
 # the set-up's output goes to stderr, and make's own variables (MAKEFLAGS, REPO=...)
 # stay out of the probe and of the build it runs. A repo with a Dockerfile gets
 # podman set up and the Debian-built stand-in base images (scripts/image-map; an
-# --image-map in PROBE_ARGS wins over it; --no-image-map: none).
+# --image-map in PROBE_ARGS wins over it; --no-image-map: none). scripts/probe.sh
+# does all that and execs the probe, so its exit status is the probe's; GNU make
+# exits 2 for any failed recipe, whatever its status, so this rule says the
+# probe's own code on stderr, and CI runs scripts/probe.sh REPO [ARGS...] instead.
 probe:
-	$(Q)scripts/deps.sh >&2
-	$(Q)scripts/mounts.sh >&2
-	$(Q)$(MAKE) --no-print-directory all >&2
 	$(Q)test -n "$(REPO)" || { echo 'make probe: give REPO=path/to/repo' >&2; exit 2; }
-	$(Q)$(if $(findstring qemu,$(PROBE_ARGS)),scripts/guest-build.sh > /dev/null,true)
-	$(Q)if [ -f "$(REPO)/Dockerfile" ]; then scripts/base-images.sh > /dev/null; fi
-	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u MAKE_TERMOUT \
-		-u MAKE_TERMERR $(BIN)/sbtrace probe \
-		$(if $(findstring --no-image-map,$(PROBE_ARGS)),,--image-map scripts/image-map) \
-		$(filter-out --no-image-map,$(PROBE_ARGS)) "$(REPO)"
+	$(Q)scripts/probe.sh "$(REPO)" $(PROBE_ARGS) || { rc=$$?; w="sbtrace probe exited $$rc"; \
+		case $$rc in 2) w="$$w (usage or no build found)";; \
+		3) w="$$w (kernel capability missing)";; 4) w="$$w (unsafe)";; \
+		5) w="$$w (inconclusive)";; *) w="scripts/probe.sh exited $$rc (see above)";; esac; \
+		echo "make probe: $$w; make itself exits 2 for any failure: for the probe's" \
+			"own exit code run scripts/probe.sh REPO [PROBE_ARGS...]" >&2; exit $$rc; }
 
 vmlinux:
 	$(Q)scripts/refresh-vmlinux.sh $(ARCH)
