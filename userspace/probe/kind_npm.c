@@ -5,11 +5,9 @@
  * build that requires a dependency fails without them; the repo's .npmrc is
  * npm's own to read, in the sandbox's copy of the repo).
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "kind.h"
 
@@ -17,16 +15,6 @@ static const char *const npm_inputs[] = {
 	"package.json", "package-lock.json", "npm-shrinkwrap.json",
 	"yarn.lock",	"pnpm-lock.yaml",    NULL,
 };
-
-/* node_modules there in any form (a directory, a link, a file): npm ci would remove it. */
-static bool has_node_modules(const char *root)
-{
-	char path[PATH_MAX];
-	struct stat st;
-
-	return (size_t)snprintf(path, sizeof(path), "%s/node_modules", root) < sizeof(path) &&
-	       lstat(path, &st) == 0;
-}
 
 static int npm_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan, char *err,
 		      size_t errlen)
@@ -53,7 +41,7 @@ static int npm_detect(const struct probe_plan_in *in, struct sbt_build_plan *pla
 		static const char *const ci[] = { "npm", "ci", NULL };
 		const char *lock = probe_npm_lockfile_name(in->root);
 
-		if (lock && !has_node_modules(in->root)) {
+		if (lock && !probe_has_node_modules(in->root)) {
 			plan->install = ci;
 			probe_why(plan, ", after npm ci (%s, no node_modules)", lock);
 		}

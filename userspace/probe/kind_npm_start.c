@@ -7,11 +7,9 @@
  * (npm ci with a lockfile, npm install without one; nothing when there are
  * none, or node_modules is there), then the boot.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "kind.h"
 
@@ -43,15 +41,6 @@ static bool has_deps(json_object *doc)
 	return false;
 }
 
-static bool has_node_modules(const char *root)
-{
-	char path[PATH_MAX];
-	struct stat st;
-
-	return (size_t)snprintf(path, sizeof(path), "%s/node_modules", root) < sizeof(path) &&
-	       lstat(path, &st) == 0;
-}
-
 static int npm_start_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan,
 			    char *err, size_t errlen)
 {
@@ -75,7 +64,7 @@ static int npm_start_detect(const struct probe_plan_in *in, struct sbt_build_pla
 	}
 	probe_why(plan, "package.json scripts.start and no build: the boot (npm start) is the "
 			"answer; ");
-	if (!deps || has_node_modules(in->root)) {
+	if (!deps || probe_has_node_modules(in->root)) {
 		probe_why(plan, deps ? "node_modules is there, nothing to install"
 				     : "no dependencies, nothing to install");
 		return probe_set_argv(plan, none, 1, err, errlen) < 0 ? -1 : 1;

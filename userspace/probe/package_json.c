@@ -3,8 +3,11 @@
  * package.json and the npm lockfile, the only JSON the probe reads from a repo: the
  * document and its scripts, the lockfile's packages.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "lib/jsondoc.h"
 #include "probe_int.h"
@@ -40,6 +43,15 @@ int probe_package_json(const char *root, json_object **doc, json_object **script
 		*scripts = NULL;
 	*text = buf;
 	return 1;
+}
+
+bool probe_has_node_modules(const char *root)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(path, sizeof(path), "%s/node_modules", root) < sizeof(path) &&
+	       lstat(path, &st) == 0;
 }
 
 const char *probe_npm_lockfile_name(const char *root)

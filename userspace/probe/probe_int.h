@@ -38,6 +38,8 @@ int probe_package_json(const char *root, json_object **doc, json_object **script
 		       char *err, size_t errlen);
 /* The lockfile npm ci installs from, or NULL: npm-shrinkwrap.json wins over package-lock.json. */
 const char *probe_npm_lockfile_name(const char *root);
+/* ROOT/node_modules is there, in any form (a directory, a link, a file): npm ci would remove it. */
+bool probe_has_node_modules(const char *root);
 /*
  * The repo's npm-shrinkwrap.json, else package-lock.json (as named above): its v2/v3
  * "packages" object at *packages (a new reference), NULL when there is none,
@@ -188,6 +190,9 @@ struct probe_df {
 	/* a mapped image's probe_image_note() (the warning base_image_substituted's), "" */
 	char notes[DF_MAX_IMAGES][DF_NOTE_MAX];
 };
+
+/* The note of the base image `ref` (as an input "image:REF" names it), "" when none. */
+const char *probe_image_note_of(const struct probe_df *df, const char *ref);
 
 struct probe_build {
 	enum probe_engine eng;

@@ -56,10 +56,26 @@ int sbt_pin_dir(const char *name, bool create, char *out, size_t len)
 	return mkdir(out, 0700) && errno != EEXIST ? -errno : 0;
 }
 
-/* Unlink every entry of directory `dir` (pins: no subdirectories), then the directory. */
-static int remove_dir(const char *dir)
+/* What walk_pins() does to each entry of a pin directory. */
+enum pin_op {
+	PINS_UNPIN_ALL,	 /* every entry (pins: no subdirectories); -errno of the first failure */
+	PINS_COUNT_OF,	 /* count those of `pid` */
+	PINS_UNPIN_DEAD, /* unpin those of processes that are gone (not `pid`'s); count them */
+};
+
+/* The PID a pin's name starts with ("<pid>-what"), 0 when it does not. */
+static pid_t pin_pid(const char *entry)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	char *end;
+	long pid = strtol(entry, &end, 10);
+
+	return end != entry && *end == '-' && pid > 0 && pid <= 4194304 ? (pid_t)pid : 0;
+}
+
+/* One pass over directory `dir`: a count, or -errno (a missing directory: 0). */
+static int walk_pins(const char *dir, enum pin_op op, pid_t pid)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0, err = 0;
 	struct dirent *de;
 	DIR *d;
 
@@ -70,14 +86,32 @@ static int remove_dir(const char *dir)
 		close(dfd);
 		return -errno;
 	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
-		    unlinkat(dfd, de->d_name, 0) && errno != ENOENT)
-			ret = -errno;
+	while ((de = readdir(d))) {
+		pid_t p = pin_pid(de->d_name);
+
+		if (op == PINS_UNPIN_ALL) {
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+			    unlinkat(dfd, de->d_name, 0) && errno != ENOENT && !err)
+				err = -errno;
+		} else if (op == PINS_COUNT_OF) {
+			n += p && p == pid;
+		} else if (p && p != pid && kill(p, 0) && errno == ESRCH &&
+			   unlinkat(dfd, de->d_name, 0) == 0) {
+			n++; /* a live process's pins are its own (a trace, the probe, this agent) */
+		}
+	}
 	closedir(d);
-	if (rmdir(dir) && errno != ENOENT && !ret)
+	return err ? err : n;
+}
+
+/* Unlink every entry of directory `dir`, then the directory. */
+static int remove_dir(const char *dir)
+{
+	int ret = walk_pins(dir, PINS_UNPIN_ALL, 0);
+
+	if (rmdir(dir) && errno != ENOENT && ret >= 0)
 		ret = -errno;
-	return ret;
+	return ret < 0 ? ret : 0;
 }
 
 int sbt_pin_remove(const char *name)
@@ -130,54 +164,12 @@ int sbt_pin_gc(bool verbose)
 	return count;
 }
 
-/* The PID a pin's name starts with ("<pid>-what"), 0 when it does not. */
-static pid_t pin_pid(const char *entry)
-{
-	char *end;
-	long pid = strtol(entry, &end, 10);
-
-	return end != entry && *end == '-' && pid > 0 && pid <= 4194304 ? (pid_t)pid : 0;
-}
-
-/* The pins of `dir`: how many are of `pid`, or (unpin_dead) unpin those of dead processes, how many. */
-static int each_pin(const char *dir, pid_t pid, bool unpin_dead)
-{
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), n = 0;
-	struct dirent *de;
-	DIR *d;
-
-	if (dfd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		pid_t p = pin_pid(de->d_name);
-
-		if (!p)
-			continue;
-		if (!unpin_dead) {
-			n += p == pid;
-			continue;
-		}
-		/* a live process's pins are its own (a trace, the probe, this agent) */
-		if (p == pid || kill(p, 0) == 0 || errno != ESRCH)
-			continue;
-		if (unlinkat(dfd, de->d_name, 0) == 0)
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 int sbt_pin_count(const char *name, pid_t pid)
 {
 	char dir[PATH_MAX];
 	int ret = sbt_pin_dir(name, false, dir, sizeof(dir));
 
-	return ret ? (ret == -ENOENT ? 0 : ret) : each_pin(dir, pid, false);
+	return ret ? (ret == -ENOENT ? 0 : ret) : walk_pins(dir, PINS_COUNT_OF, pid);
 }
 
 int sbt_pin_prune(const char *name)
@@ -185,7 +177,7 @@ int sbt_pin_prune(const char *name)
 	char dir[PATH_MAX];
 	int ret = sbt_pin_dir(name, false, dir, sizeof(dir));
 
-	return ret ? (ret == -ENOENT ? 0 : ret) : each_pin(dir, getpid(), true);
+	return ret ? (ret == -ENOENT ? 0 : ret) : walk_pins(dir, PINS_UNPIN_DEAD, getpid());
 }
 
 int sbt_pin_agent_dir(const char *key, bool create, char *out, size_t len)
@@ -206,7 +198,7 @@ int sbt_pin_agent_prune(const char *key)
 	char dir[PATH_MAX];
 	int ret = sbt_pin_agent_dir(key, false, dir, sizeof(dir));
 
-	return ret ? (ret == -ENOENT ? 0 : ret) : each_pin(dir, getpid(), true);
+	return ret ? (ret == -ENOENT ? 0 : ret) : walk_pins(dir, PINS_UNPIN_DEAD, getpid());
 }
 
 int sbt_pin_agent_remove(const char *key)
