@@ -2,7 +2,8 @@
 # `sbtrace probe`'s verdict on what real repos are (issue 31): a boot that
 # died is not a clean boot (a CMD that does not exist, one that cannot run);
 # a package.json with a start script and no build is probed, not refused,
-# and its boot is the answer; a repo without a Dockerfile is answered by its
+# and its boot is the answer (a shell of a script that start runs is that
+# script's); a repo without a Dockerfile is answered by its
 # boot, its build's shells a builder stage's. (The false safe of the microVM
 # backend, which runs no boot: t_probe_qemu.sh.)
 . "$(dirname "$0")/lib.sh"
@@ -62,6 +63,16 @@ check "... no dependencies: nothing installed (the build is true)" '["true"]' \
 probe startcmd --boot-cmd "node server.js" "$WORK/startonly"
 check "... the same start without npm: safe, high" "safe high" \
 	"$(field startcmd '"\(.verdict) \(.confidence)"')"
+
+# a start script that runs another: each shell is its own script's, with its line
+mkdir "$WORK/serve"
+printf '{\n  "name": "s",\n  "version": "1.0.0",\n  "scripts": {\n    "start": "npm run serve",\n    "serve": "node server.js"\n  }\n}\n' \
+	> "$WORK/serve/package.json"
+printf 'console.log("up");\n' > "$WORK/serve/server.js"
+probe serve "$WORK/serve"
+check "start runs serve: npm run serve is start's (line 5), node server.js is serve's (line 6)" \
+	"node server.js:serve:6 npm run serve:start:5" \
+	"$(field serve '[.shell_invocation.locations[] | "\(.command):\(.source.script):\(.source.line)"] | sort | join(" ")')"
 
 # --- no Dockerfile: the boot's verdict, the build's shells a builder stage's ------
 mkdir "$WORK/mk"
