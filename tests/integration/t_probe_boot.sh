@@ -160,7 +160,7 @@ check "node:20-slim mapped: warned" "shell_invocation_trace.base_image_substitut
 check_true "node:20-slim mapped: the repo's Dockerfile untouched" \
 	grep -q '^FROM node:20-slim$' "$FIX/node-mapped/Dockerfile"
 probe nodemiss "$FIX/node-mapped"
-check "node:20-slim unmapped: a typed failure that names --image-map" "sandbox_boot_failed true" \
+check "node:20-slim unmapped: a typed failure that names --image-map" "base_image_missing true" \
 	"$(field nodemiss '"\(.reason) \(.warnings[0].message | contains("--image-map"))"')"
 "$SBTRACE" probe -q --image-map "bad map" "$FIX/node-mapped" > /dev/null 2> "$WORK/badmap.err"
 check "--image-map without REF=LOCAL: exit 2" 2 $?

@@ -161,7 +161,7 @@ printf 'ARG GO_VERSION=1.22\nFROM golang:${GO_VERSION}-alpine AS builder\nRUN go
 printf 'all:\n\ttrue\n' > "$WORK/argfrom/Makefile"
 probe argfrom "$WORK/argfrom"
 check "FROM with an ARG: the substituted image is named, a boot failure" \
-	"inconclusive sandbox_boot_failed true" \
+	"inconclusive base_image_missing true" \
 	"$(field argfrom '"\(.verdict) \(.reason) \(.warnings[0].message | contains("golang:1.22-alpine"))"')"
 probe argfrom2 "$WORK/argfrom"
 check "FROM with an ARG: never cached" false "$(field argfrom2 .cache.hit)"

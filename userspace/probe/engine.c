@@ -58,12 +58,114 @@ static const char *first_line(char *s)
 	return s;
 }
 
+/* Where ref's tag begins (its ':' after the last '/', before any '@'), or NULL. */
+static const char *ref_tag(const char *ref, size_t len)
+{
+	const char *slash = memrchr(ref, '/', len), *colon = memrchr(ref, ':', len);
+
+	return colon && (!slash || colon > slash) ? colon : NULL;
+}
+
 const char *probe_image_mapped(const struct probe_opts *o, const char *ref)
 {
-	for (int i = o->nr_image_map - 1; i >= 0; i--)
-		if (fnmatch(o->image_map[i].ref, ref, 0) == 0)
+	size_t len = strcspn(ref, "@"); /* node:20@sha256:... maps like node:20 */
+	char plain[DF_IMAGE_MAX], tagged[DF_IMAGE_MAX + 8];
+
+	snprintf(plain, sizeof(plain), "%.*s", (int)len, ref);
+	/* no tag is ":latest" (node = node:latest), as the engine reads it */
+	snprintf(tagged, sizeof(tagged), "%s%s", plain,
+		 ref_tag(plain, strlen(plain)) ? "" : ":latest");
+	for (int i = o->nr_image_map - 1; i >= 0; i--) {
+		const char *glob = o->image_map[i].ref;
+
+		if (fnmatch(glob, ref, 0) == 0 || fnmatch(glob, plain, 0) == 0 ||
+		    fnmatch(glob, tagged, 0) == 0)
 			return o->image_map[i].local;
+	}
 	return NULL;
+}
+
+/* The tag's words that name a variant, not a version (node:alpine is the latest one). */
+static bool variant_word(const char *w, size_t n)
+{
+	static const char *const variants[] = { "slim",	   "bookworm", "bullseye", "buster",
+						"trixie",  "stretch",  "nonroot",  "debug",
+						"windows", NULL };
+
+	if (n >= 6 && strncmp(w, "alpine", 6) == 0)
+		return true;
+	for (int i = 0; variants[i]; i++)
+		if (n == strlen(variants[i]) && strncmp(w, variants[i], n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The version ref asks for: its tag's leading number (24-slim: 24, 3.12), else
+ * the number its name ends its first word with (nodejs20-debian12: 20), else
+ * its tag's first word unless that names a variant (lts-buster-slim: lts),
+ * else "latest".
+ */
+static void asked_version(const char *ref, char *out, size_t outlen)
+{
+	size_t len = strcspn(ref, "@");
+	const char *tag = ref_tag(ref, len), *end = tag ? tag : ref + len;
+	const char *name = memrchr(ref, '/', (size_t)(end - ref));
+	size_t word;
+
+	name = name ? name + 1 : ref;
+	if (tag && strspn(tag + 1, "0123456789") > 0) {
+		snprintf(out, outlen, "%.*s", (int)strspn(tag + 1, "0123456789."), tag + 1);
+		return;
+	}
+	word = strcspn(name, "-:@");
+	for (size_t i = 0; i < word; i++)
+		if (strchr("0123456789", name[i]) && i > 0) {
+			snprintf(out, outlen, "%.*s", (int)strspn(name + i, "0123456789."),
+				 name + i);
+			return;
+		}
+	word = tag ? strcspn(tag + 1, "-@") : 0;
+	if (word && !variant_word(tag + 1, word))
+		snprintf(out, outlen, "%.*s", (int)word, tag + 1);
+	else
+		snprintf(out, outlen, "latest");
+}
+
+void probe_image_note(const char *ref, const char *provides, char *buf, size_t len)
+{
+	const char *digest = strchr(ref, '@');
+	size_t product = 0;
+	char asked[64];
+	int n = 0;
+
+	buf[0] = '\0';
+	/* the product is what precedes the version in "Node.js 18.19.0" */
+	for (const char *w = provides; *w; w += strcspn(w, " "), w += strspn(w, " "))
+		if (strchr("0123456789", *w)) {
+			product = (size_t)(w - provides);
+			break;
+		}
+	while (product && provides[product - 1] == ' ')
+		product--;
+	if (product) {
+		asked_version(ref, asked, sizeof(asked));
+		n = snprintf(buf, len, "asked: %.*s %s, the stand-in has %s", (int)product,
+			     provides, asked, provides);
+	}
+	if (digest && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n,
+			 "%sthe digest pin %.20s... cannot be honoured by a stand-in, whose files "
+			 "are its own",
+			 n ? "; " : "", digest);
+}
+
+const char *probe_image_note_of(const struct probe_df *df, const char *ref)
+{
+	for (int i = 0; i < df->nr_images; i++)
+		if (strcmp(df->images[i], ref) == 0)
+			return df->notes[i];
+	return "";
 }
 
 /*
@@ -352,12 +454,57 @@ static bool parse_image_id(const char *s, char hex[65])
 	return true;
 }
 
+/* What a stand-in of ours holds (its sbtrace.provides label, "Node.js 18.19.0"), "" none. */
+static void stand_in_provides(const char *tool, const char *image, char *out, size_t outlen)
+{
+	char buf[256], errout[256], fmt[] = "{{index .Config.Labels \"sbtrace.provides\"}}";
+	const char *value;
+	char *inspect[] = {
+		(char *)tool, "image", "inspect", "--format", fmt, (char *)image, NULL
+	};
+
+	out[0] = '\0';
+	if (tool_code(inspect, buf, sizeof(buf), errout, sizeof(errout), TOOL_TIMEOUT_MS) != 0)
+		return;
+	value = first_line(buf);
+	if (strcmp(value, "<no value>") != 0)
+		snprintf(out, outlen, "%.100s", value);
+}
+
+/*
+ * Base image i is not in the engine's storage: which one, and what to do
+ * (--pull, an --image-map line; for a stand-in of the map, build it).
+ */
+static void missing_image(const struct probe_df *df, int i, const char *target, const char *tool,
+			  const char *why, char *msg, size_t msglen)
+{
+	const char *stage = target[0] ? target : "final";
+
+	if (df->mapped[i][0])
+		msgf(msg, msglen,
+		     "base image '%.160s' is mapped (--image-map) to '%.160s', which is not in "
+		     "%s's local image storage (Dockerfile stage '%.60s' or before): build it "
+		     "(scripts/base-images.sh or 'make base-images' builds the localhost/sbtrace-* "
+		     "ones), import it, or map the image to another local one with an --image-map "
+		     "REF=LOCAL line after this one%s%.100s",
+		     df->images[i], df->mapped[i], tool, stage, why[0] ? ": " : "", why);
+	else
+		msgf(msg, msglen,
+		     "base image '%.160s' (Dockerfile stage '%.60s' or before) is not in %s's "
+		     "local image storage, and no --image-map line maps it to a local stand-in: "
+		     "give --pull where a registry is reachable, or an --image-map REF=LOCAL "
+		     "line, e.g. --image-map '%.160s=LOCAL' with LOCAL a local image (the "
+		     "stand-ins of scripts/base-images.sh are listed in scripts/image-map)%s%.100s",
+		     df->images[i], stage, tool, df->images[i], why[0] ? ": " : "", why);
+}
+
 /*
  * Pick the engine and check the base images before anything starts: podman
  * when it is installed, else docker when its engine answers (`docker info`).
- * Every base image must already be in local storage (the probe never
- * pulls); their ids become inputs (and so part of the cache key).
- * 0, or -1 with `msg` saying what is missing.
+ * Every base image must already be in local storage (the probe pulls only
+ * with --pull); their ids become inputs (and so part of the cache key), a
+ * stand-in's note into df->notes. 0, or -1 with `msg` saying what is
+ * missing (b->fail_reason "base_image_missing" when a base image is).
  */
 int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan,
 			 struct probe_build *b, char *msg, size_t msglen)
@@ -371,6 +518,7 @@ int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan
 
 	b->eng = ENGINE_NONE;
 	b->pull = o->pull;
+	b->fail_reason = NULL;
 	if (df_scan(o, plan->target, b, msg, msglen))
 		return -1;
 	rc = tool_code(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
@@ -400,16 +548,16 @@ int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan
 			continue;
 		}
 		if (rc != 0 || !parse_image_id(first_line(out), df->ids[i])) {
-			msgf(msg, msglen,
-			     "base image '%.200s'%s%.200s (Dockerfile stage '%s' or before) is not "
-			     "in %s's local image storage (the probe pulls only with --pull): "
-			     "build or import it locally, or map it to a local stand-in with "
-			     "--image-map REF=LOCAL (scripts/base-images.sh builds Debian ones; "
-			     "scripts/image-map lists them)%s%.160s",
-			     df->images[i], df->mapped[i][0] ? " (mapped to " : "", df->mapped[i],
-			     plan->target[0] ? plan->target : "final", tool, errout[0] ? ": " : "",
-			     first_line(errout));
+			missing_image(df, i, plan->target, tool, first_line(errout), msg, msglen);
+			b->fail_reason = "base_image_missing";
 			return -1;
+		}
+		if (df->mapped[i][0]) {
+			char provides[128];
+
+			stand_in_provides(tool, local, provides, sizeof(provides));
+			probe_image_note(df->images[i], provides, df->notes[i],
+					 sizeof(df->notes[i]));
 		}
 		if (plan->nr_inputs < SBT_PROBE_MAX_INPUTS) {
 			struct sbt_probe_input *in = &plan->inputs[plan->nr_inputs++];

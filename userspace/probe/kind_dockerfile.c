@@ -212,8 +212,10 @@ static int df_prepare(struct probe_ctx *p, struct sbt_build_plan *plan)
 	const struct probe_df *df = &p->build.df;
 	const char *entry[DF_MAX_ENTRY];
 
-	if (probe_engine_prepare(p->o, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0)
+	if (probe_engine_prepare(p->o, plan, &p->build, p->boot_err, sizeof(p->boot_err)) < 0) {
+		p->boot_reason = p->build.fail_reason; /* base_image_missing */
 		return -1;
+	}
 	/* the microVM's engine is the guest's podman, with the base images of the host's */
 	p->build.in_vm = sbt_backend_caps(p->backend)->guest;
 	if (p->build.in_vm && p->build.eng != ENGINE_PODMAN) {

@@ -203,7 +203,7 @@ struct probe_build {
 	char container[96];  /* the boot's container, "" when none was started */
 	bool pull;	     /* --pull: podman may pull what is missing */
 	const char *fail_reason; /* probe_engine_prepare's failure as a reason, or NULL */
-	char network[112];   /* podman build --network: "ns:/run/netns/X" (net.c), "" none */
+	char network[112];	 /* podman build --network: "ns:/run/netns/X" (net.c), "" none */
 	char seccomp[64]; /* podman's OCI seccomp profile of the RUN steps and the boot, "" none */
 	/*
 	 * The microVM's build (engine_vm.c): context is then the guest's
