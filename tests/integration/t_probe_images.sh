@@ -91,6 +91,8 @@ check "node:24-slim and node: both stood in for by the Debian one" \
 	"$(substituted n24 node:24-slim) $(substituted n24 node)"
 check "the warning names the FROM as asked (node:24-slim) and its stand-in" yes \
 	"$(has "$(warning n24 base_image_substituted)" "FROM node:24-slim was built on $STANDINS-node:bookworm")"
+check "... and the version asked beside the stand-in's (Node.js 24, not what it has)" yes \
+	"$(has "$(warning n24 base_image_substituted)" "asked: Node.js 24, the stand-in has Node.js")"
 check "the stand-in says what it has (sbtrace.provides): Node.js 18" yes \
 	"$(has "$(podman image inspect --format '{{index .Config.Labels "sbtrace.provides"}}' "$STANDINS-node:bookworm")" "Node.js 18.")"
 
@@ -102,6 +104,8 @@ check "node:20@sha256:...: built and booted on the stand-in, safe" "safe high ex
 check "the pinned input is stood in for" "$STANDINS-node:bookworm" "$(substituted pin "node:20@$PIN")"
 check "the warning names the pinned FROM" yes \
 	"$(has "$(warning pin base_image_substituted)" "FROM node:20@$PIN was built on $STANDINS-node:bookworm")"
+check "... and that the digest pin cannot be honoured" yes \
+	"$(has "$(warning pin base_image_substituted)" "the digest pin @sha256:0123456789ab... cannot be honoured")"
 
 # 4. Already distroless: the boot runs node alone, and that is a confident safe.
 repo dl 'FROM gcr.io/distroless/nodejs20-debian12\nCOPY app.js /app/\nCMD ["/app/app.js"]\n' "$APP"

@@ -167,10 +167,13 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 
 		if (!in->substituted_by[0])
 			continue;
+		const char *note = probe_image_note_of(&p->build.df, in->name + 6);
+
 		snprintf(msg, sizeof(msg),
-			 "FROM %.200s was built on %.200s, a local stand-in (--image-map): the "
-			 "real image's files, and so its shells, may differ",
-			 in->name + 6, in->substituted_by);
+			 "FROM %.200s was built on %.200s, a local stand-in (--image-map%s%.224s): "
+			 "the real image's files, and so its shells, may differ",
+			 in->name + 6, in->substituted_by, note && note[0] ? "; " : "",
+			 note ? note : "");
 		add_warning(warnings, "base_image_substituted", msg);
 	}
 	if (skipped && strcmp(skipped, "build_failed") != 0 && strcmp(skipped, "failed") != 0 &&

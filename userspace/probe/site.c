@@ -344,11 +344,7 @@ int probe_sites_npm(struct probe_sites *ss, json_object *scripts, const char *te
 		snprintf(t.script, sizeof(t.script), "%s", name);
 		if (probe_site_add(ss, &t, json_object_get_string(val), NULL, 0) < 0)
 			return -ENOMEM;
-		/*
-		 * At boot npm start may run another script (start: npm run serve):
-		 * its shell is that script's, at boot too, not the start script's.
-		 */
-		t.phase = PROBE_BOOT;
+		t.phase = PROBE_BOOT; /* npm start may run another (npm run serve): its shells */
 		if (boot_start && !start &&
 		    probe_site_add(ss, &t, json_object_get_string(val), NULL, 0) < 0)
 			return -ENOMEM;
