@@ -15,6 +15,8 @@
  *                address), TTL 30
  *   tc.test A    198.51.100.20, TTL 1, over TCP only (over UDP: TC, no
  *                records; a resolver that never retries over TCP learns nothing)
+ *   alias.test   CNAME cdn.test, and cdn.test A 203.0.113.100, 203.0.113.101,
+ *                TTL 30 (a name behind a CNAME, the chain in one answer)
  *   AAAA of those: no data (NOERROR, no records); anything else: NXDOMAIN.
  * Logs "<udp|tcp> <name> <qtype number>" per query, then "hdr <udp|tcp> <name>
  * flags=<hex> ar=<additional count> extra=<bytes after the question>" (the
@@ -88,6 +90,37 @@ static void add_a(uint8_t *r, size_t *o, uint32_t ttl, const uint8_t a[4])
 	*o += 16;
 }
 
+/* Append a CNAME of the question to cdn.test, then cdn.test's two A records. */
+static void add_alias(uint8_t *r, size_t *o, unsigned int *n)
+{
+	static const uint8_t target[] = { 3, 'c', 'd', 'n', 4, 't', 'e', 's', 't', 0 };
+	size_t rdata;
+
+	put16(r + *o, 0xc00c);
+	put16(r + *o + 2, 5);
+	put16(r + *o + 4, 1);
+	put16(r + *o + 6, 0);
+	put16(r + *o + 8, 30);
+	put16(r + *o + 10, sizeof(target));
+	rdata = *o + 12;
+	memcpy(r + rdata, target, sizeof(target));
+	*o = rdata + sizeof(target);
+	for (unsigned int i = 0; i < 2; i++) {
+		put16(r + *o, 0xc000 | (unsigned int)rdata);
+		put16(r + *o + 2, 1);
+		put16(r + *o + 4, 1);
+		put16(r + *o + 6, 0);
+		put16(r + *o + 8, 30);
+		put16(r + *o + 10, 4);
+		r[*o + 12] = 203;
+		r[*o + 13] = 0;
+		r[*o + 14] = 113;
+		r[*o + 15] = (uint8_t)(100 + i);
+		*o += 16;
+	}
+	*n += 3;
+}
+
 /* The answer to query m (len bytes) into r (cap >= 1024); its length, 0 for none. */
 static size_t answer(const uint8_t *m, size_t len, uint8_t *r, int tcp, FILE *log)
 {
@@ -133,8 +166,11 @@ static size_t answer(const uint8_t *m, size_t len, uint8_t *r, int tcp, FILE *lo
 		add_a(r, &o, 1, ta);
 		n++;
 		tc_only = 1;
+	} else if (strcasecmp(name, "alias.test") == 0 && qtype == 1) {
+		add_alias(r, &o, &n);
 	} else if (strcasecmp(name, "rot.test") != 0 && strcasecmp(name, "big.test") != 0 &&
-		   strcasecmp(name, "floor.test") != 0 && strcasecmp(name, "tc.test") != 0) {
+		   strcasecmp(name, "floor.test") != 0 && strcasecmp(name, "tc.test") != 0 &&
+		   strcasecmp(name, "alias.test") != 0) {
 		rcode = 3;
 	}
 	r[2] = (uint8_t)(0x84 | (m[2] & 0x01)); /* QR, AA, RD echoed */
