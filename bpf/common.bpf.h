@@ -72,6 +72,8 @@ SBT_SHARED struct {
 
 /* Egress mode per slot (enum sbt_egress_mode), written by the loader. */
 SBT_SHARED __u8 egress_mode[SBT_MAX_SANDBOXES];
+/* Per slot, --egress learn (audit mode): the floor still denied, DNS sent to the proxy. */
+SBT_SHARED __u8 egress_learn[SBT_MAX_SANDBOXES];
 
 /* The DNS proxies (sbtrace.h, "the DNS proxy"): which slots have one, where, who waits. */
 SBT_SHARED __u8 dns_want[SBT_MAX_SANDBOXES];

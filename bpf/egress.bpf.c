@@ -91,7 +91,8 @@ static __always_inline bool unapplied(struct sbt_egress_record *r, __u32 mode)
 /* A refusal: EgressDenied and 0 (the call fails) when enforcing, else EgressObserved would_deny and 1. */
 static __always_inline int deny(struct sbt_egress_record *r)
 {
-	if (enforcing(r)) {
+	if (enforcing(r) ||
+	    (r->reason == SBT_REASON_FLOOR && egress_learn[r->slot & (SBT_MAX_SANDBOXES - 1)])) {
 		r->verdict = SBT_VERDICT_DENIED;
 		emit(r);
 		return 0;
@@ -150,7 +151,7 @@ static __always_inline int dns_redirect(struct bpf_sock_addr *ctx, struct sbt_eg
 	__u64 cookie;
 	int k;
 
-	if (r->dport != 53 || !enforcing(r))
+	if (r->dport != 53 || !(enforcing(r) || egress_learn[r->slot & (SBT_MAX_SANDBOXES - 1)]))
 		return 0;
 	if (r->proto == IPPROTO_UDP)
 		k = v6 ? SBT_DNS_UDP6 : SBT_DNS_UDP4;

@@ -319,8 +319,11 @@ static int sandbox_rules(const struct sbt_egress_cfg *cfg, const struct sbt_egre
 	}
 	/* What the sandbox's DNS proxy passed on, under the host rule of the name. */
 	for (size_t i = 0; i < es->learned.n; i++) {
-		struct sbt_rule *c = &r[k++];
+		struct sbt_rule *c;
 
+		if (es->learned.e[i].rule_idx >= cfg->nr_rules)
+			continue; /* --egress learn's name only: it allows nothing */
+		c = &r[k++];
 		*c = cfg->rules[es->learned.e[i].rule_idx];
 		c->kind = SBT_RULE_CIDR;
 		memcpy(c->addr, es->learned.e[i].addr, 16);
@@ -446,6 +449,7 @@ int sbt_egress_add(struct sbt_egress_state *st, uint32_t slot, const struct sbt_
 	sbt_dns_learn_init(&es->learned, cfg->dns_learn_max);
 	sbt_slot_set_mode(st->plan->skel, slot,
 			  cfg->mode == SBT_EGRESS_OFF ? SBT_EGRESS_OBSERVE : (uint32_t)cfg->mode);
+	st->plan->skel->bss->egress_learn[slot] = policy && cfg->learn;
 	if (!policy)
 		return 0;
 	for (size_t r = 0; r < cfg->nr_rules; r++) {
@@ -456,10 +460,12 @@ int sbt_egress_add(struct sbt_egress_state *st, uint32_t slot, const struct sbt_
 			 cfg->rules[r].host);
 		es->nr_hosts++;
 	}
-	if (es->nr_hosts)
+	if (es->nr_hosts || cfg->learn)
 		find_resolver(es, t, cfg);
-	if ((es->nr_hosts || cfg->dns_proxy_always) && cfg->mode == SBT_EGRESS_ENFORCE &&
-	    !cfg->dns_proxy_off && (sbt_target_has_cgroup(t) || t->has_tap))
+	/* learn mode: every name through the proxy, whose answers name the connects */
+	if ((es->nr_hosts || cfg->dns_proxy_always || cfg->learn) &&
+	    (cfg->mode == SBT_EGRESS_ENFORCE || cfg->learn) && !cfg->dns_proxy_off &&
+	    (sbt_target_has_cgroup(t) || t->has_tap))
 		start_proxy(st, slot, t);
 	for (size_t h = 0; h < es->nr_hosts; h++) {
 		resolve_host(cfg, es, &es->hosts[h]);
@@ -593,13 +599,16 @@ int sbt_egress_learn(struct sbt_egress_state *st, uint32_t slot, uint32_t rule_i
 	if (!learn_room(&es->learned, rule_idx, addrs, n))
 		ret = -ENOSPC;
 	for (size_t i = 0; i < n && !ret; i++) {
+		/* a name only (learn mode) is kept: a late connect still has its name */
+		bool name_only = rule_idx == SBT_DNS_LEARN_NAME_ONLY;
 		int r = sbt_dns_learn_add(&es->learned, addrs[i].addr, rule_idx, name,
-					  now + ((uint64_t)addrs[i].ttl + grace) * 1000, ts_ns,
-					  now);
+					  name_only ? UINT64_MAX
+						    : now + ((uint64_t)addrs[i].ttl + grace) * 1000,
+					  ts_ns, now);
 
 		if (r < 0)
 			ret = r;
-		added |= r > 0;
+		added |= r > 0 && !name_only;
 	}
 	if (added && write_policy(st, slot, err, sizeof(err))) {
 		sbt_log("egress: learning %s: %s", name, err);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "egress/dnsev.h"
+#include "egress/learn.h"
 #include "egress/policy.h"
 #include "event/events.h"
 #include "event/line.h"
@@ -316,6 +317,33 @@ static void setup_dns(void)
 	dns_answer.nr_floored = 1;
 }
 
+/* --egress learn's proposal: a name, and an address never resolved. */
+static struct sbt_learn_rule learn_rules[2];
+static struct sbt_learn_proposal learn_prop = { .r = learn_rules, .n = 2, .nr_unresolved = 1 };
+static const char *const learn_texts[SBT_LEARN_FORMATS] = {
+	"# proposed by sbtrace --egress learn: what ran, allowed (--allowlist FILE)\n"
+	"host example.test port 443 proto tcp\n"
+	"# never resolved: a hard-coded address\n"
+	"cidr 198.51.100.7/32 port 80 proto tcp\n",
+	"--allow-host 'example.test port 443 proto tcp' \\\n"
+	"--allow-cidr '198.51.100.7/32 port 80 proto tcp'\n",
+};
+
+static void setup_learn(void)
+{
+	struct sbt_parse_error err;
+
+	assert_int_equal(
+		sbt_rule_parse("host example.test port 443 proto tcp", &learn_rules[0].rule, &err),
+		1);
+	learn_rules[0].resolved = true;
+	learn_rules[0].connects = 3;
+	assert_int_equal(sbt_rule_parse("cidr 198.51.100.7/32 port 80 proto tcp",
+					&learn_rules[1].rule, &err),
+			 1);
+	learn_rules[1].connects = 1;
+}
+
 static void setup_totals(void)
 {
 	memset(totals, 0, sizeof(totals));
@@ -449,6 +477,14 @@ static size_t build_events(struct sbt_event *evs)
 		.sandbox = c,
 		.summary = { .agg = agg, .complete = totals[0].complete, .exec_visible = true }
 	};
+	evs[n++] = (struct sbt_event){ .kind = SBT_EV_ALLOWLIST,
+				       .ts = T0 + 13500,
+				       .sandbox = c,
+				       .allowlist = { .p = &learn_prop,
+						      .texts = learn_texts,
+						      .connects = 4,
+						      .egress_complete = true,
+						      .out = "/tmp/allowlist" } };
 	evs[n++] =
 		(struct sbt_event){ .kind = SBT_EV_SANDBOX_REMOVED,
 				    .ts = T0 + 14000,
@@ -691,6 +727,7 @@ static int setup(void **state)
 	setup_execs();
 	setup_egress();
 	setup_dns();
+	setup_learn();
 	setup_totals();
 	return 0;
 }

@@ -14,6 +14,8 @@
 #include "egress/policy.h"
 
 #define SBT_DNS_LEARN_DEFAULT 4096 /* addresses per sandbox */
+/* rule_idx of a name learned by --egress learn alone: it names, allows nothing, never expires */
+#define SBT_DNS_LEARN_NAME_ONLY UINT32_MAX
 
 struct sbt_dns_learned {
 	uint8_t addr[16];	 /* IPv4 as ::ffff:a.b.c.d */

@@ -23,6 +23,7 @@
 #include "sbtrace.h"
 #include "egress/dns.h"
 #include "egress/dnsev.h"
+#include "egress/dnslearn.h"
 #include "egress/dnsproxy.h"
 #include "egress/policy.h"
 #include "egress/policy_compile.h"
@@ -313,8 +314,12 @@ static int pass_answer(struct sbt_dnsproxy *px, const uint8_t *msg,
 		return refuse(px, msg, q, SBT_DNS_RCODE_SERVFAIL, ev, "upstream_error", out, cap);
 	if (ev->nr_floored) /* floor first: the answer is refused, nothing learned */
 		return refuse(px, msg, q, SBT_DNS_RCODE_REFUSED, ev, "floor", out, cap);
+	/* learn mode, a name no rule allows: learned for its name only, allowing nothing */
+	if (rule < 0)
+		err = px->o.learn(px->o.arg, px->o.slot, SBT_DNS_LEARN_NAME_ONLY, q->name,
+				  ev->addrs, ev->nr_addrs, ev->ts);
 	/* every host rule naming it (ports and protocols differ), the first one included */
-	for (size_t i = (size_t)rule; !err && i < cfg->nr_rules; i++)
+	for (size_t i = rule < 0 ? cfg->nr_rules : (size_t)rule; !err && i < cfg->nr_rules; i++)
 		if (cfg->rules[i].kind == SBT_RULE_HOST && strcmp(cfg->rules[i].host, q->name) == 0)
 			err = px->o.learn(px->o.arg, px->o.slot, (uint32_t)i, q->name, ev->addrs,
 					  ev->nr_addrs, ev->ts);
@@ -349,11 +354,11 @@ static int handle_query(struct sbt_dnsproxy *px, uint8_t *msg, size_t len, bool 
 	ev.qtype = q.qtype;
 	ev.grace_s = cfg->dns_grace_set ? cfg->dns_grace_s : SBT_DNS_GRACE_DEFAULT_S;
 	rule = host_rule_of(cfg, &q);
-	if (rule < 0)
+	if (rule < 0 && !(cfg->learn && q.name_ok && q.qclass == 1))
 		return refuse(px, msg, &q, cfg->dns_deny_rcode ? cfg->dns_deny_rcode : 5, &ev,
 			      "dns_name", out, cap);
 	ev.answer = true;
-	ev.rule_id = cfg->rules[rule].id;
+	ev.rule_id = rule < 0 ? 0 : cfg->rules[rule].id;
 	if (!px->o.has_resolver)
 		return refuse(px, msg, &q, SBT_DNS_RCODE_SERVFAIL, &ev, "upstream_error", out, cap);
 	/* the question, not the client's bytes: nothing of its own reaches the upstream */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "egress/dnsev.h"
+#include "egress/learn.h"
 #include "event/decode.h"
 #include "exec/shell.h"
 #include "trace/tracer.h"
@@ -47,7 +48,8 @@
 	X(SANDBOX_ADDED, sandbox_added, comment, sandbox_added, sandbox, "SandboxAdded")           \
 	X(SANDBOX_REMOVED, sandbox_removed, comment, sandbox_removed, sandbox, "SandboxRemoved")   \
 	X(STATS, stats, comment, none, run, "TraceStats")                                          \
-	X(DNS, dns, comment, none, sandbox, "DnsQuery", "DnsAnswer")
+	X(DNS, dns, comment, none, sandbox, "DnsQuery", "DnsAnswer")                               \
+	X(ALLOWLIST, allowlist, comment, none, sandbox, "AllowlistProposed")
 
 /* The most names one kind has. */
 #define SBT_EVENT_MAX_NAMES 3
@@ -123,6 +125,16 @@ struct sbt_ev_egress {
 struct sbt_ev_dns {
 	const struct sbt_dns_event *rec;
 	const char *rule; /* the text of rec->rule_id */
+};
+
+/* AllowlistProposed: --egress learn's proposal for a sandbox, at its end (egress/learn.h). */
+struct sbt_ev_allowlist {
+	const struct sbt_learn_proposal *p;
+	const char *const *texts; /* SBT_LEARN_FORMATS, by format bit; NULL: not asked */
+	uint64_t connects;	  /* connects the proposal stands for */
+	uint64_t dropped;	  /* destinations beyond the limit: the proposal is not complete */
+	bool egress_complete;	  /* every egress record of the sandbox arrived */
+	const char *out;	  /* --learn-out FILE it was written to, NULL */
 };
 
 /* EventsLost. */
@@ -244,6 +256,7 @@ struct sbt_event {
 		struct sbt_ev_sandbox sandbox_change;
 		struct sbt_ev_stats stats;
 		struct sbt_ev_dns dns;
+		struct sbt_ev_allowlist allowlist;
 	};
 	/* Its JSON line, built once for every sink that wants it (line.h): sbt_sinks_emit's. */
 	struct sbt_event_line *line;

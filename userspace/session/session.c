@@ -19,6 +19,7 @@
 #include "exec/shellagg.h"
 #include "lib/clock.h"
 #include "session/session.h"
+#include "session/session_learn.h"
 #include "lib/log.h"
 
 /* Where an exec record came from: the host's ring buffer, or a microVM's guest stream. */
@@ -113,6 +114,7 @@ static void slot_clear(struct sbt_session_slot *sl)
 	sbt_shellagg_free(sl->agg);
 	guest_free(sl->guest);
 	folds_free(sl->folds);
+	sbt_session_learn_free(sl->learn);
 	memset(sl, 0, sizeof(*sl));
 }
 
@@ -162,6 +164,11 @@ int sbt_session_add(struct sbt_session *s, struct sbt_target *t,
 	sl->used = true;
 	sl->target = t;
 	sl->egress = egress;
+	sl->learn = sbt_session_learn_new(egress);
+	if (egress && egress->learn && !sl->learn) {
+		slot_clear(sl);
+		return -ENOMEM;
+	}
 	sl->own_since =
 		s->opts && s->opts->own_since_ns ? s->opts->own_since_ns : sbt_now_epoch_ns();
 	s->nr++;
@@ -475,11 +482,13 @@ static void emit_egress(struct sbt_session *s, struct sbt_session_slot *sl,
 	ev.egress.rec = rec;
 	ev.egress.rule = sl->egress ? sbt_egress_rule_text(sl->egress, rec->rule_id) : NULL;
 	ev.egress.floor = sbt_egress_floor_text(rec->floor_idx);
-	if (rec->verdict == SBT_VERDICT_ALLOWED && rec->reason == SBT_REASON_RULE &&
+	if (((rec->verdict == SBT_VERDICT_ALLOWED && rec->reason == SBT_REASON_RULE) ||
+	     sbt_session_learn_wants(sl->learn, rec)) &&
 	    s->ops.learned_name &&
 	    s->ops.learned_name(s->ops.arg, rec->slot, rec->daddr, name, sizeof(name),
 				&ev.egress.dns_ts))
 		ev.egress.dns_name = name;
+	sbt_session_learn_connect(sl->learn, rec, ev.egress.dns_name);
 	sbt_session_emit(s, &ev, sl->target);
 }
 
@@ -786,6 +795,21 @@ static const char *final_guest(struct sbt_session *s, struct sbt_session_slot *s
 	return ga.reason;
 }
 
+/* --egress learn: the slot's AllowlistProposed, after its ShellInvocationObserved. */
+static void learn_final(struct sbt_session *s, struct sbt_session_slot *sl, bool egress_complete)
+{
+	struct sbt_event ev = { .kind = SBT_EV_ALLOWLIST };
+	struct sbt_learn_final f;
+
+	if (sbt_learn_final_make(sl->learn, sl->egress, sl->target->name, &s->learn_out_written,
+				 egress_complete, &f))
+		return;
+	ev.ts = sbt_now_epoch_ns();
+	ev.allowlist = f.ev;
+	sbt_session_emit(s, &ev, sl->target);
+	sbt_learn_final_free(&f);
+}
+
 static void slot_final(struct sbt_session *s, struct sbt_session_slot *sl, bool flush,
 		       struct sbt_target_totals *t)
 {
@@ -844,6 +868,8 @@ static void slot_final(struct sbt_session *s, struct sbt_session_slot *sl, bool 
 	ev.summary.complete = t->complete;
 	ev.summary.exec_visible = exec_visible;
 	sbt_session_emit(s, &ev, sl->target);
+	if (sl->learn)
+		learn_final(s, sl, t->complete.egress);
 }
 
 void sbt_session_final(struct sbt_session *s, uint32_t slot, struct sbt_target_totals *t)

@@ -71,6 +71,7 @@ struct sbt_session_counts {
 
 struct session_guest;
 struct session_folds;
+struct sbt_learn;
 
 struct sbt_session_slot {
 	bool used;
@@ -81,6 +82,7 @@ struct sbt_session_slot {
 	struct session_guest *guest; /* its microVM's guest stream, NULL: none */
 	struct session_folds *folds; /* the last record of each fold key */
 	uint64_t own_since;	     /* epoch ns: an ELF changed since is the sandbox's own */
+	struct sbt_learn *learn;     /* --egress learn: its connects (session_learn.h), else NULL */
 };
 
 struct sbt_session {
@@ -98,6 +100,7 @@ struct sbt_session {
 	int64_t boot_offset; /* CLOCK_BOOTTIME -> epoch, set at attach */
 	uint64_t decode_errors;
 	enum sbt_decode_err first_decode_err;
+	bool learn_out_written; /* --learn-out: the file was written anew by this session */
 };
 
 /* Up to `max` slots. 0, or -ENOMEM (then free it). */

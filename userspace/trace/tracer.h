@@ -153,6 +153,15 @@ struct sbt_egress_cfg {
 	bool dns_grace_set;	/* else SBT_DNS_GRACE_DEFAULT_S */
 	uint8_t dns_deny_rcode; /* --dns-deny-reply: 5 REFUSED (default) or 3 NXDOMAIN */
 	uint32_t dns_learn_max; /* --dns-max-learned: addresses per sandbox */
+	/*
+	 * --egress learn (mode is SBT_EGRESS_AUDIT): the DNS proxy passes every
+	 * name on, the floor stays enforced, and each sandbox's end brings an
+	 * AllowlistProposed (egress/learn.h) in learn_formats, written to
+	 * learn_out (NULL: not).
+	 */
+	bool learn;
+	unsigned int learn_formats; /* enum sbt_learn_format bits */
+	const char *learn_out;
 };
 
 #define SBT_DNS_GRACE_DEFAULT_S 5
