@@ -41,6 +41,8 @@ AL="$WORK/allowlist"
 OUT="$WORK/learn.jsonl"
 start_trace "$OUT" --cgroup "$C" --resolver 192.0.2.54 --egress learn --learn-out "$AL" \
 	--learn-format sbtrace,flags --learn-format cilium --learn-format systemd || exit 1
+check "TraceStarted: mode learn, the proxy on" "learn true" \
+	"$(head -n 1 "$OUT" | jq -r '"\(.egress.mode) \(.egress.sandboxes[0].dns_proxy.udp4 > 0)"')"
 r=$(workload)
 log "learn: $r"
 check "learn: rot.test x6 connects" "rot ok 6 eperm 0 other 0 nxname 0" "$(echo "$r" | sed -n 1p)"

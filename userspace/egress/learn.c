@@ -217,13 +217,14 @@ int sbt_learn_propose(const struct sbt_learn *l, struct sbt_learn_proposal *p)
 	size_t nr = 0;
 
 	memset(p, 0, sizeof(*p));
-	if (l->n && (!d || !r)) {
+	if (!l->n)
+		return 0; /* nothing ran: an empty allowlist */
+	if (!d || !r) {
 		free(d);
 		free(r);
 		return -ENOMEM;
 	}
-	if (l->n)
-		memcpy(d, l->d, l->n * sizeof(*d));
+	memcpy(d, l->d, l->n * sizeof(*d));
 	qsort(d, l->n, sizeof(*d), dest_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		struct run *last = nr ? &r[nr - 1] : NULL;

@@ -220,7 +220,10 @@ static json_object *egress_json(const struct sbt_ev_started *st)
 	json_object *o = json_object_new_object(), *rules = json_object_new_array();
 	json_object *sbs = json_object_new_array();
 
-	json_object_object_add(o, "mode", json_object_new_string(sbt_egress_mode_name(cfg->mode)));
+	/* learn is audit with the proxy and the floor: said as itself */
+	json_object_object_add(
+		o, "mode",
+		json_object_new_string(cfg->learn ? "learn" : sbt_egress_mode_name(cfg->mode)));
 	for (size_t i = 0; i < cfg->nr_rules; i++) {
 		json_object *r = json_object_new_object();
 
