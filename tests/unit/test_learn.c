@@ -94,6 +94,7 @@ static void test_unresolved_apart(void **state)
 	add(&l, "bad name'\n#x", "198.51.100.9", 22, SBT_PROTO_TCP);
 	addr4("192.0.2.1", a);
 	assert_int_equal(sbt_learn_add(&l, "z.test", a, 1, 1 /* ICMP */, 1), -EINVAL);
+	assert_int_equal(sbt_learn_add(&l, "z.test", a, 0, SBT_PROTO_UDP, 1), -EINVAL);
 	expect_rules(&l, "host z.test port 443 proto tcp\n"
 			 "! cidr 198.51.100.9/32 port 22 proto tcp\n"
 			 "! cidr 2001:db8::7/128 port 443 proto tcp\n"

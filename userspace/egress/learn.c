@@ -86,8 +86,8 @@ int sbt_learn_add(struct sbt_learn *l, const char *name, const uint8_t addr[16],
 {
 	struct sbt_learn_dest d = { .proto = proto, .port = port, .connects = count };
 
-	if (proto != SBT_PROTO_TCP && proto != SBT_PROTO_UDP)
-		return -EINVAL;
+	if ((proto != SBT_PROTO_TCP && proto != SBT_PROTO_UDP) || !port)
+		return -EINVAL; /* port 0 is no destination (nor a rule's port) */
 	d.resolved = rule_name(name, d.name);
 	if (!d.resolved)
 		memcpy(d.addr, addr, 16);

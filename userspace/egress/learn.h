@@ -57,7 +57,7 @@ void sbt_learn_free(struct sbt_learn *l);
  * A connect (count of them) to addr:port over proto, its address answered
  * for `name` (NULL: never resolved by the sandbox). A name no host rule can
  * hold is kept by its address. 0, -EINVAL (a protocol other than TCP or
- * UDP), -ENOSPC (counted in dropped), or -ENOMEM.
+ * UDP, port 0), -ENOSPC (counted in dropped), or -ENOMEM.
  */
 int sbt_learn_add(struct sbt_learn *l, const char *name, const uint8_t addr[16], uint16_t port,
 		  uint8_t proto, uint64_t count);
