@@ -212,13 +212,15 @@ static int rule_cmp(const void *x, const void *y)
 
 int sbt_learn_propose(const struct sbt_learn *l, struct sbt_learn_proposal *p)
 {
-	struct sbt_learn_dest *d = l->n ? malloc(l->n * sizeof(*d)) : NULL;
-	struct run *r = l->n ? calloc(l->n, sizeof(*r)) : NULL;
+	struct sbt_learn_dest *d;
+	struct run *r;
 	size_t nr = 0;
 
 	memset(p, 0, sizeof(*p));
 	if (!l->n)
 		return 0; /* nothing ran: an empty allowlist */
+	d = malloc(l->n * sizeof(*d));
+	r = calloc(l->n, sizeof(*r));
 	if (!d || !r) {
 		free(d);
 		free(r);
@@ -243,8 +245,8 @@ int sbt_learn_propose(const struct sbt_learn *l, struct sbt_learn_proposal *p)
 	}
 	free(d);
 	nr = merge_protos(r, nr);
-	p->r = nr ? calloc(nr, sizeof(*p->r)) : NULL;
-	if (nr && !p->r) {
+	p->r = calloc(nr, sizeof(*p->r)); /* nr >= 1: l->n destinations make a run at least */
+	if (!p->r) {
 		free(r);
 		return -ENOMEM;
 	}
