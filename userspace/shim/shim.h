@@ -62,6 +62,13 @@ int shim_wait_vm(struct sbt_sandbox_run *run, int sfd, int pidfd, int timeout_s,
 int shim_make_fifo(const char *dir, const char *name, char *path, size_t len);
 /* "attached", "attached PID" or "attached PID handover": true, *tracer (0: none given). */
 bool shim_attach_line(const char *line, pid_t *tracer, bool *handover);
+/*
+ * Read what the attach FIFO holds; the first complete attach line (with a
+ * PID when need_pid) into *tracer and *handover: true. An unfinished line
+ * stays in line (*len bytes of cap); any other line is said and dropped.
+ */
+bool shim_attach_read(int fifo, const char *name, bool need_pid, char *line, size_t cap,
+		      size_t *len, pid_t *tracer, bool *handover);
 void shim_tracer_init(struct shim_tracer *tr, const char *state_dir);
 void shim_tracer_close(struct shim_tracer *tr);
 /* Freeze the workload and say why; SHIM_EXIT_TRACER_LOST. */

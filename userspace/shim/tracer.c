@@ -138,37 +138,44 @@ int shim_tracer_gone(struct sbt_sandbox_run *run, struct shim_tracer *tr)
 	return -1;
 }
 
-void shim_tracer_again(struct sbt_sandbox_run *run, struct shim_tracer *tr)
+bool shim_attach_read(int fifo, const char *name, bool need_pid, char *line, size_t cap,
+		      size_t *len, pid_t *tracer, bool *handover)
 {
-	char buf[128];
-	ssize_t n = read(tr->fifo, buf, sizeof(buf));
-	pid_t pid;
+	char buf[256];
+	ssize_t n = read(fifo, buf, sizeof(buf));
 
 	for (ssize_t i = 0; i < n; i++) {
 		if (buf[i] != '\n') {
-			if (tr->len < sizeof(tr->line) - 1)
-				tr->line[tr->len++] = buf[i];
+			if (*len < cap - 1)
+				line[(*len)++] = buf[i];
 			continue;
 		}
-		tr->line[tr->len] = '\0';
-		tr->len = 0;
-		if (!shim_attach_line(tr->line, &pid, &tr->handover) || pid <= 0) {
-			sbt_log("sandbox %s: ignoring '%.40s' on the attach FIFO (expected "
-				"'attached PID')",
-				run->name, tr->line);
-			continue;
-		}
-		tr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (tr->pidfd < 0) {
-			sbt_log("sandbox %s: the tracer (pid %d) that attached is gone already",
-				run->name, (int)pid);
-			continue;
-		}
-		run->tracer_pid = pid;
-		sbt_state_update(run);
-		sbt_log("sandbox %s: tracer pid %d attached%s", run->name, (int)pid,
-			tr->handover ? " (it hands over)" : "");
-		fifo_close(tr);
+		line[*len] = '\0';
+		*len = 0;
+		if (shim_attach_line(line, tracer, handover) && (!need_pid || *tracer > 0))
+			return true;
+		sbt_log("sandbox %s: ignoring '%.40s' on the attach FIFO (expected 'attached%s')",
+			name, line, need_pid ? " PID" : "");
+	}
+	return false;
+}
+
+void shim_tracer_again(struct sbt_sandbox_run *run, struct shim_tracer *tr)
+{
+	pid_t pid;
+
+	if (!shim_attach_read(tr->fifo, run->name, true, tr->line, sizeof(tr->line), &tr->len, &pid,
+			      &tr->handover))
+		return;
+	tr->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (tr->pidfd < 0) {
+		sbt_log("sandbox %s: the tracer (pid %d) that attached is gone already", run->name,
+			(int)pid);
 		return;
 	}
+	run->tracer_pid = pid;
+	sbt_state_update(run);
+	sbt_log("sandbox %s: tracer pid %d attached%s", run->name, (int)pid,
+		tr->handover ? " (it hands over)" : "");
+	fifo_close(tr);
 }

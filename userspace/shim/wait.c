@@ -66,8 +66,6 @@ enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pid
 		struct pollfd p[3] = { { .fd = fifo, .events = POLLIN },
 				       { .fd = sfd, .events = POLLIN },
 				       { .fd = pidfd, .events = POLLIN } };
-		char buf[256];
-		ssize_t n;
 
 		if (poll(p, pidfd >= 0 ? 3 : 2, pidfd >= 0 ? -1 : 200) < 0) {
 			if (errno == EINTR)
@@ -83,21 +81,8 @@ enum attach_result shim_wait_attach(const char *name, int fifo, int sfd, int pid
 			return INIT_DIED;
 		if (!(p[0].revents & POLLIN))
 			continue;
-		n = read(fifo, buf, sizeof(buf));
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] != '\n') {
-				if (len < sizeof(line) - 1)
-					line[len++] = buf[i];
-				continue;
-			}
-			line[len] = '\0';
-			if (shim_attach_line(line, tracer, handover))
-				return ATTACHED;
-			sbt_log("sandbox %s: ignoring '%.40s' on the attach FIFO (expected "
-				"'attached')",
-				name, line);
-			len = 0;
-		}
+		if (shim_attach_read(fifo, name, false, line, sizeof(line), &len, tracer, handover))
+			return ATTACHED;
 	}
 }
 
