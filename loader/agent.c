@@ -806,14 +806,14 @@ int sbt_agent_run(struct sbt_agent_opts *o)
 	a->adopting = true; /* what is already there (watched since before this scan) */
 	rescan(a);
 	a->adopting = false;
-	/* systemd's Type=notify: every hook attached, what runs adopted */
+	/* every policy is ours now: a previous agent's pinned parent links go */
+	if (a->o->pin_key[0] && (err = sbt_pin_agent_prune(a->o->pin_key)) > 0)
+		sbt_log("took over from the previous agent: its %d pinned links unpinned", err);
+	/* systemd's Type=notify: every hook attached, what runs adopted and taken over */
 	err = sbt_notify("READY=1");
 	if (err)
 		sbt_log("telling the service manager we are ready ($NOTIFY_SOCKET): %s",
 			strerror(-err));
-	/* every policy is ours now: a previous agent's pinned parent links go */
-	if (a->o->pin_key[0] && (err = sbt_pin_agent_prune(a->o->pin_key)) > 0)
-		sbt_log("took over from the previous agent: its %d pinned links unpinned", err);
 	reason = agent_loop(a);
 	sbt_notify("STOPPING=1");
 	if (strcmp(reason, "error") == 0 || strcmp(reason, "output_error") == 0)

@@ -411,6 +411,16 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 	return err;
 }
 
+/* What p put in the kernel for the slot taken out: its proxies and learned entries, its trie. */
+static void pol_unapply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
+{
+	if (!p)
+		return;
+	if (p->hosts && ae->eg)
+		sbt_egress_remove(ae->eg, slot);
+	sbt_slot_policy_clear(ae->skel, slot, &p->policy);
+}
+
 bool sbt_agent_pol_same(const struct sbt_agent_pol *a, const struct sbt_agent_pol *b)
 {
 	if (!a || !b)
@@ -432,12 +442,8 @@ int sbt_agent_pol_replace(struct sbt_agent_egress *ae, struct sbt_agent_pol *old
 
 	if (err)
 		return err;
-	if (old) {
-		if (old->hosts && ae->eg)
-			sbt_egress_remove(ae->eg, slot);
-		sbt_slot_policy_clear(ae->skel, slot, &old->policy);
-		sbt_agent_pol_release(old); /* a child's links are the parent's: it has none */
-	}
+	pol_unapply(ae, old, slot);
+	sbt_agent_pol_release(old); /* a child's links are the parent's: it has none */
 	return sbt_agent_pol_apply(ae, p, slot, sb, false);
 }
 
@@ -454,16 +460,12 @@ void sbt_agent_pol_release(struct sbt_agent_pol *p)
 
 void sbt_agent_pol_free(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, uint32_t slot)
 {
-	if (!p) {
-		sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
-		return;
+	if (p) {
+		for (size_t i = 0; i < p->nr_links; i++)
+			bpf_link__destroy(p->links[i]);
+		p->nr_links = 0;
+		pol_unapply(ae, p, slot);
 	}
-	for (size_t i = 0; i < p->nr_links; i++)
-		bpf_link__destroy(p->links[i]);
-	if (p->hosts && ae->eg)
-		sbt_egress_remove(ae->eg, slot); /* its proxies and learned entries */
-	sbt_slot_policy_clear(ae->skel, slot, &p->policy);
 	sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
-	free(p->cfg.rules);
-	free(p);
+	sbt_agent_pol_release(p);
 }

@@ -469,30 +469,25 @@ int sbt_agent_main(int argc, char **argv, sbt_agent_fn run)
 	int nargc = 0, ret, lock;
 	char **nargv = config_argv(argc, argv, &nargc);
 
-	if (!sub || !nargv) {
-		if (!sub)
-			sbt_log("out of memory");
-		free(sub);
-		free(nargv);
-		return sub ? SBT_EXIT_USAGE : SBT_EXIT_RUNTIME;
+	if (!sub) {
+		sbt_log("out of memory");
+		ret = SBT_EXIT_RUNTIME;
+		goto out;
 	}
-	ret = sbt_agent_args_parse(nargc, nargv, &a);
-	if (ret >= 0) {
-		free(sub);
-		free(nargv);
-		return ret;
-	}
+	ret = nargv ? sbt_agent_args_parse(nargc, nargv, &a) : SBT_EXIT_USAGE;
+	if (ret >= 0)
+		goto out;
 	lock = take_lock(&a);
 	if (lock < 0) {
-		free(sub);
-		free(nargv);
-		return SBT_EXIT_USAGE;
+		ret = SBT_EXIT_USAGE;
+		goto out;
 	}
 	ret = pin_key(&a, lock);
 	if (ret < 0)
 		ret = a.unpin ? unpin(&a) : agent_main_locked(&a, run, sub, &own);
 	if (lock != INT_MAX)
 		close(lock);
+out:
 	free(sub);
 	free(nargv);
 	return ret;
