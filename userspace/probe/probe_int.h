@@ -51,6 +51,7 @@ int probe_npm_lockfile(const char *root, json_object **packages);
 struct probe_tree {
 	char digest[65];
 	uint64_t files, hashed, cached, bytes_hashed;
+	uint64_t bytes; /* the regular files' sizes, hashed or not (of what the walk reached) */
 	bool cacheable; /* false: something the digest cannot cover (why) */
 	char why[256];
 };

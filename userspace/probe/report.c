@@ -155,20 +155,21 @@ static bool killed_when_idle(const struct probe_boot *b)
 /* Warnings that do not change the verdict: stand-in base images, the boot not run. */
 static bool limit_hit(const struct sbt_sandbox_run *run, char *buf, size_t len);
 
+static const char *boot_missing(const struct probe_ctx *p, char *buf, size_t len);
+
 static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 		  json_object *warnings, const char *reason)
 {
-	const char *skipped = p->boot.skipped;
 	const struct probe_df *df = &p->build.df;
 	char msg[700];
 
 	for (int i = 0; i < plan->nr_inputs; i++) {
 		const struct sbt_probe_input *in = &plan->inputs[i];
+		const char *note;
 
 		if (!in->substituted_by[0])
 			continue;
-		const char *note = probe_image_note_of(&p->build.df, in->name + 6);
-
+		note = probe_image_note_of(df, in->name + 6);
 		snprintf(msg, sizeof(msg),
 			 "FROM %.200s was built on %.200s, a local stand-in (--image-map%s%.224s): "
 			 "the real image's files, and so its shells, may differ",
@@ -176,23 +177,9 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			 note ? note : "");
 		add_warning(warnings, "base_image_substituted", msg);
 	}
-	if (skipped && strcmp(skipped, "build_failed") != 0 && strcmp(skipped, "failed") != 0 &&
-	    !(reason && strcmp(reason, "boot_not_run") == 0)) { /* else the reason's own warning */
-		char backend[64];
-
-		snprintf(backend, sizeof(backend), "not with --backend %s",
-			 sbt_backend_name(p->backend));
-		snprintf(msg, sizeof(msg),
-			 "the boot phase did not run (%s): the verdict covers the build only, not "
-			 "what the container runs when it starts",
-			 strcmp(skipped, "no_boot") == 0   ? "--no-boot"
-			 : strcmp(skipped, "backend") == 0 ? backend
-			 : strcmp(skipped, "no_start_command") == 0
-				 ? "no start command: give --boot-cmd, or a package.json start "
-				   "script"
-				 : skipped);
+	/* a proven shell, or another reason first: still said (else the reason's own warning) */
+	if (!(reason && strcmp(reason, "boot_not_run") == 0) && boot_missing(p, msg, sizeof(msg)))
 		add_warning(warnings, "boot_not_run", msg);
-	}
 	if (!probe_kind_of(plan->kind)->boots_image) {
 		struct probe_site_totals t;
 

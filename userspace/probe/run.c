@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <ftw.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -315,6 +314,21 @@ static void watchdog_stop(struct probe_ctx *p)
 }
 
 /*
+ * A microVM without the engine: its writable space is a tmpfs in its RAM
+ * (half of it), where the build's writes over the workspace land (a
+ * node_modules of 200 MB filled the default 256 MiB). Its RAM from the
+ * repo's size (its files, as the cache key's walk found them): 1 GiB and
+ * three times the repo, at most 8 GiB (qemu takes the pages only as the
+ * guest touches them).
+ */
+static unsigned int vm_mem_for(const struct probe_tree *t)
+{
+	uint64_t mb = 1024 + 3 * (t->bytes >> 20);
+
+	return mb > 8192 ? 8192 : (unsigned int)mb;
+}
+
+/*
  * The sandbox for the build, as its backend's capabilities have it: the
  * repo behind an overlay inside it (ns: never written, nothing comes back),
  * exported read-only to a guest (qemu: the build runs on the host's tools
@@ -324,33 +338,6 @@ static void watchdog_stop(struct probe_ctx *p)
  * tries to reach; the build's output on stderr, never mixed with the
  * report; the boot as the sandbox's second workload.
  */
-static uint64_t du_bytes;
-
-static int du_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)path, (void)ftw;
-	if (flag == FTW_F)
-		du_bytes += (uint64_t)st->st_blocks * 512;
-	return du_bytes > (64ull << 30); /* enough to know it is big */
-}
-
-/*
- * A microVM without the engine: its writable space is a tmpfs in its RAM
- * (half of it), where the build's writes over the workspace land (a
- * node_modules of 200 MB filled the default 256 MiB). Its RAM from the
- * repo's size: 1 GiB and three times the repo, at most 8 GiB (qemu takes
- * the pages only as the guest touches them).
- */
-static unsigned int vm_mem_for(const char *repo)
-{
-	uint64_t mb;
-
-	du_bytes = 0;
-	nftw(repo, du_one, 32, FTW_PHYS | FTW_MOUNT);
-	mb = 1024 + 3 * (du_bytes >> 20);
-	return mb > 8192 ? 8192 : (unsigned int)mb;
-}
-
 static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
@@ -386,7 +373,7 @@ static int start_sandbox(struct probe_ctx *p, struct sbt_build_plan *plan)
 	}
 	if (caps->guest) {
 		spec.guest_dir = o->guest;
-		spec.vm_mem_mb = p->vm_mem_mb = vm_mem_for(o->repo);
+		spec.vm_mem_mb = p->vm_mem_mb = vm_mem_for(&p->tree);
 	}
 	if (p->build.in_vm) { /* the engine in the guest (engine_vm.c) */
 		spec.workspace = p->build.context;

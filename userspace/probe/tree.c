@@ -189,6 +189,7 @@ static void visit_file(struct walk *w, int dirfd, const char *name, const struct
 	struct stat_entry e;
 
 	entry_of(st, &e);
+	w->t->bytes += e.size;
 	if (old_lookup(&w->old, w->path, &e, e.digest)) {
 		w->t->cached++;
 	} else {
