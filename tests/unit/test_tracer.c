@@ -438,6 +438,19 @@ static void test_probe_sink(void **state)
 	sbt_shellagg_free(agg);
 }
 
+/* A probe of a build that exited 0 under a complete trace: backend b, kind k. */
+static void build_worked(struct probe_opts *o, struct probe_ctx *p, struct sbt_build_plan *plan,
+			 enum sbt_sandbox_backend b, enum sbt_build_kind k)
+{
+	o->backend = b;
+	p->o = o;
+	p->exited = true; /* status 0 */
+	p->sink.summary_seen = true;
+	p->sink.execs = 5;
+	p->sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
+	plan->kind = k;
+}
+
 /* The probe's events_lost follows the same rule: an egress loss spoils the answer too. */
 static void test_probe_verdict_lost(void **state)
 {
@@ -453,12 +466,7 @@ static void test_probe_verdict_lost(void **state)
 	struct probe_verdict v;
 
 	(void)state;
-	o.backend = SBT_BACKEND_NS;
-	p.o = &o;
-	p.exited = true; /* status 0: the build worked */
-	p.sink.summary_seen = true;
-	p.sink.execs = 5;
-	plan.kind = SBT_BUILD_MAKE;
+	build_worked(&o, &p, &plan, SBT_BACKEND_NS, SBT_BUILD_MAKE);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		p.sink.complete = cases[i];
 		probe_decide(&p, &plan, &v);
@@ -487,13 +495,7 @@ static void test_probe_verdict_boot(void **state)
 	struct probe_verdict v;
 
 	(void)state;
-	o.backend = SBT_BACKEND_NS;
-	p.o = &o;
-	p.exited = true;
-	p.sink.summary_seen = true;
-	p.sink.execs = 5;
-	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
-	plan.kind = SBT_BUILD_MAKE;
+	build_worked(&o, &p, &plan, SBT_BACKEND_NS, SBT_BUILD_MAKE);
 	probe_sites_init(&p.sites);
 
 	p.boot.skipped = "backend";
@@ -564,18 +566,11 @@ static void test_probe_verdict_vm_space(void **state)
 	struct probe_verdict v;
 
 	(void)state;
-	o.backend = SBT_BACKEND_QEMU;
-	p.o = &o;
-	p.exited = true;
-	p.status = 1 << 8; /* npm ci failed */
-	p.sink.summary_seen = true;
-	p.run.exec_stream[0] = 's';
-	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
-	plan.kind = SBT_BUILD_NPM;
 	probe_sites_init(&p.sites);
 	probe_sink_init(&p.sink, 0);
-	p.sink.summary_seen = true;
-	p.sink.complete = (struct sbt_completeness){ .all = true, .exec = true, .egress = true };
+	build_worked(&o, &p, &plan, SBT_BACKEND_QEMU, SBT_BUILD_NPM);
+	p.status = 1 << 8; /* npm ci failed */
+	p.run.exec_stream[0] = 's';
 	p.vm_mem_mb = 1666;
 	p.run.con.tail_len = (size_t)snprintf(
 		p.run.con.tail, sizeof(p.run.con.tail),
