@@ -33,11 +33,13 @@ map=--image-map
 for a in "$@"; do
 	case $a in
 	*qemu*) qemu=1 ;;
+	-f | --file | --file=*) dockerfile=1 ;; # a Dockerfile by another name
 	esac
 	[ "$a" = --no-image-map ] && map=""
 done
 [ -z "${qemu:-}" ] || setup "$TOP/scripts/guest-build.sh" > /dev/null
-[ ! -f "$repo/Dockerfile" ] || setup "$TOP/scripts/base-images.sh" > /dev/null
+[ ! -f "$repo/Dockerfile" ] && [ -z "${dockerfile:-}" ] ||
+	setup "$TOP/scripts/base-images.sh" > /dev/null
 
 # the options without --no-image-map (not the probe's), in order
 n=$#

@@ -120,7 +120,7 @@ static void plan(const char *cmd, const char *target)
 	int rc;
 
 	err[0] = '\0';
-	rc = sbt_probe_plan(repo, cmd, target, &p, err, sizeof(err));
+	rc = sbt_probe_plan(repo, cmd, target, NULL, &p, err, sizeof(err));
 	if (rc != 0) {
 		check(rc == -1 && err[0] != '\0');
 		check(p.argc == 0 && p.argv[0] == NULL && p.nr_inputs == 0);

@@ -47,6 +47,35 @@ probe true "$WORK/nocmd"
 check "a boot that exits 0: a clean boot, safe, high" "safe high null" \
 	"$(field true '"\(.verdict) \(.confidence) \(.reason)"')"
 
+# --- --file: a Dockerfile by another name (docker build -f) -----------------------
+mkdir -p "$WORK/named/deploy"
+printf 'FROM localhost/sbtrace-busybox:latest\nCMD ["/bin/true"]\n' > "$WORK/named/Dockerfile"
+printf 'FROM localhost/sbtrace-busybox:latest\nRUN echo built > /built\nCMD ["/bin/true"]\n' \
+	> "$WORK/named/deploy/Dockerfile.prod"
+probe named-default "$WORK/named"
+check "a repo's Dockerfile without a shell: safe (the other one is not looked at)" "safe high" \
+	"$(field named-default '"\(.verdict) \(.confidence)"')"
+probe named --file deploy/Dockerfile.prod "$WORK/named"
+check "--file deploy/Dockerfile.prod: its RUN's shell, unsafe, at its line in its file" \
+	"0 unsafe high deploy/Dockerfile.prod 2 RUN" \
+	"$PROBE_RC $(field named '"\(.verdict) \(.confidence) \(.shell_invocation.locations[0].source | "\(.file) \(.line) \(.instruction)")"')"
+check "... the plan says which Dockerfile, and it is an input (its digest)" "true $(sha256sum < "$WORK/named/deploy/Dockerfile.prod" | cut -d' ' -f1)" \
+	"$(field named '"\(.command.why | startswith("deploy/Dockerfile.prod: the final stage")) \(.inputs[] | select(.name == "deploy/Dockerfile.prod") | .sha256)"')"
+check_true "... the remedy names the file and line" sh -c \
+	"jq -r '.shell_invocation.locations[0].remediation.text' '$WORK/named.json' | grep -q '^deploy/Dockerfile.prod:2: RUN echo built > /built runs in the final stage'"
+"$SBTRACE" probe -q --no-cache --boot-seconds 3 --format sarif -f "$WORK/named/deploy/Dockerfile.prod" \
+	"$WORK/named" > "$WORK/named.sarif" 2> "$WORK/named-sarif.err"
+check "... SARIF (-f as an absolute path in the repo): the result's URI is the file's" \
+	"deploy/Dockerfile.prod 2" \
+	"$(jq -r '.runs[0].results[0].locations[0].physicalLocation | "\(.artifactLocation.uri) \(.region.startLine)"' "$WORK/named.sarif")"
+"$SBTRACE" probe -q --no-cache --file Containerfile "$WORK/named" > "$WORK/named-missing.json" 2> "$WORK/named-missing.err"
+check "--file naming no file: exit 2, nothing else built instead, no report" "2 0" \
+	"$? $(wc -c < "$WORK/named-missing.json")"
+check_true "... the message says which file and where it was looked for" \
+	grep -q -- "--file Containerfile: no such regular file in $WORK/named" "$WORK/named-missing.err"
+"$SBTRACE" probe -q --no-cache --file ../Dockerfile "$WORK/named/deploy" 2> "$WORK/named-out.err" > /dev/null
+check "--file climbing out of the repo: exit 2" 2 "$?"
+
 # --- npm start only: probed, the boot is the answer -------------------------------
 mkdir "$WORK/startonly"
 printf '{ "name": "s", "version": "1.0.0", "private": true, "scripts": { "start": "node server.js" } }\n' \

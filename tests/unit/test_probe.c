@@ -208,7 +208,7 @@ static void plan_ok(const struct repo *r, const char *cmd, const char *target,
 {
 	char err[512] = "";
 
-	if (sbt_probe_plan(r->path, cmd, target, plan, err, sizeof(err)) != 0)
+	if (sbt_probe_plan(r->path, cmd, target, NULL, plan, err, sizeof(err)) != 0)
 		fail_msg("plan failed: %s", err);
 }
 
@@ -217,7 +217,7 @@ static void plan_fails(const struct repo *r, const char *cmd, const char *target
 	struct sbt_build_plan plan;
 	char err[512] = "";
 
-	assert_int_equal(sbt_probe_plan(r->path, cmd, target, &plan, err, sizeof(err)), -1);
+	assert_int_equal(sbt_probe_plan(r->path, cmd, target, NULL, &plan, err, sizeof(err)), -1);
 	if (!strstr(err, want))
 		fail_msg("error '%s', want '%s'", err, want);
 	/* the plan is left empty and freeing it again is harmless */
@@ -446,6 +446,71 @@ static void test_plan_target(void **state)
 	plan_fails(r, NULL, "builder", "Dockerfile has no stage 'builder' (stages: none named)");
 }
 
+/*
+ * --file: another Dockerfile is the build (and an input, with the default
+ * one), named in the plan; a missing one, one without FROM, one with --cmd
+ * are errors, never a reason to build something else.
+ */
+static void test_plan_file(void **state)
+{
+	struct repo *r = *state;
+	struct sbt_build_plan plan;
+	char dir[256], err[512] = "";
+
+	put(r, "Dockerfile", "FROM alpine\n");
+	put(r, "package.json", PACKAGE_BUILD);
+	sub(r, "deploy", dir, sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put(r, "deploy/Dockerfile.prod", "FROM node:20 AS deps\nRUN npm ci\nFROM deps AS app\n");
+	assert_int_equal(sbt_probe_plan(r->path, NULL, NULL, "deploy/Dockerfile.prod", &plan, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(plan.kind, SBT_BUILD_DOCKERFILE);
+	assert_string_equal(plan.dockerfile, "deploy/Dockerfile.prod");
+	assert_string_equal(plan.target, "app");
+	assert_string_equal(plan.why, "deploy/Dockerfile.prod: the final stage 'app' (line 3), the "
+				      "image a container runs");
+	assert_int_equal(plan.nr_inputs, 3);
+	assert_string_equal(plan.inputs[0].name, "Dockerfile");
+	assert_string_equal(plan.inputs[1].name, "package.json");
+	assert_string_equal(plan.inputs[2].name, "deploy/Dockerfile.prod");
+	sbt_build_plan_free(&plan);
+
+	/* --target names a stage of --file's Dockerfile */
+	assert_int_equal(sbt_probe_plan(r->path, NULL, "deps", "deploy/Dockerfile.prod", &plan, err,
+					sizeof(err)),
+			 0);
+	assert_string_equal(plan.target, "deps");
+	sbt_build_plan_free(&plan);
+	assert_int_equal(sbt_probe_plan(r->path, NULL, "nope", "deploy/Dockerfile.prod", &plan, err,
+					sizeof(err)),
+			 -1);
+	assert_non_null(
+		strstr(err, "deploy/Dockerfile.prod has no stage 'nope' (stages: deps, app)"));
+
+	/* without --file, the default one */
+	plan_ok(r, NULL, NULL, &plan);
+	assert_string_equal(plan.dockerfile, "Dockerfile");
+	assert_int_equal(plan.nr_inputs, 2);
+	sbt_build_plan_free(&plan);
+
+	assert_int_equal(
+		sbt_probe_plan(r->path, NULL, NULL, "Containerfile", &plan, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--file Containerfile: no such regular file in"));
+	put(r, "Containerfile", "# nothing\n");
+	assert_int_equal(
+		sbt_probe_plan(r->path, NULL, NULL, "Containerfile", &plan, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--file Containerfile: no FROM in it"));
+	put(r, "Containerfile", "FROM alpine\nRUN --network=host true\n");
+	assert_int_equal(
+		sbt_probe_plan(r->path, NULL, NULL, "Containerfile", &plan, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "Containerfile:2: "));
+	assert_int_equal(sbt_probe_plan(r->path, "make", NULL, "deploy/Dockerfile.prod", &plan, err,
+					sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "not with --cmd"));
+}
+
 static void test_plan_target_no_dockerfile(void **state)
 {
 	struct repo *r = *state;
@@ -630,19 +695,19 @@ static void test_plan_bad_repo(void **state)
 	char err[512], path[256], want[512];
 
 	sub(r, "missing", path, sizeof(path));
-	assert_int_equal(sbt_probe_plan(path, "make", NULL, &plan, err, sizeof(err)), -1);
+	assert_int_equal(sbt_probe_plan(path, "make", NULL, NULL, &plan, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want), "%s: No such file or directory", path);
 	assert_string_equal(err, want);
 
 	put(r, "file", "");
 	sub(r, "file", path, sizeof(path));
-	assert_int_equal(sbt_probe_plan(path, "make", NULL, &plan, err, sizeof(err)), -1);
+	assert_int_equal(sbt_probe_plan(path, "make", NULL, NULL, &plan, err, sizeof(err)), -1);
 	snprintf(want, sizeof(want), "%s: Not a directory", path);
 	assert_string_equal(err, want);
 
-	assert_int_equal(sbt_probe_plan(NULL, "make", NULL, &plan, err, sizeof(err)), -1);
+	assert_int_equal(sbt_probe_plan(NULL, "make", NULL, NULL, &plan, err, sizeof(err)), -1);
 	/* a tiny error buffer is truncated, not overrun */
-	assert_int_equal(sbt_probe_plan(path, "make", NULL, &plan, err, 4), -1);
+	assert_int_equal(sbt_probe_plan(path, "make", NULL, NULL, &plan, err, 4), -1);
 	assert_int_equal(strlen(err), 3);
 }
 
@@ -1079,7 +1144,9 @@ static void test_cache_default_dir(void **state)
 /* The kinds' table: a row for every SBT_BUILD_* value, each with what its callers ask. */
 static void test_kind_table(void **state)
 {
-	static const char *const names[] = { NULL, "cmd", "dockerfile", "npm", "make", "npm_start" };
+	static const char *const names[] = {
+		NULL, "cmd", "dockerfile", "npm", "make", "npm_start"
+	};
 
 	(void)state;
 	assert_int_equal(SBT_BUILD__MAX, 6); /* a new kind: a row here too */
@@ -1121,6 +1188,7 @@ int main(void)
 		REPO_TEST(test_plan_dockerfile_final_stage),
 		REPO_TEST(test_plan_target),
 		REPO_TEST(test_plan_target_no_dockerfile),
+		REPO_TEST(test_plan_file),
 		REPO_TEST(test_plan_precedence),
 		REPO_TEST(test_plan_makefile_names),
 		REPO_TEST(test_plan_package_without_build),

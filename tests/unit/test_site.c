@@ -189,6 +189,49 @@ static void test_dockerfile_boot(void **state)
 	probe_sites_free(&ss);
 }
 
+/*
+ * --file: every site of the Dockerfile carries its name (the report's
+ * source.file, SARIF's URI), the fixes name it, and its boot's remedy is
+ * still an exec form (a Dockerfile's instruction by its stage, not its name).
+ */
+static void test_dockerfile_named(void **state)
+{
+	const char *run[] = { "/bin/sh", "-c", "echo same", NULL };
+	const char *cmd[] = { "/bin/sh", "-c", "node server.js", NULL };
+	struct probe_sites ss;
+	struct sbt_dockerfile df;
+	struct probe_site_totals t;
+	json_object *locs, *v, *rem;
+	int s;
+
+	(void)state;
+	parse(multistage, &df);
+	probe_sites_init(&ss);
+	assert_string_equal(ss.dockerfile, "Dockerfile");
+	snprintf(ss.dockerfile, sizeof(ss.dockerfile), "deploy/Dockerfile.prod");
+	assert_int_equal(probe_sites_dockerfile(&ss, &df, df.nr_stages - 1), 0);
+	sbt_dockerfile_free(&df);
+	for (int i = 0; i < ss.nr; i++)
+		if (ss.v[i].line || ss.v[i].phase == PROBE_BUILD)
+			assert_string_equal(ss.v[i].file, "deploy/Dockerfile.prod");
+	s = feed(&ss, PROBE_BUILD, 20, 209, run, NULL, 0);
+	assert_int_equal(ss.v[s].line, 9);
+	assert_non_null(strstr(ss.v[s].fix, "deploy/Dockerfile.prod:9: RUN echo same runs in the "
+					    "final stage"));
+	s = feed(&ss, PROBE_BOOT, 30, 300, cmd, NULL, 0);
+	assert_int_equal(ss.v[s].line, 11);
+	locs = probe_sites_json(&ss, &t);
+	v = json_object_array_get_idx(locs, 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(
+				    json_object_object_get(v, "source"), "file")),
+			    "deploy/Dockerfile.prod");
+	assert_true(json_object_object_get_ex(v, "remediation", &rem));
+	assert_string_equal(json_object_get_string(json_object_object_get(rem, "text")),
+			    "CMD [\"node\", \"server.js\"]");
+	json_object_put(locs);
+	probe_sites_free(&ss);
+}
+
 /* Tie and count one exec of a file other than argv[0] (a `#!` script: interp is its shell). */
 static int feed_file(struct probe_sites *ss, uint32_t pid, const char *filename, const char *interp,
 		     const char **argv, const struct sbt_ancestor *anc, size_t nanc)
@@ -746,6 +789,7 @@ int main(void)
 		cmocka_unit_test(test_dockerfile_steps),
 		cmocka_unit_test(test_dockerfile_skipped_stage),
 		cmocka_unit_test(test_dockerfile_boot),
+		cmocka_unit_test(test_dockerfile_named),
 		cmocka_unit_test(test_dockerfile_from_stage),
 		cmocka_unit_test(test_base_entrypoint),
 		cmocka_unit_test(test_base_entrypoint_app_shells),

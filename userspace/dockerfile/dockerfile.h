@@ -231,7 +231,7 @@ const char *sbt_df_exec_form_prefix(const char *keyword);
  * arguments as written), into out: its exec form would still need its
  * program (`tool`: "npm"; "" when it runs several) in that image, and the
  * shell such a program runs scripts with, so the step moves to a build
- * stage whose output that image copies:
+ * stage whose output that image copies (`file`, the Dockerfile's name):
  * "Dockerfile:7: RUN npm ci runs in the final stage: move it to a build
  * stage (FROM node:20 AS build) and COPY --from=build its output; the final
  * image then needs neither a shell nor npm" (a stage name no stage has), or,
@@ -239,6 +239,7 @@ const char *sbt_df_exec_form_prefix(const char *keyword);
  * without a shell and COPY --from that stage.
  */
 void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df_instr *in,
-			    int target, const char *cmd, const char *tool, char *out, size_t len);
+			    int target, const char *file, const char *cmd, const char *tool,
+			    char *out, size_t len);
 
 #endif

@@ -211,7 +211,8 @@ static void new_stage_name(const struct sbt_dockerfile *df, char *out, size_t le
 }
 
 void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df_instr *in,
-			    int target, const char *cmd, const char *tool, char *out, size_t len)
+			    int target, const char *file, const char *cmd, const char *tool,
+			    char *out, size_t len)
 {
 	const struct sbt_df_stage *st = &df->stages[in->stage];
 	size_t n = cmd ? strlen(cmd) : in->args_len;
@@ -225,10 +226,10 @@ void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df
 	if (in->stage == target) {
 		new_stage_name(df, name, sizeof(name));
 		snprintf(out, len,
-			 "Dockerfile:%u: %s runs in the final stage: move it to a build stage "
+			 "%.128s:%u: %s runs in the final stage: move it to a build stage "
 			 "(FROM %.80s AS %s) and COPY --from=%s its output; the final image then "
 			 "needs %s",
-			 in->line, what, st->base, name, name, needs);
+			 file, in->line, what, st->base, name, name, needs);
 		return;
 	}
 	if (st->name[0])
@@ -236,10 +237,10 @@ void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df
 	else
 		snprintf(name, sizeof(name), "%d", in->stage);
 	snprintf(out, len,
-		 "Dockerfile:%u: %s runs in stage %s, which the final stage is built on: start "
+		 "%.128s:%u: %s runs in stage %s, which the final stage is built on: start "
 		 "the final stage FROM an image without a shell instead and COPY --from=%s the "
 		 "step's output; the final image then needs %s",
-		 in->line, what, name, name, needs);
+		 file, in->line, what, name, name, needs);
 }
 
 /* The stage's last `keyword` instruction, else its FROM stages' (what it inherits). */

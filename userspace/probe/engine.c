@@ -343,10 +343,11 @@ static int entry_image_of(const struct sbt_dockerfile *df, int target, const cha
  * buildah does): its base images (and their --image-map stand-ins, the
  * Dockerfile rewritten for them) and whether any RUN runs. 0, or -1 with msg.
  */
-static int df_scan(const struct probe_opts *o, const char *target, struct probe_build *b, char *msg,
-		   size_t msglen)
+static int df_scan(const struct probe_opts *o, const struct sbt_build_plan *plan,
+		   struct probe_build *b, char *msg, size_t msglen)
 {
 	const char *repo = o->repo;
+	const char *target = plan->target;
 	struct probe_df *out = &b->df;
 	bool any_mapped = false;
 	const char *images[DF_MAX_IMAGES];
@@ -358,8 +359,10 @@ static int df_scan(const struct probe_opts *o, const char *target, struct probe_
 
 	memset(out, 0, sizeof(*out));
 	out->entry_image = -1;
-	if (probe_read_repo_text(repo, "Dockerfile", &buf, &len, err, sizeof(err)) <= 0) {
-		msgf(msg, msglen, "cannot read %s/Dockerfile: %s", repo, err[0] ? err : "absent");
+	snprintf(out->file, sizeof(out->file), "%s", plan->dockerfile);
+	if (probe_read_repo_text(repo, out->file, &buf, &len, err, sizeof(err)) <= 0) {
+		msgf(msg, msglen, "cannot read %s/%s: %s", repo, out->file,
+		     err[0] ? err : "absent");
 		return -1;
 	}
 	derr.line = 0;
@@ -373,7 +376,7 @@ static int df_scan(const struct probe_opts *o, const char *target, struct probe_
 						  &derr);
 	}
 	if (n < 0) {
-		msgf(msg, msglen, "%s/Dockerfile:%u: %s", repo, derr.line, derr.msg);
+		msgf(msg, msglen, "%s/%s:%u: %s", repo, out->file, derr.line, derr.msg);
 		sbt_dockerfile_free(&df);
 		free(buf);
 		return -1;
@@ -519,7 +522,7 @@ int probe_engine_prepare(const struct probe_opts *o, struct sbt_build_plan *plan
 	b->eng = ENGINE_NONE;
 	b->pull = o->pull;
 	b->fail_reason = NULL;
-	if (df_scan(o, plan->target, b, msg, msglen))
+	if (df_scan(o, plan, b, msg, msglen))
 		return -1;
 	rc = tool_code(version, out, sizeof(out), errout, sizeof(errout), TOOL_TIMEOUT_MS);
 	if (rc == 0) {
@@ -692,7 +695,7 @@ int probe_engine_build_argv(struct sbt_build_plan *plan, const struct probe_buil
 	if (b->dockerfile[0])
 		snprintf(buf, sizeof(buf), "%s", b->dockerfile);
 	else
-		snprintf(buf, sizeof(buf), "%s/Dockerfile", context);
+		snprintf(buf, sizeof(buf), "%s/%s", context, plan->dockerfile);
 	ADD(buf);
 	ADD(context); /* a copy of the repo, never the repo (kind_dockerfile.c) */
 #undef ADD

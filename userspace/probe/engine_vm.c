@@ -84,7 +84,7 @@ static int put_dockerfile(struct probe_ctx *p)
 	if (p->build.dockerfile[0])
 		snprintf(path, sizeof(path), "%s", p->build.dockerfile);
 	else
-		snprintf(path, sizeof(path), "%s/context/Dockerfile", p->build.context);
+		snprintf(path, sizeof(path), "%s/context/%s", p->build.context, p->build.df.file);
 	f = fopen(path, "re");
 	if (f) {
 		text = malloc(PROBE_TEXT_MAX);

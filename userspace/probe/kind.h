@@ -21,6 +21,7 @@ struct probe_plan_in {
 	const char *repo;   /* as given, for messages */
 	const char *cmd;    /* --cmd, or NULL */
 	const char *target; /* --target, or NULL */
+	const char *file;   /* --file (normalized, repo-relative), or NULL: "Dockerfile" */
 };
 
 struct probe_kind {

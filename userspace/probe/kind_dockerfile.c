@@ -103,7 +103,7 @@ static int context_refused(const char *repo, char *err, size_t errlen)
 static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan, char *err,
 		     size_t errlen)
 {
-	const char *target = in->target;
+	const char *target = in->target, *name = plan->dockerfile; /* sbt_probe_plan set it */
 	struct sbt_dockerfile df;
 	struct sbt_df_error derr;
 	char list[STAGE_LIST_MAX];
@@ -119,9 +119,16 @@ static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan
 			  target, sizeof(plan->target) - 1);
 		return -1;
 	}
-	rc = probe_read_repo_text(in->root, "Dockerfile", &buf, &len, err, errlen);
+	rc = probe_read_repo_text(in->root, name, &buf, &len, err, errlen);
 	if (rc < 0)
 		return -1;
+	if (rc == 0 && in->file) {
+		probe_err(err, errlen,
+			  "--file %s: no such regular file in %s (the path is the repo's, as "
+			  "`docker build -f` is the context's)",
+			  name, in->repo);
+		return -1;
+	}
 	if (rc == 0) {
 		if (target) {
 			probe_err(err, errlen, "no Dockerfile in %s (needed for --target '%s')",
@@ -134,15 +141,20 @@ static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan
 	rc = sbt_dockerfile_parse(buf, len, NULL, &df, &derr);
 	free(buf);
 	if (rc < 0) {
-		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+		probe_err(err, errlen, "%s:%u: %s", name, derr.line, derr.msg);
 		sbt_dockerfile_free(&df);
 		return -1;
 	}
 	idx = target ? sbt_dockerfile_stage_index(&df, target) : df.nr_stages - 1;
 	if (idx < 0 && target) {
 		stage_list(&df, list, sizeof(list));
-		probe_err(err, errlen, "Dockerfile has no stage '%s' (stages: %s)", target,
+		probe_err(err, errlen, "%s has no stage '%s' (stages: %s)", name, target,
 			  list[0] ? list : "none named");
+		sbt_dockerfile_free(&df);
+		return -1;
+	}
+	if (df.nr_stages == 0 && in->file) {
+		probe_err(err, errlen, "--file %s: no FROM in it, so no image to build", name);
 		sbt_dockerfile_free(&df);
 		return -1;
 	}
@@ -153,7 +165,7 @@ static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan
 	}
 	/* before anything runs: what the host engine's RUN steps could do outside the sandbox */
 	if (sbt_dockerfile_unconfined_run(&df, idx, &derr) < 0) {
-		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+		probe_err(err, errlen, "%s:%u: %s", name, derr.line, derr.msg);
 		sbt_dockerfile_free(&df);
 		return -1;
 	}
@@ -164,11 +176,11 @@ static int df_detect(const struct probe_plan_in *in, struct sbt_build_plan *plan
 	st = &df.stages[idx];
 	snprintf(plan->target, sizeof(plan->target), "%s", st->name);
 	if (target)
-		probe_why(plan, "Dockerfile: stage '%s' (--target, line %u)", st->name, st->line);
+		probe_why(plan, "%s: stage '%s' (--target, line %u)", name, st->name, st->line);
 	else
-		probe_why(plan,
-			  "Dockerfile: the final stage%s%s%s (line %u), the image a container runs",
-			  st->name[0] ? " '" : "", st->name, st->name[0] ? "'" : "", st->line);
+		probe_why(plan, "%s: the final stage%s%s%s (line %u), the image a container runs",
+			  name, st->name[0] ? " '" : "", st->name, st->name[0] ? "'" : "",
+			  st->line);
 	sbt_dockerfile_free(&df);
 	return 1;
 }
@@ -184,7 +196,8 @@ static int df_sites(const struct probe_kind *k, struct probe_ctx *p,
 	size_t len;
 	int target, ret = -1;
 
-	if (probe_read_repo_text(p->o->repo, "Dockerfile", &buf, &len, err, errlen) <= 0)
+	snprintf(p->sites.dockerfile, sizeof(p->sites.dockerfile), "%s", plan->dockerfile);
+	if (probe_read_repo_text(p->o->repo, plan->dockerfile, &buf, &len, err, errlen) <= 0)
 		return -1;
 	if (sbt_dockerfile_parse(buf, len, NULL, &df, &derr) == 0) {
 		target = plan->target[0] ? sbt_dockerfile_stage_index(&df, plan->target)
@@ -196,11 +209,19 @@ static int df_sites(const struct probe_kind *k, struct probe_ctx *p,
 		if (ret)
 			probe_err(err, errlen, "out of memory");
 	} else {
-		probe_err(err, errlen, "Dockerfile:%u: %s", derr.line, derr.msg);
+		probe_err(err, errlen, "%s:%u: %s", plan->dockerfile, derr.line, derr.msg);
 	}
 	sbt_dockerfile_free(&df);
 	free(buf);
 	return ret ? -1 : 0;
+}
+
+/* --file's Dockerfile, when it is not "Dockerfile" (an input of every kind): its digest. */
+static int df_more_inputs(const char *root, struct sbt_build_plan *plan, char *err, size_t errlen)
+{
+	if (strcmp(plan->dockerfile, "Dockerfile") == 0)
+		return 0;
+	return probe_input_file(root, plan->dockerfile, plan, err, errlen);
 }
 
 /*
@@ -366,6 +387,7 @@ const struct probe_kind probe_kind_dockerfile = {
 	.label = "Dockerfile",
 	.looked_for = "a Dockerfile",
 	.inputs = df_inputs,
+	.more_inputs = df_more_inputs,
 	.own_backend = true,
 	.in_vm = true,
 	.backend = SBT_BACKEND_PODMAN,

@@ -60,7 +60,7 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	const struct probe_kind *k;
 	char err[512], version[64];
 
-	if (sbt_probe_plan(o->repo, o->cmd, o->target, plan, err, sizeof(err))) {
+	if (sbt_probe_plan(o->repo, o->cmd, o->target, o->file, plan, err, sizeof(err))) {
 		sbt_log("%s", err);
 		return SBT_EXIT_USAGE;
 	}

@@ -25,6 +25,7 @@ void sbt_probe_usage(FILE *f)
 enum probe_opt {
 	OPT_CMD = 256,
 	OPT_TARGET,
+	OPT_FILE,
 	OPT_CACHE_DIR,
 	OPT_NO_CACHE,
 	OPT_TRACE_OUT,
@@ -58,6 +59,7 @@ enum probe_opt {
 static const struct option longopts[] = {
 	{ "cmd", required_argument, NULL, OPT_CMD },
 	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "file", required_argument, NULL, OPT_FILE },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "trace-out", required_argument, NULL, OPT_TRACE_OUT },
@@ -187,6 +189,41 @@ static int backend_option(struct probe_opts *o, const char *arg)
 }
 
 /* One option. -1 to go on, else an exit code. */
+/*
+ * --file PATH: the Dockerfile's path in the repo (as `docker build -f` names
+ * one in the context), or an absolute path inside it, normalized into
+ * o->file_buf (o->file then points there). 0, or -1 said.
+ */
+static int file_in_repo(struct probe_opts *o)
+{
+	const char *f = o->file;
+	size_t rl = strlen(o->repo);
+
+	if (f[0] == '/') {
+		if (strncmp(f, o->repo, rl) != 0 || f[rl] != '/') {
+			sbt_log("--file %s: not inside the repo %s: give the Dockerfile's path in "
+				"the repo (its build context)",
+				f, o->repo);
+			return -1;
+		}
+		f += rl + 1;
+	}
+	if (!probe_normalize_rel(f, o->file_buf, sizeof(o->file_buf))) {
+		sbt_log("--file %s: %s", o->file,
+			f[0] ? "climbs out of the repo or is too long: give the Dockerfile's path "
+			       "in the repo"
+			     : "no file named");
+		return -1;
+	}
+	if (o->cmd) {
+		sbt_log("--cmd and --file exclude each other: --file names the Dockerfile to "
+			"build, --cmd replaces the build");
+		return -1;
+	}
+	o->file = o->file_buf;
+	return 0;
+}
+
 static int option(struct probe_opts *o, int c, int idx, const char *arg)
 {
 	char *end;
@@ -198,6 +235,10 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		return -1;
 	case OPT_TARGET:
 		o->target = arg;
+		return -1;
+	case 'f':
+	case OPT_FILE:
+		o->file = arg;
 		return -1;
 	case OPT_CACHE_DIR:
 		o->cache_dir = arg;
@@ -342,7 +383,7 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	o->egress_mode = SBT_EGRESS_ENFORCE;
 	o->tap_addrs = "198.18.255.1/30,198.18.255.2/30";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longopts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhf:", longopts, &idx)) != -1) {
 		ret = option(o, c, idx, optarg);
 		if (ret >= 0)
 			return ret;
@@ -364,6 +405,8 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 		sbt_log("%s: %s", argv[optind], strerror(errno));
 		return SBT_EXIT_USAGE;
 	}
+	if (o->file && file_in_repo(o) < 0)
+		return SBT_EXIT_USAGE;
 	if (!o->cache_dir && !o->no_cache &&
 	    sbt_cache_default_dir(o->cache_buf, sizeof(o->cache_buf)) == 0)
 		o->cache_dir = o->cache_buf;

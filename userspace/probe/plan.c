@@ -59,10 +59,10 @@ static int add_inputs(const char *root, struct sbt_build_plan *plan, char *err, 
 	return chosen->more_inputs ? chosen->more_inputs(root, plan, err, errlen) : 0;
 }
 
-int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
+int sbt_probe_plan(const char *repo, const char *cmd, const char *target, const char *file,
 		   struct sbt_build_plan *plan, char *err, size_t errlen)
 {
-	struct probe_plan_in in = { .repo = repo, .cmd = cmd, .target = target };
+	struct probe_plan_in in = { .repo = repo, .cmd = cmd, .target = target, .file = file };
 	struct stat st;
 	char *root;
 
@@ -77,6 +77,13 @@ int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
 		probe_err(err, errlen, "no repo given");
 		return -1;
 	}
+	if (file && (cmd || strlen(file) >= sizeof(plan->dockerfile) || !file[0])) {
+		probe_err(err, errlen,
+			  cmd ? "--file names a Dockerfile: not with --cmd"
+			      : "--file: an empty name or one too long");
+		return -1;
+	}
+	snprintf(plan->dockerfile, sizeof(plan->dockerfile), "%s", file ? file : "Dockerfile");
 	if (stat(repo, &st) < 0) {
 		probe_err(err, errlen, "%s: %s", repo, strerror(errno));
 		return -1;

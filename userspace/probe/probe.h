@@ -56,7 +56,9 @@ struct sbt_build_plan {
 	char *argv[SBT_PROBE_MAX_ARGS +
 		   1];	 /* NULL-terminated; owned (free with sbt_build_plan_free) */
 	char target[64]; /* DOCKERFILE: the stage to build; "" for an unnamed final stage */
-	char why[192];	 /* which kind was chosen and why, e.g. "no Dockerfile, so Makefile ..." */
+	/* The Dockerfile looked at, relative to the repo: "Dockerfile" unless --file named another */
+	char dockerfile[128];
+	char why[192]; /* which kind was chosen and why, e.g. "no Dockerfile, so Makefile ..." */
 	/*
 	 * The install step run before argv, in the same sandbox (npm: `npm ci`
 	 * when a lockfile is there and node_modules is not): NULL-terminated
@@ -79,8 +81,9 @@ int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errle
 
 /*
  * Decide the build for `repo`: `cmd` (--cmd) if given; else a Dockerfile
- * (with FROM): the stage `target`, else the final stage (the image a
- * container runs); else package.json with
+ * (with FROM; `file`, a normalized path relative to the repo, when not NULL:
+ * --file, which must then exist and be the build): the stage `target`, else
+ * the final stage (the image a container runs); else package.json with
  * scripts.build (npm run build); else Makefile / makefile / GNUmakefile
  * (make -B: outputs already in the tree are remade, not skipped). A
  * Dockerfile that does not parse is an error (its line), never a reason to
@@ -92,7 +95,7 @@ int sbt_split_words(const char *s, char **argv, int max, char *err, size_t errle
  * package.json scripts.build, a Makefile"), or what is
  * wrong (unreadable package.json, bad --cmd ...).
  */
-int sbt_probe_plan(const char *repo, const char *cmd, const char *target,
+int sbt_probe_plan(const char *repo, const char *cmd, const char *target, const char *file,
 		   struct sbt_build_plan *plan, char *err, size_t errlen);
 void sbt_build_plan_free(struct sbt_build_plan *plan);
 

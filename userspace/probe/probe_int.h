@@ -97,6 +97,8 @@ enum probe_fail_on { FAIL_ON_NOTHING = 0, FAIL_ON_UNSAFE, FAIL_ON_INCONCLUSIVE }
 struct probe_opts {
 	char repo[PATH_MAX]; /* real path */
 	const char *cmd, *target, *cache_dir, *trace_out, *guest, *tap_addrs;
+	const char *file;   /* --file: the Dockerfile's path in the repo (normalized), or NULL */
+	char file_buf[128]; /* ... where it is kept */
 	bool no_cache, quiet;
 	struct sbt_sandbox_limits limits; /* --pids-max, --memory-max, --tmpfs-size (0: defaults) */
 	enum sbt_sandbox_backend backend; /* --backend, when backend_given (else auto) */
@@ -170,6 +172,7 @@ enum probe_engine { ENGINE_NONE = 0, ENGINE_PODMAN, ENGINE_DOCKER };
 
 /* What the build of the target stage needs: base images, and whether any RUN runs. */
 struct probe_df {
+	char file[128]; /* its name in the repo (the plan's dockerfile): "Dockerfile", --file's */
 	int nr_images;
 	char images[DF_MAX_IMAGES][DF_IMAGE_MAX];
 	char ids[DF_MAX_IMAGES][65]; /* their image ids (hex), once inspected */

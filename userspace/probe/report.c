@@ -203,15 +203,14 @@ static void notes(const struct probe_ctx *p, const struct sbt_build_plan *plan,
 			"own to run on a clean stop");
 	if (df->lacks_tool && !p->boot_failed &&
 	    (p->timed_out || !p->exited || !WIFEXITED(p->status) || WEXITSTATUS(p->status))) {
-		snprintf(
-			msg, sizeof(msg),
-			"Dockerfile:%u runs %s, which the stand-in %.160s for %.160s does not have "
-			"(it is Debian underneath: no apk, yum, dnf or microdnf): build on the "
-			"real "
-			"image (--pull where a registry is reachable), or map it to a local image "
-			"that has %s with an --image-map line",
-			df->lacks_line, df->lacks_tool, df->mapped[df->lacks_image],
-			df->images[df->lacks_image], df->lacks_tool);
+		snprintf(msg, sizeof(msg),
+			 "%s:%u runs %s, which the stand-in %.160s for %.160s does not have "
+			 "(it is Debian underneath: no apk, yum, dnf or microdnf): build on the "
+			 "real "
+			 "image (--pull where a registry is reachable), or map it to a local image "
+			 "that has %s with an --image-map line",
+			 df->file, df->lacks_line, df->lacks_tool, df->mapped[df->lacks_image],
+			 df->images[df->lacks_image], df->lacks_tool);
 		add_warning(warnings, "stand_in_lacks_tool", msg);
 	}
 	if (p->boot.ran && !p->boot.ready_ns && p->boot.end != SBT_THEN_EXITED &&
@@ -299,7 +298,8 @@ static const char *boot_died(const struct probe_ctx *p, char *buf, size_t len)
 	if (code != 125 && code != 126 && code != 127 && b->ready_ns)
 		return NULL; /* it ran, was ready, then ended: what it ran is seen */
 	if (b->source == BOOT_DOCKERFILE && b->line)
-		snprintf(cmd, sizeof(cmd), "the container's start command, Dockerfile:%u", b->line);
+		snprintf(cmd, sizeof(cmd), "the container's start command, %.100s:%u",
+			 p->build.df.file, b->line);
 	else if (b->source == BOOT_DOCKERFILE)
 		snprintf(cmd, sizeof(cmd), "the container's start command");
 	for (int i = 0; b->source != BOOT_DOCKERFILE && i < 8 && b->argv[i]; i++)

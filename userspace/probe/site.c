@@ -61,6 +61,7 @@ void probe_sites_init(struct probe_sites *ss)
 {
 	memset(ss, 0, sizeof(*ss));
 	ss->build_other = ss->boot_other = ss->base_entry = -1;
+	snprintf(ss->dockerfile, sizeof(ss->dockerfile), "Dockerfile");
 }
 
 void probe_sites_free(struct probe_sites *ss)
@@ -184,7 +185,7 @@ static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
 		     const struct sbt_df_instr *in, int target, enum probe_phase ph, bool affects)
 {
 	struct probe_site t = { .phase = ph,
-				.file = "Dockerfile",
+				.file = ss->dockerfile,
 				.line = in->line,
 				.instruction = sbt_df_keyword(in),
 				.matched = true,
@@ -204,7 +205,7 @@ static int add_instr(struct probe_sites *ss, const struct sbt_dockerfile *df,
 	if (ph != PROBE_BUILD || !affects)
 		return 0;
 	probe_command_program((const char *const *)s->argv, s->argc, s->text, tool, sizeof(tool));
-	sbt_dockerfile_run_fix(df, in, target, s->text, tool, fix, sizeof(fix));
+	sbt_dockerfile_run_fix(df, in, target, ss->dockerfile, s->text, tool, fix, sizeof(fix));
 	return (s->fix = strdup(fix)) ? 0 : -ENOMEM;
 }
 
@@ -240,7 +241,7 @@ int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *
 	ss->by_cgroup = true;
 	if (target < 0 || target >= df->nr_stages ||
 	    sbt_dockerfile_stages_needed(df, target, SBT_DF_UPTO, need, &err) < 0)
-		return add_other(ss, PROBE_BUILD, "RUN", "Dockerfile",
+		return add_other(ss, PROBE_BUILD, "RUN", ss->dockerfile,
 				 "the Dockerfile's stages could not be worked out");
 	base_chain(df, target, chain);
 	for (int i = 0; i < df->nr_instrs; i++) {
@@ -252,7 +253,7 @@ int probe_sites_dockerfile(struct probe_sites *ss, const struct sbt_dockerfile *
 		if (ret)
 			return ret;
 	}
-	ret = add_other(ss, PROBE_BUILD, "RUN", "Dockerfile",
+	ret = add_other(ss, PROBE_BUILD, "RUN", ss->dockerfile,
 			"not tied to a RUN instruction: the step's command is none of the "
 			"Dockerfile's as written");
 	return ret ? ret : add_boot(ss, df, target);
@@ -809,7 +810,7 @@ static json_object *remedy_json(const struct probe_site *s, json_object *loc)
 		    0 ||
 	    !json_object_object_get_ex(loc, "command", &cmd))
 		return NULL;
-	if (s->file && strcmp(s->file, "Dockerfile") == 0 && s->matched)
+	if (s->matched && s->stage[0]) /* a Dockerfile's instruction: it has a stage */
 		kw = sbt_df_exec_form_prefix(
 			s->instruction); /* RUN, CMD, ENTRYPOINT, HEALTHCHECK CMD */
 	else if (s->phase == PROBE_BOOT)

@@ -95,6 +95,8 @@ struct probe_sites {
 	struct probe_tie *ties;
 	int nr_ties, cap_ties;
 	json_object *lockfile; /* the repo's npm lockfile, NULL when none */
+	/* the Dockerfile's name in the repo (sites' file): "Dockerfile" unless --file */
+	char dockerfile[128];
 };
 
 void probe_sites_init(struct probe_sites *ss);
