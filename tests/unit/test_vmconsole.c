@@ -165,6 +165,35 @@ static void test_marked_lines(void **state)
 }
 
 /* With a nonce, only the init's exit line ends the run: a workload's own is output. */
+/*
+ * ENOSPC said by the workload (its output, passed on) or by the guest: the
+ * console notes it, split across reads too; nothing else does.
+ */
+static void test_no_space(void **state)
+{
+	static const char said[] = "SBT-GUEST-READY\nbuilding\n"
+				   "dd: error writing 'fill': No space left on device\n"
+				   "SBT-GUEST-EXIT 1\n";
+	struct sbt_vm_console con;
+	size_t steps[] = { 0, 1, 5 };
+	char *out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		out = run(&con, said, steps[i], true);
+		assert_true(con.no_space);
+		assert_non_null(strstr(out, "No space left on device"));
+		assert_int_equal(con.exit_code, 1);
+		free(out);
+	}
+	out = run(&con, "SBT-GUEST-READY\nNo space left\nSBT-GUEST-EXIT 0\n", 0, true);
+	assert_false(con.no_space);
+	free(out);
+	out = run(&con, "overlayfs: No space left on device\nSBT-GUEST-READY\n", 0, true);
+	assert_true(con.no_space); /* the guest's own line, before the workload */
+	free(out);
+}
+
 static void test_exit_nonce(void **state)
 {
 	static const char in[] = "SBT-GUEST-READY\nSBT-GUEST-EXIT 0\nSBT-GUEST-EXIT-feed 0\n"
@@ -195,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_output_failure_keeps_parsing),
 		cmocka_unit_test(test_marked_lines),
 		cmocka_unit_test(test_exit_nonce),
+		cmocka_unit_test(test_no_space),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,6 +130,8 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 	size_t n = con->len;
 	int code;
 
+	if (memmem(l, n, "No space left on device", 23))
+		con->no_space = true; /* whoever said it: the caller names it as what the console said */
 	switch (con->phase) {
 	case SBT_VM_BOOTING:
 		if (complete && (n == sizeof(READY_LINE) - 1 || n == sizeof(READY_LINE)) &&

@@ -333,6 +333,7 @@ struct sbt_vm_console {
 	bool pending_nl; /* a workload line ended; its newline not written yet */
 	bool mid_line;	 /* part of a long line was forwarded already */
 	bool out_failed; /* writing the workload's output failed: the rest is dropped */
+	bool no_space;	 /* a line said "No space left on device" (the guest's RAM is its disk) */
 	size_t len;
 	char line[4096];
 	size_t tail_len;
