@@ -18,6 +18,9 @@
  * for `sbtrace trace`): its names resolved, a DNS proxy in each network
  * namespace its processes use (an exec in a new one waits for it), what the
  * proxy passes on learned into its trie; the agent's links judge as ever.
+ * A policy file's `egress learn` (audit, every name passed on by the proxy,
+ * the floor still denied) gets the same proxy, and the session core its
+ * AllowlistProposed at the sandbox's end (session_learn.h).
  * Fail closed: a policy that cannot be parsed or applied leaves the sandbox
  * in mode FAILED (everything denied, reason policy_error), never allowed.
  */
@@ -196,7 +199,43 @@ static void pol_fail(struct sbt_agent_pol *p, const char *sandbox, const char *f
 		p->error);
 }
 
-/* One line: a rule, "egress enforce|audit", blank or a comment. 0, or -1 with msg. */
+/*
+ * "egress enforce|audit|learn" (learn: audit, every name through the proxy,
+ * an AllowlistProposed at the sandbox's end) or "learn-format LIST" (its
+ * dialects, learn.h). 0, or -1 with msg.
+ */
+static int parse_directive(struct sbt_agent_pol *p, const char *word, const char *line, char *msg,
+			   size_t len)
+{
+	char arg[64], extra[2];
+	int got = sscanf(line, " %*s %63s %1s", arg, extra);
+	const char *bad;
+	size_t blen;
+
+	if (got != 1 && !(got == 2 && extra[0] == '#')) {
+		snprintf(msg, len, "1: '%s' takes one word%s", word,
+			 word[0] == 'e' ? ": enforce, audit or learn" : "");
+		return -1;
+	}
+	if (word[0] == 'l') {
+		/* the sbtrace text always: it is what the child's policy file takes */
+		p->cfg.learn_formats |= SBT_LEARN_SBTRACE;
+		if (sbt_learn_formats_parse(arg, &p->cfg.learn_formats, &bad, &blen) == 0)
+			return 0;
+		snprintf(msg, len, "1: learn-format '%.*s': use sbtrace, flags, cilium or systemd",
+			 (int)(blen > 32 ? 32 : blen), bad);
+		return -1;
+	}
+	if (strcmp(arg, "enforce") != 0 && strcmp(arg, "audit") != 0 && strcmp(arg, "learn") != 0) {
+		snprintf(msg, len, "1: 'egress' takes enforce, audit or learn");
+		return -1;
+	}
+	p->mode = arg[0] == 'e' ? SBT_EGRESS_ENFORCE : SBT_EGRESS_AUDIT;
+	p->cfg.learn = arg[0] == 'l';
+	return 0;
+}
+
+/* One line: a rule, a directive (parse_directive), blank or a comment. 0, or -1 with msg. */
 static int parse_line(struct sbt_agent_pol *p, char *line, char *msg, size_t len)
 {
 	struct sbt_parse_error err;
@@ -204,18 +243,9 @@ static int parse_line(struct sbt_agent_pol *p, char *line, char *msg, size_t len
 	char word[16];
 	int got;
 
-	if (sscanf(line, " %15s", word) == 1 && strcmp(word, "egress") == 0) {
-		char mode[16], extra[2];
-		int got_words = sscanf(line, " egress %15s %1s", mode, extra);
-
-		if ((got_words != 1 && !(got_words == 2 && extra[0] == '#')) ||
-		    (strcmp(mode, "enforce") != 0 && strcmp(mode, "audit") != 0)) {
-			snprintf(msg, len, "1: 'egress' takes enforce or audit");
-			return -1;
-		}
-		p->mode = mode[0] == 'e' ? SBT_EGRESS_ENFORCE : SBT_EGRESS_AUDIT;
-		return 0;
-	}
+	if (sscanf(line, " %15s", word) == 1 &&
+	    (strcmp(word, "egress") == 0 || strcmp(word, "learn-format") == 0))
+		return parse_directive(p, word, line, msg, len);
 	got = sbt_rule_parse(line, &r, &err);
 	if (got < 0) {
 		snprintf(msg, len, "%u: %s", err.col, err.msg);
@@ -273,6 +303,8 @@ int sbt_agent_pol_from_state(const struct sbt_sandbox_state *st, const char *sta
 	snprintf(where, sizeof(where), "%s/%s.json egress.rules", state_dir, st->name);
 	parse_text(p, st->name, where, text);
 	free(text);
+	p->cfg.learn = false; /* the shim's --egress is the mode: learn is a policy file's */
+	p->cfg.learn_formats = 0;
 	if (p->mode != SBT_EGRESS_FAILED)
 		p->mode = strcmp(st->egress_mode, "audit") == 0 ? SBT_EGRESS_AUDIT
 								: SBT_EGRESS_ENFORCE;
@@ -354,6 +386,12 @@ int sbt_agent_pol_from_dir(struct sbt_agent_egress *ae, const char *sandbox, con
 	return 0;
 }
 
+/* Host rules or learn mode: the session core's DNS proxy (and trie), as the trace's. */
+static bool pol_proxied(const struct sbt_agent_pol *p)
+{
+	return p->mode != SBT_EGRESS_FAILED && (p->hosts || p->cfg.learn);
+}
+
 void sbt_agent_pol_describe(const struct sbt_agent_egress *ae, const struct sbt_agent_pol *p,
 			    uint32_t slot, struct sbt_ev_sandbox *c)
 {
@@ -365,7 +403,7 @@ void sbt_agent_pol_describe(const struct sbt_agent_egress *ae, const struct sbt_
 	c->egress_mode = sbt_agent_pol_mode_name(p);
 	c->egress_error = p->error[0] ? p->error : NULL;
 	c->egress_rules = p->cfg.nr_rules;
-	if (!p->hosts || !ae->eg || p->mode == SBT_EGRESS_FAILED)
+	if (!pol_proxied(p) || !ae->eg)
 		return;
 	sbt_egress_view(ae->eg, slot, &v);
 	c->dns_proxy = v.dns_proxy;
@@ -377,6 +415,7 @@ const char *sbt_agent_pol_mode_name(const struct sbt_agent_pol *p)
 {
 	return !p			      ? NULL
 	       : p->mode == SBT_EGRESS_FAILED ? "denied"
+	       : p->cfg.learn		      ? "learn"
 	       : p->mode == SBT_EGRESS_AUDIT  ? "audit"
 					      : "enforce";
 }
@@ -391,7 +430,7 @@ int sbt_agent_pol_apply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 		return sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_OBSERVE);
 	/* denied while it is being written: no half-written trie decides */
 	err = sbt_agent_egress_set_mode(ae, slot, SBT_EGRESS_PENDING);
-	if (!err && p->mode != SBT_EGRESS_FAILED && p->hosts) {
+	if (!err && pol_proxied(p)) {
 		/* resolved, proxied and learned as the trace does; the links are ours */
 		p->cfg.mode = p->mode;
 		if (sbt_egress_add(ae->eg, slot, &p->cfg, sb, false)) {
@@ -416,7 +455,7 @@ static void pol_unapply(struct sbt_agent_egress *ae, struct sbt_agent_pol *p, ui
 {
 	if (!p)
 		return;
-	if (p->hosts && ae->eg)
+	if ((p->hosts || p->cfg.learn) && ae->eg)
 		sbt_egress_remove(ae->eg, slot);
 	sbt_slot_policy_clear(ae->skel, slot, &p->policy);
 }
@@ -426,6 +465,7 @@ bool sbt_agent_pol_same(const struct sbt_agent_pol *a, const struct sbt_agent_po
 	if (!a || !b)
 		return a == b;
 	if (a->mode != b->mode || a->cfg.nr_rules != b->cfg.nr_rules ||
+	    a->cfg.learn != b->cfg.learn || a->cfg.learn_formats != b->cfg.learn_formats ||
 	    strcmp(a->error, b->error) != 0)
 		return false;
 	for (size_t i = 0; i < a->cfg.nr_rules; i++)

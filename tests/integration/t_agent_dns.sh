@@ -64,6 +64,58 @@ check "child: a non-allowed name is refused" err "${r%% *}"
 r=$(in_sandbox "$PARENT/cdns" "$SBTNET" tcp 198.51.100.7 80)
 check "child: a hard-coded IP of a non-allowed host: EPERM" EPERM "$(echo "$r" | cut -d' ' -f2)"
 
+# --- a --policy-dir child in learn mode (issue 29) ---------------------------------
+# rot.test (rotating pairs), alias.test (a CNAME) and a hard-coded address:
+# nothing refused but the floor; at its removal AllowlistProposed (before
+# SandboxRemoved) lists both names and the address apart; written back as its
+# policy (without `egress learn`) the same workload gets 0 denies.
+learn_workload() {
+	echo "rot $(in_sandbox "$1" "$LOOKUP" connect rot.test 80 6)"
+	echo "alias $(in_sandbox "$1" "$LOOKUP" all alias.test 80)"
+	echo "ip $(in_sandbox "$1" "$SBTNET" tcp 198.51.100.7 80 | cut -d' ' -f1,2)"
+}
+printf 'egress learn # propose, refuse nothing\nlearn-format flags,systemd\n' > "$PDIR/clearn.policy"
+mkdir "$PARENT/clearn"
+wait_for 5 added "$PARENT_NAME/clearn"
+check "learn child: SandboxAdded, mode learn, its proxy" "learn 0 null true" \
+	"$(jq -r --arg s "$PARENT_NAME/clearn" 'select(.event == "SandboxAdded" and .sandbox == $s) | .egress | "\(.mode) \(.rules) \(.error) \(.dns_proxy != null)"' "$OUT")"
+r=$(learn_workload "$PARENT/clearn")
+log "learn child: $r"
+check "learn child: nothing refused" "rot ok 6 eperm 0 other 0 nxname 0|alias addrs 2 ok 2 eperm 0 other 0|ip ok" \
+	"$(echo "$r" | tr '\n' '|' | sed 's/|$//; s/ip ok .*/ip ok/')"
+r=$(in_sandbox "$PARENT/clearn" "$SBTNET" tcp 169.254.169.254 80)
+check "learn child: the floor still denied" EPERM "$(echo "$r" | cut -d' ' -f2)"
+rmdir "$PARENT/clearn"
+removed() { jq -e -n --arg s "$1" 'any(inputs; .event == "SandboxRemoved" and .sandbox == $s)' "$OUT" > /dev/null 2>&1; }
+wait_for 10 removed "$PARENT_NAME/clearn"
+PROP="$WORK/clearn.proposal.json"
+jq -c --arg s "$PARENT_NAME/clearn" 'select(.event == "AllowlistProposed" and .sandbox == $s)' "$OUT" > "$PROP"
+check "learn child: one AllowlistProposed, before its SandboxRemoved" "AllowlistProposed SandboxRemoved" \
+	"$(jq -r --arg s "$PARENT_NAME/clearn" 'select(.sandbox == $s and (.event == "AllowlistProposed" or .event == "SandboxRemoved")) | .event' "$OUT" | tr '\n' ' ' | sed 's/ $//')"
+check "learn child: the names with their port, the address apart" \
+	"host alias.test port 80 proto tcp true|host rot.test port 80 proto tcp true|cidr 198.51.100.7/32 port 80 proto tcp false" \
+	"$(jq -r '[.rules[] | "\(.rule) \(.resolved)"] | join("|")' "$PROP")"
+check "learn child: complete; the flags and systemd texts asked for, the sbtrace one always" \
+	"true true true true" \
+	"$(jq -r '"\(.complete) \(.formats.flags | contains("--allow-host")) \(.formats.systemd | contains("IPAddressAllow=198.51.100.7/32")) \(.formats.sbtrace | contains("host rot.test port 80 proto tcp"))"' "$PROP")"
+jq -r '.formats.sbtrace' "$PROP" > "$PDIR/cround.policy"
+mkdir "$PARENT/cround"
+wait_for 5 added "$PARENT_NAME/cround"
+r=$(learn_workload "$PARENT/cround")
+log "the proposal enforced: $r"
+check "the proposal enforced (mode enforce): the same workload, 0 denies" \
+	"enforce|rot ok 6 eperm 0 other 0 nxname 0|alias addrs 2 ok 2 eperm 0 other 0|ip ok" \
+	"$(jq -r --arg s "$PARENT_NAME/cround" 'select(.event == "SandboxAdded" and .sandbox == $s) | .egress.mode' "$OUT")|$(echo "$r" | tr '\n' '|' | sed 's/|$//; s/ip ok .*/ip ok/')"
+check "... no EgressDenied for it but glibc's sorting probes (port 0)" 0 \
+	"$(jq -s --arg s "$PARENT_NAME/cround" '[.[] | select(.event == "EgressDenied" and .sandbox == $s and .dport != 0)] | length' "$OUT")"
+rmdir "$PARENT/cround"
+printf 'egress learning\n' > "$PDIR/cbadlearn.policy"
+mkdir "$PARENT/cbadlearn"
+wait_for 5 added "$PARENT_NAME/cbadlearn"
+check "a policy file's bad egress word: denied, the error names file:line" "denied true" \
+	"$(jq -r --arg s "$PARENT_NAME/cbadlearn" 'select(.event == "SandboxAdded" and .sandbox == $s) | .egress | "\(.mode) \(.error | contains("cbadlearn.policy:1:"))"' "$OUT")"
+rmdir "$PARENT/cbadlearn"
+
 # --- a shim sandbox with --allow 'host ...' ---------------------------------------
 mkdir -p "$WORK/ws"
 cp "$LOOKUP" "$WORK/ws/sbt-lookup"
@@ -92,7 +144,7 @@ validate_schema "$OUT"
 check "the upstream never saw blocked.test" 0 "$(grep -c blocked "$UP_LOG")"
 check "no query denied for want of a proxy" 0 \
 	"$(jq -s '[.[] | select(.event == "EgressDenied" and .reason == "dns_no_proxy")] | length' "$OUT")"
-check "DnsAnswer events name both sandboxes" "$PARENT_NAME/cdns,$SB_SHIM" \
+check "DnsAnswer events name the four sandboxes with host rules or learn mode" "$PARENT_NAME/cdns,$PARENT_NAME/clearn,$PARENT_NAME/cround,$SB_SHIM" \
 	"$(jq -s -r '[.[] | select(.event == "DnsAnswer" and .name == "rot.test") | .sandbox] | unique | join(",")' "$OUT")"
 check "every EgressAllowed to a rotating address names rot.test" "rot.test" \
 	"$(jq -s -r '[.[] | select(.event == "EgressAllowed" and (.daddr | startswith("198.51.100.1"))) | .dns.name] | unique | join(",")' "$OUT")"

@@ -111,6 +111,31 @@ check "npm repo, hook: the package" "hook@1.0.0" \
 	"$(field npmhook '[.shell_invocation.locations[] | select(.command | startswith("node -e"))][0].package')"
 check "npm repo, hook: its connect denied" "$NET_T2_V4" "$(field npmhook '.egress.denied_destinations[0].daddr')"
 
+# 4c. --egress learn (issue 29): nothing refused but the floor, the proposal in
+# the report (registry.test by name, the postinstall's hard-coded address apart),
+# and the proposal enforced: 0 denies; without its flagged line the address EPERM.
+probe npmhook-learn --egress learn --learn-out "$WORK/npmhook.allow" --learn-format sbtrace,flags \
+	--no-boot "$WORK/npmhook"
+check "learn: the install ran, nothing denied, mode learn" "0 learn 0" \
+	"$PROBE_RC $(field npmhook-learn '"\(.egress.mode) \(.egress.denied)"')"
+check "learn: the proposal, registry.test by name, the hard-coded address flagged" \
+	"host registry.test port 8080 proto tcp true|cidr $NET_T2_V4/32 port 80 proto tcp false" \
+	"$(field npmhook-learn '[.egress.proposal.rules[] | "\(.rule) \(.resolved)"] | join("|")')"
+check "learn: complete, one never resolved, the flags text" "true 1 true" \
+	"$(field npmhook-learn '"\(.egress.proposal.complete) \(.egress.proposal.never_resolved) \(.egress.proposal.formats.flags | contains("--allow-host '"'"'registry.test port 8080 proto tcp'"'"'"))"')"
+check "learn: --learn-out is the report's sbtrace text" "$(field npmhook-learn .egress.proposal.formats.sbtrace)" \
+	"$(cat "$WORK/npmhook.allow")"
+check "learn: the hook's connect reached the test host" 1 "$(grep -cx 'hook connected' "$WORK/npmhook-learn.err")"
+probe npmhook-enforce --allowlist "$WORK/npmhook.allow" --no-boot "$WORK/npmhook"
+check "the proposal enforced: built, 0 denies" "boot_not_run 0" \
+	"$(field npmhook-enforce '"\(.reason) \(.egress.denied)"')"
+grep -v -e '^# never resolved' -e '^cidr ' "$WORK/npmhook.allow" > "$WORK/npmhook.names"
+probe npmhook-names --allowlist "$WORK/npmhook.names" --no-boot "$WORK/npmhook"
+check "names only: the hard-coded address is the one deny" "$NET_T2_V4:80" \
+	"$(field npmhook-names '[.egress.denied_destinations[] | "\(.daddr):\(.dport)"] | unique | join(",")')"
+"$SBTRACE" probe --egress learn --no-dns-proxy "$WORK/npmhook" > /dev/null 2> "$WORK/learn-usage.err"
+check "learn with --no-dns-proxy: exit 2" 2 "$?"
+
 # 7. The probe's caller sits in a cgroup with an egress filter of its own (a
 # CI runner's, an operator's shell's): here a trace on it that allows only the
 # world's DNS. The relay's sockets are made in a cgroup of ours

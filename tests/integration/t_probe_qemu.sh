@@ -82,6 +82,28 @@ check_true "... gcc's own programs ran in the guest kernel (cc1 and ld among its
 check "... the trace's sandbox: visibility guest_kernel, exec complete" "guest_kernel true" \
 	"$(jq -r -n '[inputs | select(.event == "TraceStarted")][0].sandboxes[0].visibility.exec' "$WORK/c-vm.jsonl") $(jq -r -n '[inputs | select(.event == "TraceStopped")][0].sandboxes[0].exec_complete' "$WORK/c-vm.jsonl")"
 
+# ---- the microVM's writable space: sized from the repo, its end named --------
+# (a tmpfs in the guest's RAM, at most half of it: 1 GiB + 3x the repo's size)
+mkdir "$WORK/fill"
+vm fill --no-boot --cmd "dd if=/dev/zero of=fill bs=1M count=1024" "$WORK/fill"
+check "a build that fills the microVM's writable space: resource_limit, not a boot failure" \
+	"inconclusive resource_limit" "$(field fill '"\(.verdict) \(.reason)"')"
+check_true "... the message says the space ran out and how big it was" sh -c \
+	"jq -r '.warnings[] | select(.id | endswith(\"resource_limit\")) | .message' '$WORK/fill.json' |
+		grep -q 'writable space ran out (its console said No space left on device).* tmpfs of at most half its 1024 MiB of RAM (sized from the repo)'"
+mkdir "$WORK/big"
+head -c 600M /dev/zero > "$WORK/big/blob"
+vm big --no-boot --cmd "cp blob blob2" "$WORK/big"
+check "a 600 MB repo copied in the microVM (more than half of a fixed 1 GiB): the build worked" \
+	"inconclusive boot_not_run" "$(field big '"\(.verdict) \(.reason)"')"
+rm -rf "${WORK:?}/big"
+
+# ---- learn mode is the cgroup hooks': the microVM's tap refuses it ----------
+"$SBTRACE" probe --no-cache --backend qemu --guest "$GUEST" --egress learn --cmd true "$WORK/fill" \
+	> "$WORK/learn.json" 2> "$WORK/learn.err"
+check "--egress learn --backend qemu: exit 2, no report" "2 0" "$? $(wc -c < "$WORK/learn.json")"
+check_true "... saying learn mode is for cgroup sandboxes" grep -q "learn mode is for cgroup sandboxes" "$WORK/learn.err"
+
 # ---- the guest agent killed mid-build: never safe --------------------------
 copy slow-make killed
 SBTRACE_TEST_GUEST_AGENT_KILL_MS=1500 vm killed "$WORK/killed"

@@ -572,15 +572,13 @@ static void test_probe_verdict_vm_space(void **state)
 	p.status = 1 << 8; /* npm ci failed */
 	p.run.exec_stream[0] = 's';
 	p.vm_mem_mb = 1666;
-	p.run.con.tail_len = (size_t)snprintf(
-		p.run.con.tail, sizeof(p.run.con.tail),
-		"npm ERR! code ENOSPC\nnpm ERR! ENOSPC: No space left on device, write\n");
+	p.run.con.no_space = true; /* a console line said so (the parser: test_vmconsole) */
 	probe_decide(&p, &plan, &v);
 	assert_string_equal(v.reason, "resource_limit");
 	assert_non_null(strstr(v.message, "writable space"));
 	assert_non_null(strstr(v.message, "1666 MiB"));
 	json_object_put(v.warnings);
-	p.run.con.tail_len = 0; /* another failure: build_failed */
+	p.run.con.no_space = false; /* another failure: build_failed */
 	probe_decide(&p, &plan, &v);
 	assert_string_equal(v.reason, "build_failed");
 	json_object_put(v.warnings);

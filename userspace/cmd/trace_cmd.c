@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "egress/egress_args.h"
-#include "egress/learn.h"
 #include "event/sink_json.h"
 #include "sandbox/sandbox.h"
 #include "event/sink.h"
@@ -253,40 +252,16 @@ int sbt_capture_option(struct sbt_exec_opts *eo, int c, const char *arg)
 	return SBT_EXIT_USAGE;
 }
 
-/* --learn-format FMT[,FMT...] (repeatable), --learn-out FILE. -1 to go on, else an exit code. */
-static int learn_option(struct sbt_egress_cfg *eg, int c, const char *arg)
-{
-	const char *bad;
-	size_t len;
-
-	if (c == OPT_LEARN_OUT) {
-		if (!*arg)
-			return usage_error("--learn-out needs a file name");
-		eg->learn_out = arg;
-		return -1;
-	}
-	if (sbt_learn_formats_parse(arg, &eg->learn_formats, &bad, &len))
-		return usage_error("--learn-format '%.*s': use sbtrace, flags, cilium or systemd "
-				   "(a comma list, or the option again)",
-				   (int)(len > 32 ? 32 : len), bad);
-	return -1;
-}
-
 /* --egress learn with what it needs, its options only with it. -1, or an exit code. */
 static int decide_learn(struct sbt_trace_opts *opts)
 {
-	if (!opts->egress.learn)
-		return opts->egress.learn_formats || opts->egress.learn_out
-			       ? usage_error("%s--learn-format and --learn-out need --egress learn",
-					     "")
-			       : -1;
-	if (opts->exec.tap)
+	const char *why = sbt_egress_learn_refused(&opts->egress);
+
+	if (why)
+		return usage_error("%s", why);
+	if (opts->egress.learn && opts->exec.tap)
 		return usage_error("%s--egress learn with --tap: learn mode is for cgroup "
 				   "sandboxes for now; drop --tap",
-				   "");
-	if (opts->egress.dns_proxy_off)
-		return usage_error("%s--egress learn with --no-dns-proxy: learn mode names "
-				   "each connect from the proxy's answers; drop --no-dns-proxy",
 				   "");
 	return -1;
 }
@@ -321,15 +296,7 @@ static int trace_option(struct sbt_trace_args *a, int c, int idx, const char *ar
 		return sbt_capture_option(&a->opts.exec, c, arg);
 	case OPT_LEARN_FORMAT:
 	case OPT_LEARN_OUT:
-		return learn_option(&a->opts.egress, c, arg);
 	case OPT_EGRESS:
-		/* learn: audit, with the proxy passing every name on and the floor enforced */
-		a->opts.egress.learn = strcmp(arg, "learn") == 0;
-		if (a->opts.egress.learn) {
-			a->egress_mode = SBT_EGRESS_AUDIT;
-			return -1;
-		}
-		/* fall through */
 	case OPT_ALLOW_CIDR:
 	case OPT_ALLOW_HOST:
 	case OPT_ALLOWLIST:

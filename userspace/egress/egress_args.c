@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "egress/egress_args.h"
+#include "egress/learn.h"
 #include "lib/io.h"
 #include "egress/policy.h"
 #include "egress/policy_compile.h"
@@ -83,17 +84,38 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *opt, co
 	if (strcmp(opt, "allowlist") == 0)
 		return sbt_allowlist_load(cfg, arg);
 	if (strcmp(opt, "egress") == 0) {
+		/* learn: audit, with the proxy passing every name on and the floor enforced */
+		cfg->learn = strcmp(arg, "learn") == 0;
 		if (strcmp(arg, "enforce") == 0)
 			*mode = SBT_EGRESS_ENFORCE;
-		else if (strcmp(arg, "audit") == 0)
+		else if (strcmp(arg, "audit") == 0 || cfg->learn)
 			*mode = SBT_EGRESS_AUDIT;
 		else if (strcmp(arg, "off") == 0)
 			*mode = SBT_EGRESS_OFF;
 		else {
-			sbt_log_usage("--egress '%s': use enforce, audit or off", arg);
+			sbt_log_usage("--egress '%s': use enforce, audit, learn or off", arg);
 			return -EINVAL;
 		}
 		return 0;
+	}
+	if (strcmp(opt, "learn-out") == 0) {
+		if (!*arg) {
+			sbt_log_usage("--learn-out needs a file name");
+			return -EINVAL;
+		}
+		cfg->learn_out = arg;
+		return 0;
+	}
+	if (strcmp(opt, "learn-format") == 0) {
+		const char *bad;
+		size_t len;
+
+		if (sbt_learn_formats_parse(arg, &cfg->learn_formats, &bad, &len) == 0)
+			return 0;
+		sbt_log_usage("--learn-format '%.*s': use sbtrace, flags, cilium or systemd (a "
+			      "comma list, or the option again)",
+			      (int)(len > 32 ? 32 : len), bad);
+		return -EINVAL;
 	}
 	if (strcmp(opt, "no-dns-proxy") == 0) {
 		cfg->dns_proxy_off = true;
@@ -139,6 +161,18 @@ int sbt_egress_option(struct sbt_egress_cfg *cfg, int *mode, const char *opt, co
 		return 0;
 	}
 	return -EINVAL;
+}
+
+const char *sbt_egress_learn_refused(const struct sbt_egress_cfg *cfg)
+{
+	if (!cfg->learn)
+		return cfg->learn_formats || cfg->learn_out
+			       ? "--learn-format and --learn-out need --egress learn"
+			       : NULL;
+	if (cfg->dns_proxy_off)
+		return "--egress learn with --no-dns-proxy: learn mode names each connect from "
+		       "the proxy's answers; drop --no-dns-proxy";
+	return NULL;
 }
 
 /* Why an allowlist could not be read, in one line. */

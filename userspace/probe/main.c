@@ -78,6 +78,9 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	for (int i = 0; i < plan->nr_inputs; i++)
 		if (strncmp(plan->inputs[i].name, "image:", 6) == 0 && !plan->inputs[i].sha256[0])
 			p->uncacheable = true; /* --pull: an image the key cannot pin */
+	/* --egress learn observes this run (and writes --learn-out): never answered from a cache */
+	if (o->egress.learn)
+		p->uncacheable = true;
 	probe_progress(p, "build: %s", plan->why);
 	boot_input(p, plan);
 	if (!p->boot_failed)

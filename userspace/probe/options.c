@@ -39,6 +39,8 @@ enum probe_opt {
 	OPT_DNS_GRACE,
 	OPT_DNS_DENY_REPLY,
 	OPT_DNS_MAX_LEARNED,
+	OPT_LEARN_FORMAT,
+	OPT_LEARN_OUT,
 	OPT_BACKEND,
 	OPT_GUEST,
 	OPT_TAP_ADDRS,
@@ -73,6 +75,8 @@ static const struct option longopts[] = {
 	{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
 	{ "dns-deny-reply", required_argument, NULL, OPT_DNS_DENY_REPLY },
 	{ "dns-max-learned", required_argument, NULL, OPT_DNS_MAX_LEARNED },
+	{ "learn-format", required_argument, NULL, OPT_LEARN_FORMAT },
+	{ "learn-out", required_argument, NULL, OPT_LEARN_OUT },
 	{ "backend", required_argument, NULL, OPT_BACKEND },
 	{ "guest", required_argument, NULL, OPT_GUEST },
 	{ "tap-addrs", required_argument, NULL, OPT_TAP_ADDRS },
@@ -266,6 +270,8 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_DNS_GRACE:
 	case OPT_DNS_DENY_REPLY:
 	case OPT_DNS_MAX_LEARNED:
+	case OPT_LEARN_FORMAT:
+	case OPT_LEARN_OUT:
 		if (sbt_egress_option(&o->egress, &o->egress_mode, longopts[idx].name, arg))
 			return SBT_EXIT_USAGE;
 		return -1;
@@ -394,6 +400,10 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	}
 	if (o->no_boot && o->boot_cmd) {
 		sbt_log("--no-boot and --boot-cmd exclude each other");
+		return SBT_EXIT_USAGE;
+	}
+	if (sbt_egress_learn_refused(&o->egress)) {
+		sbt_log_usage("%s", sbt_egress_learn_refused(&o->egress));
 		return SBT_EXIT_USAGE;
 	}
 	if (o->cmd && o->target) {
@@ -534,6 +544,12 @@ int probe_backend_options(struct probe_opts *o, const struct probe_kind *k,
 			return -EINVAL;
 		}
 		o->guest = o->guest_buf;
+	}
+	if (caps->egress_on_tap && o->egress.learn) {
+		sbt_log("--egress learn with --backend %s: the microVM's egress is its tap's, and "
+			"learn mode is for cgroup sandboxes for now; use --backend ns (or podman)",
+			sbt_backend_name(*backend));
+		return -EINVAL;
 	}
 	return caps->egress_on_tap ? tap_options(o) : 0;
 }

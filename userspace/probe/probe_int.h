@@ -310,6 +310,7 @@ struct probe_sink {
 	json_object *allowed_dests; /* owned; each destination once, at most PROBE_MAX_DENIED */
 	json_object
 		*refused_names; /* owned: names the DNS proxy refused, each once, at most as many */
+	json_object *proposal;	/* owned: --egress learn's AllowlistProposed (no envelope), NULL */
 };
 
 void probe_sink_init(struct probe_sink *ps, uint64_t cgroup_id);
@@ -424,7 +425,7 @@ struct probe_ctx {
 
 /* net.c: the build's network, through the allowlist (its comment says how). */
 void probe_net_init(struct probe_net *n);
-/* A rule in the allowlist (and egress not off): the build gets a network through it. */
+/* A rule in the allowlist, or learn mode (and egress not off): the build gets a network. */
 bool probe_net_wanted(const struct probe_opts *o);
 /* A Dockerfile build: its namespace, lo up, the relay when wanted; b->network. 0, or -1 (boot_err). */
 int probe_net_build_ns(struct probe_ctx *p, struct probe_build *b);

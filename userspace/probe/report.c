@@ -346,16 +346,15 @@ static const char *boot_missing(const struct probe_ctx *p, char *buf, size_t len
 	return buf;
 }
 
-/* A microVM's writable space (a tmpfs in its RAM) ran out: the console said ENOSPC. */
+/* A microVM's writable space (a tmpfs in its RAM) ran out: a console line said ENOSPC. */
 static bool vm_space_out(const struct probe_ctx *p, char *buf, size_t len)
 {
-	if (!p->vm_mem_mb ||
-	    !memmem(p->run.con.tail, p->run.con.tail_len, "No space left on device", 23))
+	if (!p->vm_mem_mb || !p->run.con.no_space)
 		return false;
 	snprintf(buf, len,
-		 "the microVM's writable space ran out (No space left on device): the build's "
-		 "writes land in a tmpfs in its RAM (%u MiB, sized from the repo); a build that "
-		 "writes more needs the host's backend (--backend ns) or a smaller install",
+		 "the microVM's writable space ran out (its console said No space left on "
+		 "device): the build's writes land in a tmpfs of at most half its %u MiB of RAM "
+		 "(sized from the repo); a build that writes more needs --backend ns",
 		 p->vm_mem_mb);
 	return true;
 }
@@ -512,13 +511,18 @@ static json_object *egress_json(const struct probe_ctx *p, int mode)
 	const struct probe_sink *ps = &p->sink;
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "mode", json_object_new_string(sbt_egress_mode_name(mode)));
+	/* learn is audit with the proxy and the floor: said as itself (as TraceStarted says it) */
+	json_object_object_add(
+		o, "mode",
+		json_object_new_string(p->o->egress.learn ? "learn" : sbt_egress_mode_name(mode)));
 	json_object_object_add(o, "allowed", json_object_new_uint64(ps->allowed));
 	json_object_object_add(o, "denied", json_object_new_uint64(ps->denied));
 	json_object_object_add(o, "observed", json_object_new_uint64(ps->observed));
 	json_object_object_add(o, "denied_destinations", json_object_get(ps->denied_dests));
 	json_object_object_add(o, "allowed_destinations", json_object_get(ps->allowed_dests));
 	json_object_object_add(o, "refused_names", json_object_get(ps->refused_names));
+	/* --egress learn: the allowlist that would have allowed what ran (AllowlistProposed) */
+	json_object_object_add(o, "proposal", json_object_get(ps->proposal));
 	/* the build's way out (net.c), null where the backend has its own (a microVM's tap) */
 	json_object_object_add(o, "build_network",
 			       p->net.why[0] ? json_object_new_string(p->net.why) : NULL);

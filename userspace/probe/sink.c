@@ -202,6 +202,19 @@ static void take_exec_failed(struct probe_sink *ps, const struct sbt_ev_exec_fai
 		ps->sites_failed = true;
 }
 
+/* --egress learn: the sandbox's proposal, as the event has it but for the envelope. */
+static void take_proposal(struct probe_sink *ps, const struct sbt_event *ev)
+{
+	static const char *const envelope[] = { "event", "ts", "time", "run_id", "sandbox" };
+
+	if (!ev->sandbox || ev->sandbox->cgroup_id != ps->cgroup_id)
+		return;
+	json_object_put(ps->proposal);
+	ps->proposal = sbt_json_allowlist(ev);
+	for (size_t i = 0; ps->proposal && i < sizeof(envelope) / sizeof(envelope[0]); i++)
+		json_object_object_del(ps->proposal, envelope[i]);
+}
+
 static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 {
 	struct probe_sink *ps = (struct probe_sink *)sink;
@@ -232,6 +245,9 @@ static void probe_emit(struct sbt_sink *sink, const struct sbt_event *ev)
 	case SBT_EV_STARTED:
 		take_started(ps, &ev->started);
 		break;
+	case SBT_EV_ALLOWLIST:
+		take_proposal(ps, ev);
+		break;
 	default: /* the other kinds tell the probe nothing */
 		break;
 	}
@@ -258,5 +274,7 @@ void probe_sink_free(struct probe_sink *ps)
 	json_object_put(ps->allowed_dests);
 	json_object_put(ps->refused_names);
 	json_object_put(ps->unidentified);
+	json_object_put(ps->proposal);
 	ps->denied_dests = ps->allowed_dests = ps->refused_names = ps->unidentified = NULL;
+	ps->proposal = NULL;
 }
