@@ -695,7 +695,8 @@ int probe_engine_build_argv(struct sbt_build_plan *plan, const struct probe_buil
 	if (b->dockerfile[0])
 		snprintf(buf, sizeof(buf), "%s", b->dockerfile);
 	else
-		snprintf(buf, sizeof(buf), "%s/%s", context, plan->dockerfile);
+		snprintf(buf, sizeof(buf), "%s%s%s", plan->dockerfile[0] == '/' ? "" : context,
+			 plan->dockerfile[0] == '/' ? "" : "/", plan->dockerfile);
 	ADD(buf);
 	ADD(context); /* a copy of the repo, never the repo (kind_dockerfile.c) */
 #undef ADD

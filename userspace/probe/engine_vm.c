@@ -83,6 +83,8 @@ static int put_dockerfile(struct probe_ctx *p)
 
 	if (p->build.dockerfile[0])
 		snprintf(path, sizeof(path), "%s", p->build.dockerfile);
+	else if (p->build.df.file[0] == '/') /* --file outside the repo */
+		snprintf(path, sizeof(path), "%s", p->build.df.file);
 	else
 		snprintf(path, sizeof(path), "%s/context/%s", p->build.context, p->build.df.file);
 	f = fopen(path, "re");

@@ -193,9 +193,17 @@ static int backend_option(struct probe_opts *o, const char *arg)
 }
 
 /* One option. -1 to go on, else an exit code. */
+static int file_cmd_refused(void)
+{
+	sbt_log("--cmd and --file exclude each other: --file names the Dockerfile to build, --cmd "
+		"replaces the build");
+	return -1;
+}
+
 /*
  * --file PATH: the Dockerfile's path in the repo (as `docker build -f` names
- * one in the context), or an absolute path inside it, normalized into
+ * one in the context), or an absolute path, inside it or not (docker build
+ * -f takes one outside the context too: what --migrate's check builds), into
  * o->file_buf (o->file then points there). 0, or -1 said.
  */
 static int file_in_repo(struct probe_opts *o)
@@ -203,15 +211,18 @@ static int file_in_repo(struct probe_opts *o)
 	const char *f = o->file;
 	size_t rl = strlen(o->repo);
 
-	if (f[0] == '/') {
-		if (strncmp(f, o->repo, rl) != 0 || f[rl] != '/') {
-			sbt_log("--file %s: not inside the repo %s: give the Dockerfile's path in "
-				"the repo (its build context)",
-				f, o->repo);
+	if (f[0] == '/' && (strncmp(f, o->repo, rl) != 0 || f[rl] != '/')) {
+		/* outside the repo, as docker build -f allows: by its real path */
+		if (!realpath(f, o->file_buf) || strlen(o->file_buf) >= 128) {
+			sbt_log("--file %s: %s", f,
+				errno == ENOENT ? "no such file" : "cannot resolve it");
 			return -1;
 		}
-		f += rl + 1;
+		o->file = o->file_buf;
+		return o->cmd ? file_cmd_refused() : 0;
 	}
+	if (f[0] == '/')
+		f += rl + 1;
 	if (!probe_normalize_rel(f, o->file_buf, sizeof(o->file_buf))) {
 		sbt_log("--file %s: %s", o->file,
 			f[0] ? "climbs out of the repo or is too long: give the Dockerfile's path "
@@ -219,13 +230,8 @@ static int file_in_repo(struct probe_opts *o)
 			     : "no file named");
 		return -1;
 	}
-	if (o->cmd) {
-		sbt_log("--cmd and --file exclude each other: --file names the Dockerfile to "
-			"build, --cmd replaces the build");
-		return -1;
-	}
 	o->file = o->file_buf;
-	return 0;
+	return o->cmd ? file_cmd_refused() : 0;
 }
 
 static int option(struct probe_opts *o, int c, int idx, const char *arg)

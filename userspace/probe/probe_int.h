@@ -17,6 +17,7 @@ void probe_err(char *err, size_t errlen, const char *fmt, ...)
  * Open `name` (relative, already normalized) in the repo whose real path is
  * `root`. 1 and *fdp for a regular file, 0 when it is absent or not a regular
  * file, -1 with err set when it cannot be read or resolves outside the repo.
+ * An absolute name (--file outside the repo, the operator's) is opened as it is.
  */
 int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err, size_t errlen);
 /* Read a repo text file (at most PROBE_TEXT_MAX). 1 = read, 0 = absent, -1 = error. */
@@ -98,7 +99,7 @@ struct probe_opts {
 	char repo[PATH_MAX]; /* real path */
 	const char *cmd, *target, *cache_dir, *trace_out, *guest, *tap_addrs;
 	const char *file;   /* --file: the Dockerfile's path in the repo (normalized), or NULL */
-	char file_buf[128]; /* ... where it is kept */
+	char file_buf[PATH_MAX]; /* ... where it is kept (at most 127 bytes of it) */
 	bool no_cache, quiet;
 	struct sbt_sandbox_limits limits; /* --pids-max, --memory-max, --tmpfs-size (0: defaults) */
 	enum sbt_sandbox_backend backend; /* --backend, when backend_given (else auto) */

@@ -33,7 +33,8 @@ void probe_err(char *err, size_t errlen, const char *fmt, ...)
  * Open `name` (relative, already normalized) in the repo whose real path is
  * `root`. Returns 1 and *fdp for a regular file, 0 when it is absent or not a
  * regular file, -1 with err set when it cannot be read or resolves outside
- * the repo.
+ * the repo. An absolute name is the operator's (--file outside the repo) and
+ * opened as it is: no name read from the repo is ever absolute.
  */
 int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err, size_t errlen)
 {
@@ -44,7 +45,9 @@ int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err
 	int fd, n;
 
 	*fdp = -1;
-	n = snprintf(path, sizeof(path), "%s/%s", strcmp(root, "/") ? root : "", name);
+	/* absolute: a file the operator named outside the repo (--file), never a repo's name */
+	n = name[0] == '/' ? snprintf(path, sizeof(path), "%s", name)
+			   : snprintf(path, sizeof(path), "%s/%s", strcmp(root, "/") ? root : "", name);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		probe_err(err, errlen, "%s: path too long", name);
 		return -1;
@@ -60,7 +63,8 @@ int probe_open_repo_file(const char *root, const char *name, int *fdp, char *err
 		free(real); /* the repo itself: a directory */
 		return 0;
 	}
-	inside = strcmp(root, "/") == 0 || (strncmp(real, root, rlen) == 0 && real[rlen] == '/');
+	inside = name[0] == '/' || strcmp(root, "/") == 0 ||
+		 (strncmp(real, root, rlen) == 0 && real[rlen] == '/');
 	if (!inside) {
 		probe_err(err, errlen,
 			  "%s: resolves to %s, outside the repo; refusing to follow it "
