@@ -52,7 +52,7 @@ BPF_PROGS := bench_empty
 SKELS := skel/sbtrace.skel.h $(patsubst %,skel/%.skel.h,$(BPF_PROGS))
 
 # Pure userspace library: no libbpf in sight. Its rooms (README, "Layout"): one word each.
-LIB_ROOMS := lib event exec egress dockerfile trace session cmd sandbox probe
+LIB_ROOMS := lib event exec egress dockerfile trace session cmd sandbox probe migrate
 LIB_SRCS := $(foreach r,$(LIB_ROOMS),$(wildcard userspace/$(r)/*.c))
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS))
 LIB_ASAN_OBJS := $(patsubst %.c,$(ASANOBJ)/%.o,$(LIB_SRCS))

@@ -7,7 +7,7 @@ PKGS="clang llvm bpftool strace libbpf-dev libelf-dev zlib1g-dev libjson-c-dev l
 pkg-config make gcc libc6-dev libseccomp-dev libclang-rt-14-dev jq busybox-static libbpf-tools podman runc
 qemu-system-x86 xz-utils mmdebstrap slirp4netns openssl
 clang-format clang-tidy cppcheck iproute2 procps python3-jsonschema util-linux dnsmasq-base time
-libmicrohttpd-dev libncurses-dev prometheus tmux logrotate curl groff-base"
+libmicrohttpd-dev libncurses-dev prometheus tmux logrotate curl groff-base patch"
 
 missing=""
 for p in $PKGS; do

@@ -37,6 +37,12 @@ seed() {
 		printf 'all:\n\tcd sub && $(MAKE) x\n\t@echo hi > f\n\000FROM a AS b\nRUN echo x\nFROM b\nCMD node s.js\n\000cd sub && make x\necho hi > f\nnode s.js\n' \
 			>"$2/seed-make-docker"
 		;;
+	fuzz_migrate)
+		printf 'FROM node:20 AS b\nWORKDIR /app\nENV A=1\nUSER node\nHEALTHCHECK --interval=1s CMD node h.js\nCMD npm start\n\000npm run serve\000node dist/s.js --x\n' \
+			>"$2/seed-npm-start"
+		printf 'FROM node:20\nWORKDIR /w\nENTRYPOINT ["./e"]\nCMD ["a"]\nRUN echo \\\000\000' \
+			>"$2/seed-continuation"
+		;;
 	fuzz_cgroupfs)
 		printf '%s\n' \
 			'31 22 0:26 / /sys/fs/cgroup ro,nosuid shared:9 - tmpfs tmpfs ro' \

@@ -15,6 +15,7 @@
 
 #include "lib/clock.h"
 #include "kind.h"
+#include "migrate/check.h"
 #include "sarif.h"
 #include "lib/sha256.h"
 #include "lib/log.h"
@@ -78,9 +79,14 @@ static int plan_build(struct probe_ctx *p, struct probe_opts *o, struct sbt_buil
 	for (int i = 0; i < plan->nr_inputs; i++)
 		if (strncmp(plan->inputs[i].name, "image:", 6) == 0 && !plan->inputs[i].sha256[0])
 			p->uncacheable = true; /* --pull: an image the key cannot pin */
-	/* --egress learn observes this run (and writes --learn-out): never answered from a cache */
-	if (o->egress.learn)
+	/* --egress learn observes this run (and writes --learn-out), --migrate checks one: */
+	if (o->egress.learn || o->migrate) /* never answered from a cache */
 		p->uncacheable = true;
+	if (o->migrate && plan->kind != SBT_BUILD_DOCKERFILE) {
+		sbt_log("--migrate rewrites a Dockerfile's final stage; %s has none (a %s build)",
+			o->repo, k->label);
+		return SBT_EXIT_USAGE;
+	}
 	probe_progress(p, "build: %s", plan->why);
 	boot_input(p, plan);
 	if (!p->boot_failed)
@@ -151,18 +157,43 @@ static void summary(const struct probe_ctx *p, const struct probe_verdict *v)
 	probe_progress(p, "verdict: %s", line);
 }
 
+/*
+ * --migrate: the report's migration (migrate/check.h); the exit code --fail-on
+ * makes of it: unsafe when the app tried a shell the new base has not,
+ * inconclusive when it is not verified.
+ */
+static int migrate(const struct probe_ctx *p, const struct sbt_build_plan *plan, json_object *r)
+{
+	bool verified = false, shell_failed = false;
+	json_object *m = NULL;
+
+	if (!p->boot_failed)
+		m = probe_migrate(p, plan, &verified, &shell_failed);
+	json_object_object_add(r, "migration", m);
+	if (m)
+		probe_progress((struct probe_ctx *)p, "migration: %s (%s)",
+			       verified ? "verified" : "not verified",
+			       json_object_get_string(json_object_object_get(m, "why")));
+	if (p->o->fail_on != FAIL_ON_NOTHING && shell_failed)
+		return PROBE_EXIT_UNSAFE;
+	if (p->o->fail_on == FAIL_ON_INCONCLUSIVE && !verified)
+		return PROBE_EXIT_INCONCLUSIVE;
+	return SBT_EXIT_OK;
+}
+
 /* Report, and cache only a confident answer of a repo the key covers. The exit code. */
 static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 {
 	const struct probe_opts *o = p->o;
 	struct probe_verdict v;
 	json_object *r;
-	int ret;
+	int ret, mig_exit;
 
 	if (p->started)
 		sbt_sandbox_limits_read(&p->run); /* else destroy read them last */
 	probe_decide(p, plan, &v);
 	r = probe_report(p, plan, &v);
+	mig_exit = o->migrate ? migrate(p, plan, r) : SBT_EXIT_OK;
 	print_report(o, r);
 	summary(p, &v);
 	if (!o->no_cache && o->cache_dir && !v.reason && p->tree.cacheable && !p->timed_out &&
@@ -170,7 +201,7 @@ static int report(struct probe_ctx *p, const struct sbt_build_plan *plan)
 		probe_progress(p, "could not write the cache entry in %s", o->cache_dir);
 	ret = verdict_exit(o, v.verdict);
 	json_object_put(r);
-	return ret;
+	return ret ? ret : mig_exit;
 }
 
 int sbt_probe_main(int argc, char **argv, sbt_trace_fn trace)

@@ -56,11 +56,17 @@ enum probe_opt {
 	OPT_PULL,
 	OPT_FAIL_ON,
 	OPT_FORMAT,
+	OPT_MIGRATE,
+	OPT_MIGRATE_OUT,
+	OPT_DISTROLESS_BASE,
 };
 
 static const struct option longopts[] = {
 	{ "cmd", required_argument, NULL, OPT_CMD },
 	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "migrate", no_argument, NULL, OPT_MIGRATE },
+	{ "migrate-out", required_argument, NULL, OPT_MIGRATE_OUT },
+	{ "distroless-base", required_argument, NULL, OPT_DISTROLESS_BASE },
 	{ "file", required_argument, NULL, OPT_FILE },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
@@ -246,6 +252,21 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 	case OPT_TARGET:
 		o->target = arg;
 		return -1;
+	case OPT_MIGRATE:
+		o->migrate = true;
+		return -1;
+	case OPT_MIGRATE_OUT:
+		o->migrate_out = arg;
+		return -1;
+	case OPT_DISTROLESS_BASE:
+		if (!arg[0] || strlen(arg) > 200 || strpbrk(arg, " \t\n\r\"'\\")) {
+			sbt_log("--distroless-base '%.64s': give an image reference (no blanks or "
+				"quotes, at most 200 characters)",
+				arg);
+			return SBT_EXIT_USAGE;
+		}
+		o->distroless_base = arg;
+		return -1;
 	case 'f':
 	case OPT_FILE:
 		o->file = arg;
@@ -406,6 +427,10 @@ int probe_options(int argc, char **argv, struct probe_opts *o)
 	}
 	if (o->no_boot && o->boot_cmd) {
 		sbt_log("--no-boot and --boot-cmd exclude each other");
+		return SBT_EXIT_USAGE;
+	}
+	if ((o->migrate_out || o->distroless_base) && !o->migrate) {
+		sbt_log("--migrate-out and --distroless-base need --migrate");
 		return SBT_EXIT_USAGE;
 	}
 	if (sbt_egress_learn_refused(&o->egress)) {

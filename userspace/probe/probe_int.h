@@ -126,6 +126,9 @@ struct probe_opts {
 	/* CI outputs */
 	enum probe_fail_on fail_on;
 	bool sarif;
+	/* --migrate: the distroless migration and its check (userspace/migrate/) */
+	bool migrate;
+	const char *migrate_out, *distroless_base;
 };
 
 #define PROBE_BACKEND_DEFAULT SBT_BACKEND_NS /* --backend auto's, for a build without an engine */

@@ -670,5 +670,6 @@ json_object *probe_report(const struct probe_ctx *p, const struct sbt_build_plan
 	json_object_object_add(r, "visibility", visibility_json(p));
 	json_object_object_add(r, "limits", limits_json(&p->run));
 	json_object_object_add(r, "timings_ms", timings_json(p));
+	json_object_object_add(r, "migration", NULL); /* --migrate's, after the report (main.c) */
 	return r;
 }

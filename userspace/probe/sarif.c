@@ -378,6 +378,47 @@ static const char *location_level(json_object *loc, const struct sarif_ctx *c)
 	return c->confident ? "error" : "warning";
 }
 
+/*
+ * --migrate: the migration as the fix of a result in the final image (the
+ * new final stage inserted at the Dockerfile's end), when it converted
+ * everything; its description says whether the check verified it.
+ */
+static int put_fix(json_object *result, json_object *loc, const struct sarif_ctx *c)
+{
+	json_object *m = get(c->report, "migration"), *fixes, *fix, *changes, *change, *art, *reps,
+		    *rep, *region, *ins;
+	const char *file = get_str(m, "file");
+	char desc[600];
+
+	if (!json_object_is_type(m, json_type_object) || !get_bool(loc, "affects_final_image") ||
+	    !file || json_object_array_length(get(m, "unconverted")) > 0)
+		return 0;
+	snprintf(desc, sizeof(desc), "the final stage on %s, a base without a shell (%s: %s)",
+		 get_str(m, "base") ? get_str(m, "base") : "?",
+		 get_bool(m, "verified") ? "verified" : "not verified",
+		 get_str(m, "why") ? get_str(m, "why") : "");
+	fixes = json_object_new_array();
+	fix = json_object_new_object();
+	changes = json_object_new_array();
+	change = json_object_new_object();
+	art = json_object_new_object();
+	reps = json_object_new_array();
+	rep = json_object_new_object();
+	region = json_object_new_object();
+	ins = json_object_new_object();
+	if (put(result, "fixes", fixes) || append(fixes, fix) ||
+	    put(fix, "description", message(desc)) || put(fix, "artifactChanges", changes) ||
+	    append(changes, change) || put(change, "artifactLocation", art) ||
+	    put_file_uri(art, file[0] == '/' ? "" : c->prefix, file) ||
+	    (file[0] != '/' && put_str(art, "uriBaseId", SBT_SARIF_SRCROOT)) ||
+	    put(change, "replacements", reps) || append(reps, rep) ||
+	    put(rep, "deletedRegion", region) || put_copy(region, "charOffset", m, "append_at") ||
+	    put(region, "charLength", json_object_new_int(0)) || put(rep, "insertedContent", ins) ||
+	    put_copy(ins, "text", m, "appended"))
+		return -ENOMEM;
+	return 0;
+}
+
 static json_object *location_result(json_object *loc, const struct sarif_ctx *c)
 {
 	json_object *r = json_object_new_object();
@@ -391,7 +432,7 @@ static json_object *location_result(json_object *loc, const struct sarif_ctx *c)
 	     put(r, "ruleIndex", json_object_new_int(0)) ||
 	     put_str(r, "level", location_level(loc, c)) || !text ||
 	     put(r, "message", message(text)) || put_locations(r, get(loc, "source"), c) ||
-	     put_location_properties(r, loc, c);
+	     put_location_properties(r, loc, c) || put_fix(r, loc, c);
 	free(text);
 	if (rc) {
 		json_object_put(r);
