@@ -392,14 +392,14 @@ static void add_healthcheck(const struct sbt_migrate_in *in, struct sbt_migratio
 		free(w[0]);
 		w[0] = e;
 	}
-	add(b, "HEALTHCHECK");
+	add(b, "%s", hc->keyword);
 	for (int i = 0; i < hc->nr_flags; i++)
 		add(b, " %s", hc->flags[i]);
 	add(b, " CMD ");
 	add_exec_form(b, w, n);
 	add(b, "\n");
 	if (hc->form != SBT_DF_FORM_EXEC)
-		CHANGED(m, hc->line, "HEALTHCHECK", "its exec form: no sh -c runs it");
+		CHANGED(m, hc->line, hc->keyword, "its exec form: no sh -c runs it");
 	free_words(w, n);
 }
 
@@ -513,10 +513,10 @@ int sbt_migrate(const struct sbt_migrate_in *in, struct sbt_migration *m)
 	if (in->base)
 		m->runtime = runtime_of(in->base) ? runtime_of(in->base) : m->runtime;
 	if (strstr(root_image(in->df, in->target), "distroless"))
-		UNCONVERTED(m, in->df->stages[in->target].line, "FROM",
+		UNCONVERTED(m, in->df->stages[in->target].line, "the base image",
 			    "the final stage is on a distroless base already: nothing to migrate");
 	if (!rt_base) {
-		UNCONVERTED(m, in->df->stages[in->target].line, "FROM",
+		UNCONVERTED(m, in->df->stages[in->target].line, "the base image",
 			    "the runtime of %.120s is not known here (node and python are): give "
 			    "--distroless-base REF",
 			    root_image(in->df, in->target));

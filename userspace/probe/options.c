@@ -240,6 +240,23 @@ static int file_in_repo(struct probe_opts *o)
 	return o->cmd ? file_cmd_refused() : 0;
 }
 
+/* --migrate, --migrate-out FILE, --distroless-base REF. -1 to go on, else an exit code. */
+static int migrate_option(struct probe_opts *o, int c, const char *arg)
+{
+	if (c == OPT_MIGRATE)
+		o->migrate = true;
+	else if (c == OPT_MIGRATE_OUT)
+		o->migrate_out = arg;
+	else if (!arg[0] || strlen(arg) > 200 || strpbrk(arg, " \t\n\r\"'\\")) {
+		sbt_log("--distroless-base '%.64s': give an image reference (no blanks or quotes, "
+			"at most 200 characters)",
+			arg);
+		return SBT_EXIT_USAGE;
+	} else
+		o->distroless_base = arg;
+	return -1;
+}
+
 static int option(struct probe_opts *o, int c, int idx, const char *arg)
 {
 	char *end;
@@ -253,20 +270,9 @@ static int option(struct probe_opts *o, int c, int idx, const char *arg)
 		o->target = arg;
 		return -1;
 	case OPT_MIGRATE:
-		o->migrate = true;
-		return -1;
 	case OPT_MIGRATE_OUT:
-		o->migrate_out = arg;
-		return -1;
 	case OPT_DISTROLESS_BASE:
-		if (!arg[0] || strlen(arg) > 200 || strpbrk(arg, " \t\n\r\"'\\")) {
-			sbt_log("--distroless-base '%.64s': give an image reference (no blanks or "
-				"quotes, at most 200 characters)",
-				arg);
-			return SBT_EXIT_USAGE;
-		}
-		o->distroless_base = arg;
-		return -1;
+		return migrate_option(o, c, arg);
 	case 'f':
 	case OPT_FILE:
 		o->file = arg;
