@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "egress/learn.h"
+#include "lib/io.h"
 #include "egress/policy.h"
 
 static const char *const format_names[SBT_LEARN_FORMATS] = { "sbtrace", "flags", "cilium",
@@ -266,64 +267,20 @@ void sbt_learn_proposal_free(struct sbt_learn_proposal *p)
 
 /* ---- dialects ------------------------------------------------------------------- */
 
-/* A growing string; on ENOMEM it is freed and stays NULL. */
-struct strbuf {
-	char *s;
-	size_t len, cap;
-	bool failed;
-};
-
-static void sb_add(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_add(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->failed)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = (b->len + (size_t)(n < 0 ? 0 : n) + 1) * 2;
-		char *s = n < 0 ? NULL : realloc(b->s, cap);
-
-		if (!s) {
-			free(b->s);
-			b->s = NULL;
-			b->failed = true;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-static char *sb_done(struct strbuf *b)
-{
-	if (!b->failed && !b->s)
-		sb_add(b, "%s", "");
-	return b->s;
-}
-
 #define UNRESOLVED_COMMENT "# never resolved: a hard-coded address"
 
 static char *render_sbtrace(const struct sbt_learn_proposal *p)
 {
-	struct strbuf b = { 0 };
+	struct sbt_strbuf b = { 0 };
 
-	sb_add(&b, "# proposed by sbtrace --egress learn: what ran, allowed (--allowlist FILE)\n");
+	sbt_strbuf_add(
+		&b, "# proposed by sbtrace --egress learn: what ran, allowed (--allowlist FILE)\n");
 	for (size_t i = 0; i < p->n; i++) {
 		if (!p->r[i].resolved)
-			sb_add(&b, UNRESOLVED_COMMENT "\n");
-		sb_add(&b, "%s\n", p->r[i].rule.text);
+			sbt_strbuf_add(&b, UNRESOLVED_COMMENT "\n");
+		sbt_strbuf_add(&b, "%s\n", p->r[i].rule.text);
 	}
-	return sb_done(&b);
+	return sbt_strbuf_done(&b);
 }
 
 /* The rule's text without its keyword: the value of --allow-host / --allow-cidr. */
@@ -337,13 +294,13 @@ static const char *rule_arg(const struct sbt_rule *r)
 /* Shell words: each value single-quoted (names and addresses hold no quote). */
 static char *render_flags(const struct sbt_learn_proposal *p)
 {
-	struct strbuf b = { 0 };
+	struct sbt_strbuf b = { 0 };
 
 	for (size_t i = 0; i < p->n; i++)
-		sb_add(&b, "%s '%s'%s\n",
-		       p->r[i].rule.kind == SBT_RULE_HOST ? "--allow-host" : "--allow-cidr",
-		       rule_arg(&p->r[i].rule), i + 1 < p->n ? " \\" : "");
-	return sb_done(&b);
+		sbt_strbuf_add(&b, "%s '%s'%s\n",
+			       p->r[i].rule.kind == SBT_RULE_HOST ? "--allow-host" : "--allow-cidr",
+			       rule_arg(&p->r[i].rule), i + 1 < p->n ? " \\" : "");
+	return sbt_strbuf_done(&b);
 }
 
 /* A cidr rule's network as ADDR/LEN (IPv4 as written: /32, not /128). */
@@ -467,23 +424,24 @@ static char *render_cilium(const struct sbt_learn_proposal *p, const char *sandb
 /* systemd filters addresses, neither names nor ports: names become comments. */
 static char *render_systemd(const struct sbt_learn_proposal *p)
 {
-	struct strbuf b = { 0 };
+	struct sbt_strbuf b = { 0 };
 
-	sb_add(&b, "# proposed by sbtrace --egress learn; systemd filters addresses only:\n"
-		   "# names and ports are not expressible here\n");
+	sbt_strbuf_add(&b, "# proposed by sbtrace --egress learn; systemd filters addresses only:\n"
+			   "# names and ports are not expressible here\n");
 	for (size_t i = 0; i < p->n; i++)
 		if (p->r[i].resolved)
-			sb_add(&b, "# not expressible: %s\n", p->r[i].rule.text);
-	sb_add(&b, "IPAddressDeny=any\n");
+			sbt_strbuf_add(&b, "# not expressible: %s\n", p->r[i].rule.text);
+	sbt_strbuf_add(&b, "IPAddressDeny=any\n");
 	for (size_t i = 0; i < p->n; i++) {
 		char a[80];
 
 		if (p->r[i].resolved)
 			continue;
 		cidr_text(&p->r[i].rule, a, sizeof(a));
-		sb_add(&b, UNRESOLVED_COMMENT " (%s)\nIPAddressAllow=%s\n", p->r[i].rule.text, a);
+		sbt_strbuf_add(&b, UNRESOLVED_COMMENT " (%s)\nIPAddressAllow=%s\n",
+			       p->r[i].rule.text, a);
 	}
-	return sb_done(&b);
+	return sbt_strbuf_done(&b);
 }
 
 char *sbt_learn_render(const struct sbt_learn_proposal *p, unsigned int f, const char *sandbox)

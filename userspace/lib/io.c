@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -182,4 +183,40 @@ int sbt_write_atomic(const char *path, const void *buf, size_t len, mode_t mode,
 		return sync_dir("/");
 	snprintf(dir, sizeof(dir), "%.*s", (int)dlen, path); /* fits: tmp did */
 	return sync_dir(dir);
+}
+
+void sbt_strbuf_add(struct sbt_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = (b->len + (size_t)(n < 0 ? 0 : n) + 1) * 2;
+		char *s = n < 0 ? NULL : realloc(b->s, cap);
+
+		if (!s) {
+			free(b->s);
+			b->s = NULL;
+			b->failed = true;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+char *sbt_strbuf_done(struct sbt_strbuf *b)
+{
+	if (!b->failed && !b->s)
+		sbt_strbuf_add(b, "%s", "");
+	return b->s;
 }

@@ -2,6 +2,7 @@
 #ifndef SBT_IO_H
 #define SBT_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -41,5 +42,21 @@ char *sbt_read_regular(int dirfd, const char *path, size_t cap, size_t *lenp, in
  */
 int sbt_write_atomic(const char *path, const void *buf, size_t len, mode_t mode,
 		     unsigned int flags);
+
+/*
+ * A growing string, for text made in memory (a report's dialects, a
+ * Dockerfile): printf-appended; on ENOMEM s is freed and stays NULL, and
+ * failed is set (later adds do nothing).
+ */
+struct sbt_strbuf {
+	char *s;
+	size_t len, cap;
+	bool failed;
+};
+
+void sbt_strbuf_add(struct sbt_strbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* The text (never NULL unless it failed: "" for nothing added); the caller frees it. */
+char *sbt_strbuf_done(struct sbt_strbuf *b);
 
 #endif

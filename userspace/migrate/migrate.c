@@ -7,53 +7,22 @@
 #include <string.h>
 
 #include "migrate/migrate.h"
+#include "lib/io.h"
 #include "probe/site.h"
 
 #define WORDS_MAX 64
 #define NPM_DEPTH 4 /* npm run a -> npm run b -> ...: at most this many hops */
 
-/* A growing text. */
-struct buf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
+/* The text being made (lib/io.h's growing string). */
+#define add sbt_strbuf_add
 
-static void add(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = (b->len + (size_t)(n < 0 ? 0 : n) + 1) * 2 + 256;
-		char *s = n < 0 ? NULL : realloc(b->s, cap);
-
-		if (!s) {
-			b->oom = true;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-static void add_bytes(struct buf *b, const char *p, size_t n)
+static void add_bytes(struct sbt_strbuf *b, const char *p, size_t n)
 {
 	add(b, "%.*s", (int)n, p);
 }
 
 /* A word as a JSON string (the exec form's). */
-static void add_json_word(struct buf *b, const char *w)
+static void add_json_word(struct sbt_strbuf *b, const char *w)
 {
 	add(b, "\"");
 	for (const unsigned char *p = (const unsigned char *)w; *p; p++) {
@@ -68,7 +37,7 @@ static void add_json_word(struct buf *b, const char *w)
 }
 
 /* ["a", "b"] */
-static void add_exec_form(struct buf *b, char *const *argv, int argc)
+static void add_exec_form(struct sbt_strbuf *b, char *const *argv, int argc)
 {
 	add(b, "[");
 	for (int i = 0; i < argc; i++) {
@@ -337,10 +306,11 @@ static int start_words(const struct sbt_migrate_in *in, struct sbt_migration *m,
 }
 
 /* The new stage's start lines into b: CMD under the runtime's ENTRYPOINT, else ENTRYPOINT. */
-static void add_start(const struct sbt_migrate_in *in, struct sbt_migration *m, struct buf *b)
+static void add_start(const struct sbt_migrate_in *in, struct sbt_migration *m,
+		      struct sbt_strbuf *b)
 {
 	char *w[WORDS_MAX + 2] = { 0 };
-	struct buf t = { 0 };
+	struct sbt_strbuf t = { 0 };
 	unsigned int line = 0;
 	int n = start_words(in, m, w, &line);
 
@@ -357,7 +327,7 @@ static void add_start(const struct sbt_migrate_in *in, struct sbt_migration *m, 
 		add_exec_form(&t, w, n);
 		add(&t, "\nCMD []");
 	}
-	if (!t.oom) {
+	if (!t.failed) {
 		snprintf(m->start, sizeof(m->start), "%s", t.s);
 		add(b, "%s\n", t.s);
 		CHANGED(m, line, "start", "%s, exec form: no shell starts the app", t.s);
@@ -367,7 +337,8 @@ static void add_start(const struct sbt_migrate_in *in, struct sbt_migration *m, 
 }
 
 /* HEALTHCHECK [flags] CMD [...]: its command's exec form, the runtime by its path. */
-static void add_healthcheck(const struct sbt_migrate_in *in, struct sbt_migration *m, struct buf *b)
+static void add_healthcheck(const struct sbt_migrate_in *in, struct sbt_migration *m,
+			    struct sbt_strbuf *b)
 {
 	const struct sbt_df_instr *hc = sbt_dockerfile_healthcheck(in->df, in->target);
 	char *w[WORDS_MAX + 2] = { 0 };
@@ -386,7 +357,9 @@ static void add_healthcheck(const struct sbt_migrate_in *in, struct sbt_migratio
 
 		if (!e) {
 			free_words(w, n);
-			b->oom = true;
+			free(b->s);
+			b->s = NULL;
+			b->failed = true; /* as lib/io.h's own failure */
 			return;
 		}
 		free(w[0]);
@@ -404,7 +377,7 @@ static void add_healthcheck(const struct sbt_migrate_in *in, struct sbt_migratio
 }
 
 /* Every `keyword` instruction of the chain, as written (ENV, EXPOSE). */
-static void add_each(const struct sbt_migrate_in *in, struct buf *b, const char *keyword)
+static void add_each(const struct sbt_migrate_in *in, struct sbt_strbuf *b, const char *keyword)
 {
 	for (int i = 0; i < in->df->nr_instrs; i++) {
 		const struct sbt_df_instr *x = &in->df->instrs[i];
@@ -422,7 +395,8 @@ static void add_each(const struct sbt_migrate_in *in, struct buf *b, const char 
 }
 
 /* The new final stage. */
-static void add_stage(const struct sbt_migrate_in *in, struct sbt_migration *m, struct buf *b)
+static void add_stage(const struct sbt_migrate_in *in, struct sbt_migration *m,
+		      struct sbt_strbuf *b)
 {
 	const struct sbt_dockerfile *df = in->df;
 	const struct sbt_df_stage *st = &df->stages[in->target];
@@ -499,7 +473,7 @@ static void appended_check(const struct sbt_migrate_in *in, struct sbt_migration
 
 int sbt_migrate(const struct sbt_migrate_in *in, struct sbt_migration *m)
 {
-	struct buf b = { 0 };
+	struct sbt_strbuf b = { 0 };
 	const char *rt_base;
 
 	memset(m, 0, sizeof(*m));
@@ -527,7 +501,7 @@ int sbt_migrate(const struct sbt_migrate_in *in, struct sbt_migration *m)
 	if (in->len && in->text[in->len - 1] != '\n')
 		add(&b, "\n");
 	add_stage(in, m, &b);
-	if (b.oom) {
+	if (b.failed) {
 		free(b.s);
 		return -ENOMEM;
 	}
@@ -570,7 +544,7 @@ char *sbt_migrate_append_diff(const char *file, const char *a, size_t alen, cons
 {
 	enum { CTX = 3, MAXL = 1u << 16 };
 	const char **la = calloc(MAXL, sizeof(*la)), **lb = calloc(MAXL, sizeof(*lb));
-	struct buf d = { 0 };
+	struct sbt_strbuf d = { 0 };
 	size_t na, nb, from, ctx;
 	bool no_nl = alen && a[alen - 1] != '\n';
 
@@ -599,7 +573,7 @@ char *sbt_migrate_append_diff(const char *file, const char *a, size_t alen, cons
 		add(&d, "+%.*s\n", (int)line_len(lb[i], b + blen), lb[i]);
 	free(la);
 	free(lb);
-	if (d.oom) {
+	if (d.failed) {
 		free(d.s);
 		return NULL;
 	}
