@@ -17,13 +17,19 @@
 
 static void test_allowlist(void **state)
 {
-	static const char *const yes[] = {
-		"podman", "/usr/bin/docker",	"npm",	      "make", "node",
-		"ip",	  "qemu-system-x86_64", "slirp4netns"
-	};
+	static const char *const yes[] = { "podman",
+					   "/usr/bin/docker",
+					   "npm",
+					   "make",
+					   "node",
+					   "ip",
+					   "qemu-system-x86_64",
+					   "slirp4netns",
+					   "/usr/local/bin/sbtrace" };
 	static const char *const no[] = {
-		"strace", "/usr/bin/strace", "sh",   "/bin/sh", "bash", "curl", "ltrace", "gdb",
-		"",	  "podman-remote",   "makex"
+		"strace", "/usr/bin/strace", "sh",  "/bin/sh", "bash",
+		"curl",	  "ltrace",	     "gdb", "",	       "podman-remote",
+		"makex",  "sbtrace-shim"
 	};
 
 	(void)state;

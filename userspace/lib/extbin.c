@@ -17,6 +17,7 @@
 static const char *const allowlist[] = {
 	"podman",      "docker", "npm", "make", "node", "ip", "qemu-system-x86_64",
 	"slirp4netns", /* the probe's build network (userspace/probe/net.c) */
+	"sbtrace",     /* itself: the probe's migration check (userspace/migrate/check.c) */
 	NULL
 };
 

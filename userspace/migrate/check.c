@@ -13,16 +13,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "exec/shell.h"
+#include "lib/extbin.h"
 #include "lib/io.h"
 #include "event/envelope.h"
 #include "lib/jsondoc.h"
@@ -30,8 +28,6 @@
 #include "lib/treecopy.h"
 #include "migrate/check.h"
 #include "migrate/migrate.h"
-
-extern char **environ;
 
 #define CHILD_ARGS 160
 #define REPORT_MAX (8u << 20)
@@ -142,13 +138,13 @@ static int write_allowlist(const struct probe_opts *o, const char *dir, char *pa
 	} while (0)
 
 /* The child probe's argv (strings in store, which must outlive it). */
-static void child_argv(const struct probe_ctx *p, const char *file, const char *allowlist,
-		       char **argv, char store[][300])
+static void child_argv(const struct probe_ctx *p, const char *self, const char *file,
+		       const char *allowlist, char **argv, char store[][300])
 {
 	const struct probe_opts *o = p->o;
 	int n = 0, s = 0;
 
-	ARG("/proc/self/exe");
+	ARG(self);
 	ARG("probe");
 	ARG("--no-cache");
 	ARG("--file");
@@ -195,58 +191,26 @@ static void child_argv(const struct probe_ctx *p, const char *file, const char *
 	argv[n] = NULL;
 }
 
-/* Run the child probe; its report (stdout) parsed into *out. 0, or -1 with why. */
+/* Run the child probe (lib/extbin.c's runner); its report (stdout) parsed into *out. 0 or -1. */
 static int run_child(char **argv, json_object **out, char *why, size_t len)
 {
-	posix_spawn_file_actions_t fa;
-	int fds[2], st = 0;
-	size_t used = 0, cap = 1u << 16;
-	char *buf = malloc(cap);
+	struct sbt_run_io io = { .out_len = REPORT_MAX };
 	const char *perr;
-	pid_t pid;
-	ssize_t r;
+	int st = 0, rc;
 
 	*out = NULL;
-	if (!buf || pipe2(fds, O_CLOEXEC)) {
-		free(buf);
-		snprintf(why, len, "cannot start the check: %s", strerror(errno));
+	io.out = malloc(io.out_len);
+	if (!io.out) {
+		snprintf(why, len, "cannot start the check: out of memory");
 		return -1;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ)) {
-		posix_spawn_file_actions_destroy(&fa);
-		close(fds[0]);
-		close(fds[1]);
-		free(buf);
-		snprintf(why, len, "cannot start the check's probe: %s", strerror(errno));
-		return -1;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	while ((r = read(fds[0], buf + used, cap - used - 1)) > 0 || (r < 0 && errno == EINTR)) {
-		if (r < 0)
-			continue;
-		used += (size_t)r;
-		if (used + 1 >= cap && cap < REPORT_MAX) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		if (used + 1 >= cap)
-			break;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	*out = used ? sbt_json_parse_doc(buf, used, &perr) : NULL;
-	free(buf);
+	rc = sbt_run(argv, &io, &st);
+	if (rc == 0 && io.out[0])
+		*out = sbt_json_parse_doc(io.out, strlen(io.out), &perr);
+	free(io.out);
 	if (!*out) {
-		snprintf(why, len, "the check's probe gave no report (exit %d)",
-			 WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		snprintf(why, len, "the check's probe gave no report (%s %d)",
+			 rc ? "error" : "exit", rc ? rc : sbt_exit_code(st));
 		return -1;
 	}
 	return 0;
@@ -266,7 +230,7 @@ static const char *str_at(json_object *o, const char *k1, const char *k2)
 /*
  * The check's failed execs (its locations with `failed` set: a shell the
  * image has not), each with what it tells: "node server.js -> sh: the app
- * needs /bin/sh (child_process.exec, system())".
+ * needs /bin/sh (child_process.exec, libc's system)".
  */
 static json_object *failed_execs(json_object *child, uint64_t *shells)
 {
@@ -287,7 +251,7 @@ static json_object *failed_execs(json_object *child, uint64_t *shells)
 		}
 		snprintf(tells, sizeof(tells),
 			 "%s%s%s: the app tries %s (%s) at %s, and the base has none: an exec of "
-			 "a shell (child_process.exec, system(), a #! script) must become an "
+			 "a shell (child_process.exec, libc's system, a #! script) must become an "
 			 "exec of the program itself",
 			 chain ? chain : "", chain ? " -> " : "", sh ? sh : "a shell",
 			 file ? file : "?", failed,
@@ -360,12 +324,14 @@ static json_object *verification(json_object *child, bool *verified, json_object
 static void check(const struct probe_ctx *p, const struct sbt_migration *m, json_object *out,
 		  bool *verified)
 {
-	char dir[96], file[128], allow[128], why[400], store[48][300];
+	char dir[96], file[128], allow[128], why[400], store[48][300], self[PATH_MAX];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *argv[CHILD_ARGS];
 	json_object *child = NULL, *fails = NULL, *ver = NULL;
 	int e;
 
 	*verified = false;
+	self[sl > 0 ? sl : 0] = '\0'; /* this sbtrace (its basename is on lib/extbin.c's list) */
 	e = write_dockerfile(m->dockerfile, dir, sizeof(dir), file, sizeof(file));
 	if (!e)
 		e = write_allowlist(p->o, dir, allow, sizeof(allow));
@@ -373,7 +339,7 @@ static void check(const struct probe_ctx *p, const struct sbt_migration *m, json
 		snprintf(why, sizeof(why), "cannot write the migrated Dockerfile: %s",
 			 strerror(-e));
 	} else {
-		child_argv(p, file, allow, argv, store);
+		child_argv(p, self, file, allow, argv, store);
 		probe_progress((struct probe_ctx *)p,
 			       "migration: building and booting it on %s under trace", m->base);
 		if (run_child(argv, &child, why, sizeof(why)) == 0)
