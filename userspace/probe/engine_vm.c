@@ -328,8 +328,6 @@ static int put_script(struct probe_ctx *p, struct sbt_build_plan *plan)
 		      "'additionalimagestores = [\"" VM_WS
 		      "/store\"]' >> /etc/containers/storage.conf\n",
 		      f);
-	for (int i = 0; plan->argv[i]; i++)
-		probe_vm_word(f, plan->argv[i]);
 	fputs("t0=$(ms)\n", f);
 	for (int i = 0; plan->argv[i]; i++)
 		probe_vm_word(f, plan->argv[i]);
