@@ -206,6 +206,12 @@ int sbt_dockerfile_images(const struct sbt_dockerfile *df, int target, enum sbt_
  * NULL when both come from the base image.
  */
 const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df, int stage);
+/*
+ * The stage's last `keyword` instruction (upper-case: "WORKDIR", "USER",
+ * "CMD" ...), else that of the stages it is built FROM: what it inherits; NULL.
+ */
+const struct sbt_df_instr *sbt_dockerfile_inherited(const struct sbt_dockerfile *df, int stage,
+						    const char *keyword);
 /* Its ENTRYPOINT (own or inherited from its FROM stages); NULL when it is the base image's. */
 const struct sbt_df_instr *sbt_dockerfile_entrypoint(const struct sbt_dockerfile *df, int stage);
 /* The keyword of the entrypoint instruction, for a base image's (no instruction here). */

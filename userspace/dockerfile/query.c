@@ -243,9 +243,8 @@ void sbt_dockerfile_run_fix(const struct sbt_dockerfile *df, const struct sbt_df
 		 file, in->line, what, name, name, needs);
 }
 
-/* The stage's last `keyword` instruction, else its FROM stages' (what it inherits). */
-static const struct sbt_df_instr *inherited(const struct sbt_dockerfile *df, int stage,
-					    const char *keyword)
+const struct sbt_df_instr *sbt_dockerfile_inherited(const struct sbt_dockerfile *df, int stage,
+						    const char *keyword)
 {
 	for (int i = stage, hops = 0; i >= 0 && i < df->nr_stages && hops <= df->nr_stages;
 	     hops++) {
@@ -261,14 +260,14 @@ static const struct sbt_df_instr *inherited(const struct sbt_dockerfile *df, int
 
 const struct sbt_df_instr *sbt_dockerfile_start(const struct sbt_dockerfile *df, int stage)
 {
-	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[2]);
+	const struct sbt_df_instr *in = sbt_dockerfile_inherited(df, stage, command_keywords[2]);
 
-	return in ? in : inherited(df, stage, command_keywords[1]);
+	return in ? in : sbt_dockerfile_inherited(df, stage, command_keywords[1]);
 }
 
 const struct sbt_df_instr *sbt_dockerfile_entrypoint(const struct sbt_dockerfile *df, int stage)
 {
-	return inherited(df, stage, command_keywords[2]);
+	return sbt_dockerfile_inherited(df, stage, command_keywords[2]);
 }
 
 const char *sbt_df_entrypoint_keyword(void)
@@ -278,7 +277,7 @@ const char *sbt_df_entrypoint_keyword(void)
 
 const struct sbt_df_instr *sbt_dockerfile_healthcheck(const struct sbt_dockerfile *df, int stage)
 {
-	const struct sbt_df_instr *in = inherited(df, stage, command_keywords[3]);
+	const struct sbt_df_instr *in = sbt_dockerfile_inherited(df, stage, command_keywords[3]);
 
 	return in && in->form != SBT_DF_FORM_HEALTH_NONE && in->form != SBT_DF_FORM_NONE ? in
 											 : NULL;

@@ -88,19 +88,6 @@ static bool in_chain(const struct sbt_dockerfile *df, int target, int s)
 	return false;
 }
 
-/* The last `keyword` instruction of the target's chain (its own wins: it comes later). */
-static const struct sbt_df_instr *chain_last(const struct sbt_dockerfile *df, int target,
-					     const char *keyword)
-{
-	const struct sbt_df_instr *last = NULL;
-
-	for (int i = 0; i < df->nr_instrs; i++)
-		if (df->instrs[i].stage >= 0 && strcmp(df->instrs[i].keyword, keyword) == 0 &&
-		    in_chain(df, target, df->instrs[i].stage))
-			last = &df->instrs[i];
-	return last;
-}
-
 /* The image the target's chain starts FROM ("" for scratch). */
 static const char *root_image(const struct sbt_dockerfile *df, int target)
 {
@@ -265,7 +252,7 @@ static int start_words(const struct sbt_migrate_in *in, struct sbt_migration *m,
 		       unsigned int *line)
 {
 	const struct sbt_df_instr *ep = sbt_dockerfile_entrypoint(in->df, in->target),
-				  *cmd = chain_last(in->df, in->target, "CMD");
+				  *cmd = sbt_dockerfile_inherited(in->df, in->target, "CMD");
 	char what[200];
 	int n = 0, k;
 
@@ -400,8 +387,8 @@ static void add_stage(const struct sbt_migrate_in *in, struct sbt_migration *m,
 {
 	const struct sbt_dockerfile *df = in->df;
 	const struct sbt_df_stage *st = &df->stages[in->target];
-	const struct sbt_df_instr *wd = chain_last(df, in->target, "WORKDIR"),
-				  *user = chain_last(df, in->target, "USER");
+	const struct sbt_df_instr *wd = sbt_dockerfile_inherited(df, in->target, "WORKDIR"),
+				  *user = sbt_dockerfile_inherited(df, in->target, "USER");
 	char from[72];
 
 	if (st->name[0])
