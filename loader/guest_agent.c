@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
+#include <sys/ioctl.h>
 #include <sys/utsname.h>
+#include <linux/random.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -41,6 +44,7 @@ struct gagent {
 	uint64_t records, start_ms;
 	int err;      /* the first write error, -errno */
 	int stats_fd; /* --bpf-stats: the kernel's run-time accounting held on, -1 */
+	bool drop;    /* --resume-fd: records of the saved boot are not this guest's */
 };
 
 /* One frame, whole (a port may take it in parts), or g->err. */
@@ -65,6 +69,8 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct gagent *g = ctx;
 
+	if (g->drop)
+		return 0;
 	if (size > SBT_GS_PAYLOAD_MAX || send_frame(g, SBT_GS_RECORD, data, (uint32_t)size))
 		return -1; /* stops the drain: the error ends the agent */
 	g->records++;
@@ -113,15 +119,78 @@ static int send_hello(struct gagent *g)
 	return send_frame(g, SBT_GS_HELLO, &h, sizeof(h));
 }
 
-static void say_ready(int fd)
+/* One line to the init; the fd closed unless `keep`. */
+static void say_ready(int fd, const char *line, bool keep)
 {
-	static const char line[] = "attached\n";
+	size_t n = strlen(line);
 
 	if (fd < 0)
 		return;
-	if (write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1))
+	if (write(fd, line, n) != (ssize_t)n)
 		sbt_log("--ready-fd %d: %s", fd, strerror(errno));
+	if (!keep)
+		close(fd);
+}
+
+/*
+ * --resume-fd: the guest was saved after "attached" and may be one of many
+ * restored from that state. Wait for the host's "go" (sbtrace-shim writes it
+ * to the guest's control port when the restored guest asks; the init passes
+ * it on), then make this guest its own: the clock to the host's time, the
+ * host's randomness into the kernel's pool and the RNG reseeded from it (a
+ * restored guest's RNG state is the saved one's, shared by every guest
+ * restored from it). Events of the wait are the saved boot's: dropped. An
+ * exit code.
+ */
+static int resume(struct gagent *g)
+{
+	struct {
+		struct rand_pool_info info;
+		uint8_t buf[SBT_GUEST_SEED_LEN];
+	} pool;
+	struct sbt_guest_resume r;
+	struct timespec ts;
+	char line[128];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	while (len < sizeof(line) - 1) {
+		n = read(g->o->resume_fd, line + len, 1);
+		if (n < 0 && errno == EINTR && !sbt_stop_signal)
+			continue;
+		if (n <= 0)
+			break;
+		if (line[len++] == '\n')
+			break;
+	}
+	close(g->o->resume_fd);
+	if (sbt_guest_resume_parse(line, len, &r)) {
+		sbt_log("--resume-fd: no 'go EPOCH_NS SEED' line (%zu bytes)", len);
+		return SBT_EXIT_USAGE;
+	}
+	ts.tv_sec = (time_t)(r.epoch_ns / 1000000000ull);
+	ts.tv_nsec = (long)(r.epoch_ns % 1000000000ull);
+	if (clock_settime(CLOCK_REALTIME, &ts)) {
+		sbt_log("--resume-fd: setting the clock: %s", strerror(errno));
+		return SBT_EXIT_RUNTIME;
+	}
+	pool.info.entropy_count = 8 * SBT_GUEST_SEED_LEN;
+	pool.info.buf_size = SBT_GUEST_SEED_LEN;
+	memcpy(pool.buf, r.seed, sizeof(pool.buf));
+	fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &pool) || ioctl(fd, RNDRESEEDCRNG)) {
+		sbt_log("--resume-fd: reseeding the RNG: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return SBT_EXIT_RUNTIME;
+	}
 	close(fd);
+	memset(&pool, 0, sizeof(pool));
+	g->drop = true; /* (none expected: nothing runs in the cgroup yet) */
+	ring_buffer__consume(g->rb);
+	g->drop = false;
+	return SBT_EXIT_OK;
 }
 
 /* Attach and register: an exit code. */
@@ -209,9 +278,13 @@ int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 			sbt_log("--bpf-stats: %s (no figures sent)", strerror(errno));
 	}
 	ret = attach(&g);
+	if (ret == SBT_EXIT_OK && o->resume_fd >= 0) {
+		say_ready(o->ready_fd, "attached\n", true);
+		ret = resume(&g);
+	}
 	g.start_ms = sbt_mono_ms();
 	if (ret == SBT_EXIT_OK && send_hello(&g) == 0) {
-		say_ready(o->ready_fd);
+		say_ready(o->ready_fd, o->resume_fd >= 0 ? "resumed\n" : "attached\n", false);
 		ret = stream(&g);
 	} else if (ret == SBT_EXIT_OK) {
 		sbt_log("writing to %s: %s", o->port, strerror(-g.err));

@@ -12,7 +12,15 @@
 #include "cmd/trace_cmd.h"
 #include "help/sbtrace-guest-agent.h"
 
-enum { OPT_PORT = 256, OPT_CGROUP, OPT_OWN_CGROUP, OPT_READY_FD, OPT_HEARTBEAT, OPT_BPF_STATS };
+enum {
+	OPT_PORT = 256,
+	OPT_CGROUP,
+	OPT_OWN_CGROUP,
+	OPT_READY_FD,
+	OPT_HEARTBEAT,
+	OPT_BPF_STATS,
+	OPT_RESUME_FD
+};
 
 static const struct option longopts[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
@@ -21,6 +29,7 @@ static const struct option longopts[] = {
 	{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 	{ "heartbeat-ms", required_argument, NULL, OPT_HEARTBEAT },
 	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
+	{ "resume-fd", required_argument, NULL, OPT_RESUME_FD },
 	{ "exec-hook", required_argument, NULL, SBT_OPT_EXEC_HOOK },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -55,6 +64,7 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 	o->exec.ringbuf_bytes = 1u << 20;
 	o->exec.poll_ms = 0;
 	o->ready_fd = -1;
+	o->resume_fd = -1;
 	o->hb_ms = SBT_GUEST_HB_DEFAULT_MS;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -73,6 +83,12 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 				return usage_error("--ready-fd '%s': give a descriptor 0..1023",
 						   optarg);
 			o->ready_fd = (int)v;
+			break;
+		case OPT_RESUME_FD:
+			if (parse_num(optarg, 0, 1023, &v))
+				return usage_error("--resume-fd '%s': give a descriptor 0..1023",
+						   optarg);
+			o->resume_fd = (int)v;
 			break;
 		case OPT_HEARTBEAT:
 			if (parse_num(optarg, 50, 10000, &v))
@@ -102,7 +118,47 @@ int sbt_guest_agent_args_parse(int argc, char **argv, struct sbt_guest_agent_opt
 		return usage_error("%s", "--port is required");
 	if (!o->cgroup || !o->cgroup[0])
 		return usage_error("%s", "--cgroup is required");
+	if (o->resume_fd >= 0 && o->ready_fd < 0)
+		return usage_error("%s", "--resume-fd needs --ready-fd");
 	return -1;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int sbt_guest_resume_parse(const char *line, size_t len, struct sbt_guest_resume *r)
+{
+	const char *p = line, *end = line + len;
+	uint64_t ns = 0;
+	int digits = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (len && end[-1] == '\n')
+		end--;
+	if (end - p < 3 || memcmp(p, "go ", 3) != 0)
+		return -EINVAL;
+	for (p += 3; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		if (digits == 19)
+			return -ERANGE; /* ns since 1970 have 19 digits until 2286 */
+		ns = ns * 10 + (uint64_t)(*p - '0');
+	}
+	if (!digits || p == end || *p != ' ' || end - ++p != 2 * SBT_GUEST_SEED_LEN)
+		return -EINVAL;
+	for (size_t i = 0; i < SBT_GUEST_SEED_LEN; i++) {
+		int hi = hexval(p[2 * i]), lo = hexval(p[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		r->seed[i] = (uint8_t)(hi << 4 | lo);
+	}
+	r->epoch_ns = ns;
+	return 0;
 }
 
 int sbt_guest_agent_main(int argc, char **argv, sbt_guest_agent_fn run)

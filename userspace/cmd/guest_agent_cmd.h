@@ -26,10 +26,26 @@ struct sbt_guest_agent_opts {
 	 * (an engine's containers).
 	 */
 	const char *own_cgroup;
-	int ready_fd;	/* "attached\n" here once HELLO is sent; -1: none */
+	int ready_fd; /* "attached\n" here once HELLO is sent; -1: none */
+	/*
+	 * A guest restored from a saved state (the qemu backend's boot:
+	 * restored): after "attached\n" on ready_fd, wait on this fd for the
+	 * host's "go EPOCH_NS SEED" (sbt_guest_resume_parse), set the clock,
+	 * reseed the kernel's RNG, then send HELLO and "resumed\n". -1: none.
+	 */
+	int resume_fd;
 	uint32_t hb_ms; /* heartbeat interval */
 	bool bpf_stats; /* turn the kernel's BPF run-time accounting on; report it */
 };
+
+/* The host's word to a restored guest: the time and fresh randomness. */
+#define SBT_GUEST_SEED_LEN 32
+struct sbt_guest_resume {
+	uint64_t epoch_ns; /* CLOCK_REALTIME, ns */
+	uint8_t seed[SBT_GUEST_SEED_LEN];
+};
+/* "go <epoch ns, decimal> <64 lower-case hex digits>", a newline at the end allowed: 0 or -EINVAL/-ERANGE. */
+int sbt_guest_resume_parse(const char *line, size_t len, struct sbt_guest_resume *r);
 
 typedef int (*sbt_guest_agent_fn)(const struct sbt_guest_agent_opts *opts);
 

@@ -498,3 +498,46 @@ int sbt_guest_archive_script(int fd, const char *script, const char *nonce, cons
 		snprintf(err, errlen, "writing the VM's archive: %s", strerror(-ret));
 	return ret;
 }
+
+int sbt_guest_archive_ctl(int fd, const char *script, const char *nonce, const char *cmdline,
+			  uint64_t max_bytes, char *err, size_t errlen)
+{
+	size_t slen = strlen(script);
+	struct sbt_cpio c;
+	int ret;
+
+	if (!slen || slen > SBT_CPIO_SCRIPT_MAX) {
+		if (err && errlen)
+			snprintf(err, errlen, "the workload's script %s",
+				 slen ? "is longer than 256 KiB" : "is empty");
+		return slen ? -ENAMETOOLONG : -EINVAL;
+	}
+	sbt_cpio_init(&c, fd, max_bytes);
+	sbt_cpio_dir(&c, "sbt", 0755, 0);
+	sbt_cpio_file(&c, "sbt/run", 0755, 0, script, slen);
+	sbt_cpio_file(&c, "sbt/nonce", 0600, 0, nonce, strlen(nonce));
+	sbt_cpio_file(&c, "sbt/cmdline", 0600, 0, cmdline, strlen(cmdline));
+	ret = sbt_cpio_finish(&c); /* the first error of any entry */
+	if (ret && err && errlen)
+		snprintf(err, errlen, "writing the VM's control archive: %s", strerror(-ret));
+	return ret;
+}
+
+int sbt_guest_archive_agent(int fd, const char *agent, char *err, size_t errlen)
+{
+	struct sbt_cpio c;
+	int ret;
+
+	sbt_cpio_init(&c, fd, UINT32_MAX);
+	ret = sbt_cpio_dir(&c, "sbt", 0755, 0);
+	if (!ret)
+		ret = archive_agent(&c, agent, err, errlen);
+	else if (err && errlen)
+		snprintf(err, errlen, "writing the VM's archive: %s", strerror(-ret));
+	if (ret)
+		return ret;
+	ret = sbt_cpio_finish(&c);
+	if (ret && err && errlen)
+		snprintf(err, errlen, "writing the VM's archive: %s", strerror(-ret));
+	return ret;
+}

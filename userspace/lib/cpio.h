@@ -85,5 +85,15 @@ int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const ch
  */
 int sbt_guest_archive_script(int fd, const char *script, const char *nonce, const char *workspace,
 			     const char *agent, uint64_t max_bytes, char *err, size_t errlen);
+/*
+ * A restored guest's (the qemu backend's saved boot): what the host sends
+ * down its control port, as one archive: sbt/run (the script), sbt/nonce and
+ * sbt/cmdline (the init's sbt.* words, which a cold boot has on the kernel
+ * command line), both 0600. 0 or -errno with err filled.
+ */
+int sbt_guest_archive_ctl(int fd, const char *script, const char *nonce, const char *cmdline,
+			  uint64_t max_bytes, char *err, size_t errlen);
+/* The saved boot's own second archive: sbt/ and sbt/sbtrace (agent) alone. */
+int sbt_guest_archive_agent(int fd, const char *agent, char *err, size_t errlen);
 
 #endif

@@ -118,3 +118,14 @@ const char *sbt_vm_accel_pick(enum sbt_vm_accel req, const struct sbt_kvm_probe 
 		return "kvm";
 	return req == SBT_VM_ACCEL_KVM ? NULL : "tcg";
 }
+
+int sbt_vm_boot_parse(const char *s, enum sbt_vm_boot *out)
+{
+	if (s && strcmp(s, "auto") == 0)
+		*out = SBT_VM_BOOT_AUTO;
+	else if (s && strcmp(s, "cold") == 0)
+		*out = SBT_VM_BOOT_COLD;
+	else
+		return -EINVAL;
+	return 0;
+}

@@ -140,6 +140,16 @@ pid_t sbx_raw_clone(uint64_t flags, int cgroup_fd)
 	return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
 }
 
+void sbx_ready(struct sbx_child *c)
+{
+	char b = READY_OK;
+
+	if (write(c->ready_w, &b, 1) != 1)
+		_exit(126);
+	close(c->go_r);
+	close(c->ready_w);
+}
+
 void sbx_ready_then_wait_go(struct sbx_child *c)
 {
 	char b = READY_OK;

@@ -14,6 +14,10 @@
 
 #define READY_LINE "SBT-GUEST-READY"
 #define EXIT_LINE  "SBT-GUEST-EXIT "
+/* A saved boot's init (qemu_snap.c): at the hold (without an agent: nothing to save), and its clock. */
+#define HOLD_LINE	 "SBT-GUEST-HOLD"
+#define HOLD_NOSAVE_LINE "SBT-GUEST-HOLD-NOSAVE"
+#define CLOCK_LINE	 "SBT-GUEST-CLOCK"
 /* The init's word that the guest's execs will not be visible: said on stderr too. */
 #define AGENT_FAILED "sbt-guest: guest agent failed: "
 
@@ -123,6 +127,16 @@ static bool con_marked(struct sbt_vm_console *con, const char *l, size_t n)
 	return true;
 }
 
+/* l (n bytes, a CR at its end tolerated) is exactly the marker m. */
+static bool is_line(const char *l, size_t n, const char *m)
+{
+	size_t k = strlen(m);
+
+	if (n == k + 1 && l[k] == '\r')
+		n--;
+	return n == k && memcmp(l, m, k) == 0;
+}
+
 /* One line (without its newline; `complete`: it had one). */
 static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 {
@@ -131,7 +145,8 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 	int code;
 
 	if (memmem(l, n, "No space left on device", 23))
-		con->no_space = true; /* whoever said it: the caller names it as what the console said */
+		con->no_space =
+			true; /* whoever said it: the caller names it as what the console said */
 	switch (con->phase) {
 	case SBT_VM_BOOTING:
 		if (complete && (n == sizeof(READY_LINE) - 1 || n == sizeof(READY_LINE)) &&
@@ -141,6 +156,14 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 			con->ready_ns = sbt_clock_ns(CLOCK_MONOTONIC);
 			con->pending_nl = false;
 			con->mid_line = false;
+			break;
+		}
+		if (complete && (is_line(l, n, HOLD_LINE) || is_line(l, n, HOLD_NOSAVE_LINE))) {
+			con->hold = is_line(l, n, HOLD_LINE) ? 1 : 2;
+			break;
+		}
+		if (complete && is_line(l, n, CLOCK_LINE)) {
+			con->clock_asked = true;
 			break;
 		}
 		if (n >= sizeof(AGENT_FAILED) - 1 &&
@@ -216,6 +239,8 @@ long sbt_sandbox_console(struct sbt_sandbox_run *run, int out_fd)
 		return 0;
 	}
 	sbt_vm_console_feed(&run->con, buf, (size_t)n, out_fd);
+	if (run->con.hold || run->con.clock_asked)
+		sbx_vm_snap_console(run); /* the guest waits for the host's answer */
 	return (long)n;
 }
 

@@ -99,6 +99,41 @@ struct sbt_backend_ops {
 	void (*gc_orphans)(const char *state_dir, bool verbose);
 };
 
+/* ---- qemu_snap.c: the saved boot (qemu.c's) ---- */
+enum sbx_snap_mode { SBX_SNAP_NONE = 0, SBX_SNAP_SAVE, SBX_SNAP_RESTORE };
+/* What the saved guest depends on, besides the files it names. */
+struct sbx_vm_snap_in {
+	const struct sbt_sandbox_spec *spec;
+	const char *agent;		    /* the host's sbtrace for the guest, "" without */
+	const char *qemu, *machine, *accel; /* the binary's name, -M, -accel */
+	const char *append;		    /* the kernel command line (no run's words) */
+	const char *devices;		    /* the device set, as a word */
+	unsigned int mem_mb;
+	bool alt, ws, bpf_stats;
+};
+struct sbx_vm_snap {
+	enum sbx_snap_mode mode;
+	char kernel[PATH_MAX], base[PATH_MAX]; /* the guest's vmlinux and base initramfs */
+	char initrd[PATH_MAX];		       /* guest_dir/snap/KEY.initrd */
+	char state[PATH_MAX];		       /* guest_dir/snap/KEY.state */
+	int state_fd; /* restore: the state, read; save: an O_TMPFILE beside it; -1 */
+};
+/*
+ * Restore, save or neither (mode NONE: why says why not; SAVE: why says
+ * so too): never an error, as a cold boot is always the fallback.
+ */
+int sbx_vm_snap_plan(const struct sbx_vm_snap_in *in, struct sbx_vm_snap *sn, char *why,
+		     size_t whylen);
+/* KEY.initrd, unless it exists: 0 or -errno with err. */
+int sbx_vm_snap_initrd(const struct sbx_vm_snap *sn, const char *agent, char *err, size_t errlen);
+/* After the clone of a restoring qemu: its state loaded (0), else run->boot_why, restore_failed. */
+int sbx_vm_snap_loaded(struct sbt_sandbox_run *run, char *err, size_t errlen);
+/* The release of a restored guest: cont, then its control archive. */
+int sbx_vm_snap_go(struct sbt_sandbox_run *run);
+/* The console said SBT-GUEST-HOLD or SBT-GUEST-CLOCK (run->con): save, send, answer. */
+void sbx_vm_snap_console(struct sbt_sandbox_run *run);
+void sbx_vm_snap_close(struct sbt_sandbox_run *run);
+
 /* ---- backend.c: the table, one row per enum sbt_sandbox_backend ---- */
 /* The backend's operations; NULL for a value out of range. */
 const struct sbt_backend_ops *sbx_backend(enum sbt_sandbox_backend b);
@@ -165,6 +200,8 @@ void sbx_close_fds_except(int *keep, int n);
 pid_t sbx_raw_clone(uint64_t flags, int cgroup_fd);
 /* Tell the caller the set-up is done, then block until it says go (EOF: it is gone). */
 void sbx_ready_then_wait_go(struct sbx_child *c);
+/* Only the ready report: the backend is released another way (qemu_snap.c). */
+void sbx_ready(struct sbx_child *c);
 /* The workload's seccomp filter (seccomp.c); exit 127 with a message when it cannot be. */
 void sbx_child_seccomp(const struct sbx_child *c);
 /* Exec argv with c->envp as its environment; exit 127 with a message when it fails. */

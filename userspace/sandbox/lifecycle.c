@@ -37,6 +37,7 @@
 #include "lib/cgroupfs.h"
 #include "lib/clock.h"
 #include "internal.h"
+#include "lib/log.h"
 #include "sandbox/pins.h"
 
 /* ---- checks ------------------------------------------------------------- */
@@ -143,6 +144,7 @@ static void run_reset(struct sbt_sandbox_run *run)
 	run->go_fd = -1;
 	run->ready_fd = -1;
 	run->console_fd = -1;
+	run->vm_ctl_fd = run->vm_mon_fd = run->vm_snap_fd = -1;
 	run->phase_fd = -1;
 	run->workspace_written = -1;
 	run->relay_w[0] = run->relay_w[1] = -1;
@@ -338,6 +340,17 @@ int sbt_sandbox_start(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		ret = sbx_limits_prepare(spec, run, err, errlen);
 	if (!ret)
 		ret = start_child(ops, spec, run, sdir, cgfd, err, errlen);
+	if (ret && run->vm_restore_failed) {
+		/* a restore that failed before the release (qemu_snap.c): boot cold instead */
+		char why[sizeof(run->boot_why)];
+
+		snprintf(why, sizeof(why), "%s", run->boot_why);
+		sbt_log("sandbox %s: %s; booting cold", spec->name, why);
+		s.vm_boot = SBT_VM_BOOT_COLD;
+		run->vm_restore_failed = false;
+		ret = start_child(ops, spec, run, sdir, cgfd, err, errlen);
+		snprintf(run->boot_why, sizeof(run->boot_why), "%s", why);
+	}
 	if (cgfd >= 0) {
 		close(cgfd);
 		if (ret)
@@ -394,6 +407,8 @@ int sbt_sandbox_go(struct sbt_sandbox_run *run)
 	ssize_t n;
 	int ret = 0;
 
+	if (run->vm_restored) /* qemu waits, paused, for its monitor's cont (qemu_snap.c) */
+		return sbx_vm_snap_go(run);
 	if (run->go_fd < 0)
 		return -EBADF;
 	/* The init may be gone: EPIPE, without SIGPIPE killing the caller. */

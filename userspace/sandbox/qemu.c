@@ -47,16 +47,19 @@
 #include "internal.h"
 #include "lib/log.h"
 
-#define VM_TAP_FD    3 /* where qemu finds the tap: -netdev tap,fd=3 */
-#define VM_INITRD_FD 4 /* and its initrd: STATE_DIR is the host root's, 0700 */
-#define VM_WS_FD     5 /* and the workspace's idmapped, read-only detached mount tree */
-#define VM_STREAM_FD 6 /* and the file the guest agent's port goes to */
-#define VM_DISK_FD   7 /* and the engine's throw-away disk (spec->vm_disk_mb) */
+#define VM_TAP_FD    3	/* where qemu finds the tap: -netdev tap,fd=3 */
+#define VM_INITRD_FD 4	/* and its initrd: STATE_DIR is the host root's, 0700 */
+#define VM_WS_FD     5	/* and the workspace's idmapped, read-only detached mount tree */
+#define VM_STREAM_FD 6	/* and the file the guest agent's port goes to */
+#define VM_DISK_FD   7	/* and the engine's throw-away disk (spec->vm_disk_mb) */
+#define VM_CTL_FD    8	/* a saved boot's (qemu_snap.c): the control port's socket */
+#define VM_MON_FD    9	/* and qemu's monitor (QMP) */
+#define VM_STATE_FD  10 /* and, restoring, the saved state */
 #define STR(x)	     #x
 #define XSTR(x)	     STR(x)
 
 #define VM_QEMU	    "qemu-system-x86_64"
-#define VM_ARGV_MAX 64
+#define VM_ARGV_MAX 80
 #define VM_MACHINE  "microvm,x-option-roms=off,isa-serial=on,rtc=on"
 #define VM_SECCOMP  "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
 #define VM_CMDLINE  "console=ttyS0 quiet reboot=t panic=-1"
@@ -82,6 +85,11 @@
 #define VM_AGENT     "sbtrace" /* the agent's binary, next to the shim's */
 #define VM_CHR_EXEC  "file,id=sbtx,path=/proc/self/fd/" XSTR(VM_STREAM_FD)
 #define VM_PORT_EXEC "virtserialport,chardev=sbtx,name=sbt.exec"
+/* A saved boot's control port and qemu's monitor: sockets the host holds the other ends of. */
+#define VM_CHR_CTL  "socket,id=sbtc,fd=" XSTR(VM_CTL_FD)
+#define VM_PORT_CTL "virtserialport,chardev=sbtc,name=sbt.ctl"
+#define VM_CHR_MON  "socket,id=mon,fd=" XSTR(VM_MON_FD)
+#define VM_INCOMING "fd:" XSTR(VM_STATE_FD)
 /* The engine's disk: raw, writes not flushed to the host's disk (it is thrown away). */
 #define VM_DRIVE_DISK                                                                              \
 	"file=/proc/self/fd/" XSTR(VM_DISK_FD) ",format=raw,if=none,id=disk,cache=unsafe,"         \
@@ -102,6 +110,9 @@ struct sbx_vm_prep {
 	char *env[2];
 	char path_env[4096];
 	char mem[16], kernel[PATH_MAX], initrd[PATH_MAX], append[1024], device[96];
+	char words[1024]; /* the run's sbt.* words: on append, or a saved boot's sbt/cmdline */
+	struct sbx_vm_snap snap;
+	int ctl[2], mon[2];   /* a saved boot's socket pairs: [0] the host's, [1] qemu's */
 	const char *accel;    /* "kvm" or "tcg" */
 	bool alt, ws;	      /* export /etc/alternatives; the workspace (VM_WS_FD) */
 	char agent[PATH_MAX]; /* the host's sbtrace for the guest; "" without */
@@ -219,6 +230,8 @@ static void vm_dir_remove(const char *dir)
 		unlink(p);
 	if (sbx_str_fits(p, sizeof(p), "%s/disk", dir))
 		unlink(p);
+	if (sbx_str_fits(p, sizeof(p), "%s/ctl", dir))
+		unlink(p);
 	rmdir(dir);
 }
 
@@ -314,9 +327,16 @@ static void vm_prep_free(struct sbx_vm_prep *v)
 		close(v->stream_fd);
 	if (v->disk_fd >= 0)
 		close(v->disk_fd);
-	for (int i = 0; i < 2; i++)
+	if (v->snap.state_fd >= 0)
+		close(v->snap.state_fd);
+	for (int i = 0; i < 2; i++) {
 		if (v->console[i] >= 0)
 			close(v->console[i]);
+		if (v->ctl[i] >= 0)
+			close(v->ctl[i]);
+		if (v->mon[i] >= 0)
+			close(v->mon[i]);
+	}
 	free(v);
 }
 
@@ -326,11 +346,11 @@ static void cmdline_add(struct sbx_vm_prep *v, const char *fmt, ...)
 
 static void cmdline_add(struct sbx_vm_prep *v, const char *fmt, ...)
 {
-	size_t used = strlen(v->append);
+	size_t used = strlen(v->words);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(v->append + used, sizeof(v->append) - used, fmt, ap);
+	vsnprintf(v->words + used, sizeof(v->words) - used, fmt, ap);
 	va_end(ap);
 }
 
@@ -347,8 +367,10 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		snprintf(run->tap_netns, sizeof(run->tap_netns), "%s", spec->tap_netns);
 	khz = sbx_host_tsc_khz();
 	snprintf(v->append, sizeof(v->append), "%s", VM_CMDLINE);
-	if (khz)
-		cmdline_add(v, " tsc_early_khz=%lu", khz);
+	if (khz) /* the same for every run: a saved boot's too */
+		snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+			 " tsc_early_khz=%lu", khz);
+	v->words[0] = '\0';
 	if (kill && kill[0] && strlen(kill) <= 9 && strspn(kill, "0123456789") == strlen(kill))
 		cmdline_add(v, " sbt.test.kill_agent_ms=%s", kill);
 	if (root && strcmp(root, "1") == 0)
@@ -359,7 +381,7 @@ static int vm_cmdline(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		cmdline_add(v, " sbt.disk=1");
 	if (spec->vm_root)
 		cmdline_add(v, " sbt.root=1");
-	return sbx_vm_addrs(spec, v->append, sizeof(v->append), run->guest_addrs,
+	return sbx_vm_addrs(spec, v->words, sizeof(v->words), run->guest_addrs,
 			    &run->nr_guest_addrs, err, errlen);
 }
 
@@ -441,6 +463,75 @@ static int vm_disk(const struct sbt_sandbox_spec *spec, const struct sbt_sandbox
 	return 0;
 }
 
+/*
+ * Restore, save or a plain cold boot (qemu_snap.c). Saved boots share
+ * guest_dir/snap/KEY.initrd; the run's own part goes to STATE_DIR/NAME.vm/ctl
+ * (its script, nonce, words), sent down the control port once the guest
+ * waits for it.
+ */
+static int vm_boot_plan(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
+			struct sbx_vm_prep *v, unsigned int mem, const char *nonce, char *err,
+			size_t errlen)
+{
+	const char *stats = getenv(VM_BPF_STATS_ENV);
+	struct sbx_vm_snap_in in = { .spec = spec,
+				     .agent = v->agent,
+				     .qemu = VM_QEMU,
+				     .machine = VM_MACHINE,
+				     .accel = v->accel,
+				     .append = v->append,
+				     .devices = "usr,alt?,ws?,net,exec,ctl,mon",
+				     .mem_mb = mem,
+				     .alt = v->alt,
+				     .ws = v->ws,
+				     .bpf_stats = stats && strcmp(stats, "1") == 0 };
+	char path[PATH_MAX], msg[512], *script = NULL;
+	int fd, ret;
+
+	snprintf(run->boot, sizeof(run->boot), "cold");
+	sbx_vm_snap_plan(&in, &v->snap, run->boot_why, sizeof(run->boot_why));
+	if (v->snap.mode == SBX_SNAP_NONE)
+		return 0;
+	snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append),
+		 " sbt.snap=1");
+	snprintf(v->initrd, sizeof(v->initrd), "%s", v->snap.initrd);
+	if (v->snap.mode == SBX_SNAP_RESTORE) {
+		snprintf(run->boot, sizeof(run->boot), "restored");
+		run->boot_why[0] = '\0';
+	} else if ((ret = sbx_vm_snap_initrd(&v->snap, v->agent, err, errlen))) {
+		return ret;
+	}
+	if (!sbx_str_fits(path, sizeof(path), "%s/ctl", run->vm_dir))
+		return sbx_seterr(err, errlen, -ENAMETOOLONG, "sandbox %s: path too long",
+				  spec->name);
+	if (!spec->vm_script) {
+		script = malloc(SBT_CPIO_SCRIPT_MAX + 1);
+		if (!script || sbt_guest_script(spec->argv, script, SBT_CPIO_SCRIPT_MAX + 1) < 0) {
+			free(script);
+			return sbx_seterr(
+				err, errlen, -ENAMETOOLONG,
+				"sandbox %s: the workload's command is longer than 256 KiB",
+				spec->name);
+		}
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	msg[0] = '\0';
+	ret = fd < 0 ? -errno
+		     : sbt_guest_archive_ctl(fd, spec->vm_script ? spec->vm_script : script, nonce,
+					     v->words, SBT_CPIO_SCRIPT_MAX + 65536, msg,
+					     sizeof(msg));
+	free(script);
+	if (fd >= 0 && close(fd) && !ret)
+		ret = -errno;
+	if (ret)
+		return sbx_seterr(err, errlen, ret, "sandbox %s: %s: %s", spec->name, path,
+				  msg[0] ? msg : strerror(-ret));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, v->ctl) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, v->mon))
+		return sbx_seterr(err, errlen, -errno, "socketpair: %s", strerror(errno));
+	return 0;
+}
+
 /* The paths qemu gets, and STATE_DIR/NAME.vm with the per-run initrd. */
 static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run *run,
 		    struct sbx_vm_prep *v, const char *sdir, unsigned int mem, char *err,
@@ -479,7 +570,14 @@ static int vm_files(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_run 
 		snprintf(hex + 2 * i, 3, "%02x", nonce[i]);
 	if (!ret)
 		sbt_vm_console_nonce(&run->con, hex);
-	return ret ? ret : vm_initrd(spec, v->initrd, v->agent, hex, mem, err, errlen);
+	if (!ret)
+		ret = vm_boot_plan(spec, run, v, mem, hex, err, errlen);
+	if (ret || v->snap.mode != SBX_SNAP_NONE)
+		return ret;
+	/* cold: the run's words on the kernel command line, its files in the initrd */
+	snprintf(v->append + strlen(v->append), sizeof(v->append) - strlen(v->append), "%s",
+		 v->words);
+	return vm_initrd(spec, v->initrd, v->agent, hex, mem, err, errlen);
 }
 
 /*
@@ -533,11 +631,18 @@ static void vm_argv(struct sbx_vm_prep *v)
 				     "-chardev", chr_exec,
 				     "-device",	 VM_PORT_EXEC };
 	const char *const disk[] = { "-drive", VM_DRIVE_DISK, "-device", VM_DEV_DISK };
+	const char *const snap[] = {
+		"-chardev", VM_CHR_CTL, "-device", VM_PORT_CTL,
+		"-chardev", VM_CHR_MON, "-mon",	   "chardev=mon,mode=control"
+	};
+	const char *const incoming[] = { "-S", "-incoming", VM_INCOMING };
 	size_t n = 0;
 
 	_Static_assert(sizeof(args) / sizeof(args[0]) + sizeof(alt) / sizeof(alt[0]) +
 				       sizeof(ws) / sizeof(ws[0]) + sizeof(port) / sizeof(port[0]) +
-				       sizeof(disk) / sizeof(disk[0]) <
+				       sizeof(disk) / sizeof(disk[0]) +
+				       sizeof(snap) / sizeof(snap[0]) +
+				       sizeof(incoming) / sizeof(incoming[0]) <
 			       VM_ARGV_MAX,
 		       "VM_ARGV_MAX too small");
 	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
@@ -550,6 +655,12 @@ static void vm_argv(struct sbx_vm_prep *v)
 		v->argv[n++] = (char *)port[i];
 	for (size_t i = 0; v->disk_fd >= 0 && i < sizeof(disk) / sizeof(disk[0]); i++)
 		v->argv[n++] = (char *)disk[i];
+	/* a saved boot's devices come after the others: a restore needs the same set */
+	for (size_t i = 0; v->snap.mode && i < sizeof(snap) / sizeof(snap[0]); i++)
+		v->argv[n++] = (char *)snap[i];
+	for (size_t i = 0;
+	     v->snap.mode == SBX_SNAP_RESTORE && i < sizeof(incoming) / sizeof(incoming[0]); i++)
+		v->argv[n++] = (char *)incoming[i];
 	v->argv[n] = NULL;
 }
 
@@ -590,6 +701,9 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 	if (!v)
 		return sbx_seterr(err, errlen, -ENOMEM, "out of memory");
 	v->tap_fd = v->initrd_fd = v->stream_fd = v->disk_fd = v->console[0] = v->console[1] = -1;
+	v->ctl[0] = v->ctl[1] = v->mon[0] = v->mon[1] = v->snap.state_fd = -1;
+	v->alt = access(VM_ALT_DIR, X_OK) == 0;
+	v->ws = spec->workspace != NULL;
 	ret = vm_accel(spec, run, v, err, errlen);
 	if (!ret)
 		ret = vm_cmdline(spec, run, v, h, err, errlen);
@@ -615,8 +729,6 @@ static int vm_prepare(const struct sbt_sandbox_spec *spec, struct sbt_sandbox_ru
 		 (h >> 8) & 0xff, h & 0xff);
 	v->env[0] = v->path_env;
 	v->env[1] = NULL;
-	v->alt = access(VM_ALT_DIR, X_OK) == 0;
-	v->ws = spec->workspace != NULL;
 	vm_argv(v);
 	*out = v;
 	return 0;
@@ -655,7 +767,8 @@ static int qemu_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const 
 	 * STATE_DIR is closed to anyone but the host's root.
 	 */
 	c->vm->initrd_fd = open(c->vm->initrd, O_RDONLY | O_CLOEXEC);
-	if (c->vm->initrd_fd < 0 || chown(c->vm->initrd, base, base))
+	/* a saved boot's is shared, everyone's to read (0644) */
+	if (c->vm->initrd_fd < 0 || (!c->vm->snap.mode && chown(c->vm->initrd, base, base)))
 		return sbx_seterr(err, errlen, -errno, "sandbox %s: %s: %s", c->spec->name,
 				  c->vm->initrd, strerror(errno));
 	return sbx_userns_prepare(c, err, errlen);
@@ -665,9 +778,27 @@ static int qemu_prepare(struct sbx_child *c, struct sbt_sandbox_run *run, const 
 static int qemu_after_clone(struct sbx_child *c, struct sbt_sandbox_run *run, char *err,
 			    size_t errlen)
 {
-	run->console_fd = c->vm->console[0];
-	c->vm->console[0] = -1;
-	return sbx_userns_setup(c, run, err, errlen);
+	struct sbx_vm_prep *v = c->vm;
+	int ret;
+
+	run->console_fd = v->console[0];
+	v->console[0] = -1;
+	ret = sbx_userns_setup(c, run, err, errlen);
+	if (ret || !v->snap.mode)
+		return ret;
+	run->vm_ctl_fd = v->ctl[0];
+	run->vm_mon_fd = v->mon[0];
+	v->ctl[0] = v->mon[0] = -1;
+	snprintf(run->vm_snap, sizeof(run->vm_snap), "%s", v->snap.state);
+	if (v->snap.mode == SBX_SNAP_SAVE) {
+		run->vm_snap_fd = v->snap.state_fd;
+		v->snap.state_fd = -1;
+		return 0;
+	}
+	/* restoring: qemu loads the state now, paused (-S); the release is its cont */
+	ret = sbx_vm_snap_loaded(run, err, errlen);
+	run->vm_restored = ret == 0;
+	return ret;
 }
 
 static void qemu_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool failed)
@@ -678,8 +809,10 @@ static void qemu_release(struct sbx_child *c, struct sbt_sandbox_run *run, bool 
 		close(c->ws_fd);
 	c->ws_fd = -1;
 	sbx_userns_release(c);
-	if (failed)
+	if (failed) {
+		sbx_vm_snap_close(run);
 		vm_dir_remove(run->vm_dir);
+	}
 }
 
 /* ---- the child ------------------------------------------------------------ */
@@ -697,12 +830,18 @@ static void qemu_main(struct sbx_child *c)
 	int ws = c->ws_fd >= 0 ? fcntl(c->ws_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int stream = c->vm->stream_fd >= 0 ? fcntl(c->vm->stream_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int disk = c->vm->disk_fd >= 0 ? fcntl(c->vm->disk_fd, F_DUPFD_CLOEXEC, 10) : -1;
+	bool snap = c->vm->snap.mode != SBX_SNAP_NONE;
+	bool restore = c->vm->snap.mode == SBX_SNAP_RESTORE;
+	int ctl = snap ? fcntl(c->vm->ctl[1], F_DUPFD_CLOEXEC, 11) : -1;
+	int mon = snap ? fcntl(c->vm->mon[1], F_DUPFD_CLOEXEC, 11) : -1;
+	int state = restore ? fcntl(c->vm->snap.state_fd, F_DUPFD_CLOEXEC, 11) : -1;
 	int err = spec->stderr_fd >= 0 ? fcntl(spec->stderr_fd, F_DUPFD_CLOEXEC, 10) : -1;
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int ready_w = fcntl(c->ready_w, F_DUPFD_CLOEXEC, 10);
 	int go_r = fcntl(c->go_r, F_DUPFD_CLOEXEC, 10);
 	int keep[] = {
-		0, 1, 2, VM_TAP_FD, VM_INITRD_FD, VM_WS_FD, VM_STREAM_FD, VM_DISK_FD, -1, -1
+		0,	    1,	       2,	  VM_TAP_FD,   VM_INITRD_FD, VM_WS_FD, VM_STREAM_FD,
+		VM_DISK_FD, VM_CTL_FD, VM_MON_FD, VM_STATE_FD, -1,	     -1
 	};
 	char msg[256];
 	int ret;
@@ -711,8 +850,8 @@ static void qemu_main(struct sbx_child *c)
 		c->ready_w = ready_w;
 	if (go_r >= 0)
 		c->go_r = go_r;
-	keep[8] = c->ready_w;
-	keep[9] = c->go_r;
+	keep[11] = c->ready_w;
+	keep[12] = c->go_r;
 	sbx_child_start(c, "sandbox-vm");
 	sbx_userns_enter(c);
 	if (out < 0 || tap < 0 || initrd < 0 || ready_w < 0 || go_r < 0 || null < 0 ||
@@ -720,7 +859,10 @@ static void qemu_main(struct sbx_child *c)
 	    dup2(tap, VM_TAP_FD) < 0 || dup2(initrd, VM_INITRD_FD) < 0 ||
 	    (c->ws_fd >= 0 && (ws < 0 || dup2(ws, VM_WS_FD) < 0)) ||
 	    (c->vm->stream_fd >= 0 && (stream < 0 || dup2(stream, VM_STREAM_FD) < 0)) ||
-	    (c->vm->disk_fd >= 0 && (disk < 0 || dup2(disk, VM_DISK_FD) < 0)))
+	    (c->vm->disk_fd >= 0 && (disk < 0 || dup2(disk, VM_DISK_FD) < 0)) ||
+	    (snap &&
+	     (ctl < 0 || mon < 0 || dup2(ctl, VM_CTL_FD) < 0 || dup2(mon, VM_MON_FD) < 0)) ||
+	    (restore && (state < 0 || dup2(state, VM_STATE_FD) < 0)))
 		sbx_child_fail(c, errno, "stdio and tap fds: %s", strerror(errno));
 	if (chdir("/"))
 		sbx_child_fail(c, errno, "chdir /: %s", strerror(errno));
@@ -731,7 +873,10 @@ static void qemu_main(struct sbx_child *c)
 	if (ret)
 		sbx_child_fail(c, -ret, "%s", msg);
 
-	sbx_ready_then_wait_go(c);
+	if (restore)
+		sbx_ready(c); /* qemu loads the state paused: its release is the monitor's cont */
+	else
+		sbx_ready_then_wait_go(c);
 	sbx_child_exec(c, SBT_EXEC_HOST, c->vm->argv);
 }
 
@@ -741,6 +886,7 @@ static void qemu_destroy(struct sbt_sandbox_run *run)
 {
 	/* qemu is gone, and with it the tap's last fd: this only checks */
 	sbx_tap_remove(run->tap_netns, run->tap, run->tap_ifindex);
+	sbx_vm_snap_close(run);
 	vm_dir_remove(run->vm_dir);
 	if (run->console_fd >= 0)
 		close(run->console_fd);
@@ -760,6 +906,9 @@ static void qemu_state_write(struct json_object *o, const struct sbt_sandbox_run
 		json_object_array_add(addrs, json_object_new_string(run->guest_addrs[i]));
 	json_object_object_add(o, "guest_addrs", addrs);
 	json_object_object_add(o, "accel", json_object_new_string(run->accel));
+	json_object_object_add(o, "boot", json_object_new_string(run->boot));
+	if (run->boot_why[0])
+		json_object_object_add(o, "boot_why", json_object_new_string(run->boot_why));
 	if (run->exec_stream[0])
 		json_object_object_add(o, "exec_stream", json_object_new_string(run->exec_stream));
 }
@@ -842,6 +991,14 @@ static int qemu_state_parse(struct json_object *root, struct sbt_sandbox_state *
 		return ret;
 	if (ret == 0 && strcmp(st->accel, "kvm") != 0 && strcmp(st->accel, "tcg") != 0)
 		return sbx_state_bad(v, -EINVAL, "' must be \"kvm\" or \"tcg\"", "accel");
+	ret = sbx_state_opt_str(root, "boot", st->boot, sizeof(st->boot), v);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && strcmp(st->boot, "restored") != 0 && strcmp(st->boot, "cold") != 0)
+		return sbx_state_bad(v, -EINVAL, "' must be \"restored\" or \"cold\"", "boot");
+	ret = sbx_state_opt_str(root, "boot_why", st->boot_why, sizeof(st->boot_why), v);
+	if (ret < 0)
+		return ret;
 	return parse_exec_stream(root, st, v);
 }
 
@@ -886,8 +1043,9 @@ static void qemu_gc_orphans(const char *dir, bool verbose)
 	closedir(d);
 }
 
-static const char *const qemu_state_keys[] = { "tap",	"tap_netns",   "tap_ifindex", "guest_addrs",
-					       "accel", "exec_stream", NULL };
+static const char *const qemu_state_keys[] = { "tap",	      "tap_netns",   "tap_ifindex",
+					       "guest_addrs", "accel",	     "boot",
+					       "boot_why",    "exec_stream", NULL };
 
 const struct sbt_backend_ops sbx_qemu_ops = {
 	.name = "qemu",

@@ -139,6 +139,12 @@ const char *sbt_backend_vis_exec(const struct sbt_backend_caps *caps, bool exec_
 /* visibility.network: "tap" or "cgroup". */
 const char *sbt_backend_vis_network(const struct sbt_backend_caps *caps);
 
+/* The qemu backend's boot (spec.vm_boot). */
+enum sbt_vm_boot {
+	SBT_VM_BOOT_AUTO = 0,
+	SBT_VM_BOOT_COLD,
+};
+
 /* The qemu backend's accelerator (spec.vm_accel; accel.c). */
 enum sbt_vm_accel {
 	SBT_VM_ACCEL_AUTO = 0, /* KVM when usable (below), else TCG */
@@ -241,6 +247,15 @@ struct sbt_sandbox_spec {
 	unsigned int vm_mem_mb; /* 0: SBT_VM_MEM_DEFAULT_MB */
 	enum sbt_vm_accel vm_accel;
 	/*
+	 * The qemu backend's boot (qemu_snap.c): SBT_VM_BOOT_AUTO restores the
+	 * guest from a state saved at the point before any run's own state
+	 * (kept in guest_dir/snap/, one per guest, agent binary, qemu and VM
+	 * shape), else boots it cold and saves that state on the way; a restore
+	 * that fails is a cold boot. SBT_VM_BOOT_COLD always boots cold. What
+	 * happened: run.boot and run.boot_why.
+	 */
+	enum sbt_vm_boot vm_boot;
+	/*
 	 * The qemu backend's engine mode (a container engine in the guest: the
 	 * probe's Dockerfile build). vm_disk_mb > 0: a throw-away disk of that
 	 * size (STATE_DIR/NAME.vm/disk, sparse, removed with the sandbox) that
@@ -286,6 +301,8 @@ struct sbt_kvm_probe {
 
 /* "auto", "kvm", "tcg". 0, or -EINVAL. */
 int sbt_vm_accel_parse(const char *s, enum sbt_vm_accel *out);
+/* "auto" or "cold": 0, else -EINVAL. */
+int sbt_vm_boot_parse(const char *s, enum sbt_vm_boot *out);
 /* Look at /dev/kvm and the CPU's flags (opens /dev/kvm, creates and closes a VM). */
 void sbt_vm_kvm_probe(struct sbt_kvm_probe *p);
 /*
@@ -330,10 +347,12 @@ struct sbt_vm_console {
 	int exit_code;	   /* valid in SBT_VM_EXITED */
 	uint64_t ready_ns; /* CLOCK_MONOTONIC at the markers, 0 before */
 	uint64_t exit_ns;
-	bool pending_nl; /* a workload line ended; its newline not written yet */
-	bool mid_line;	 /* part of a long line was forwarded already */
-	bool out_failed; /* writing the workload's output failed: the rest is dropped */
-	bool no_space;	 /* a line said "No space left on device" (the guest's RAM is its disk) */
+	bool pending_nl;  /* a workload line ended; its newline not written yet */
+	bool mid_line;	  /* part of a long line was forwarded already */
+	bool out_failed;  /* writing the workload's output failed: the rest is dropped */
+	bool no_space;	  /* a line said "No space left on device" (the guest's RAM is its disk) */
+	int hold;	  /* a saved boot's init is at its hold: 1 save it, 2 do not; 0 */
+	bool clock_asked; /* ... and asks for the host's time and randomness */
 	size_t len;
 	char line[4096];
 	size_t tail_len;
@@ -396,6 +415,19 @@ struct sbt_sandbox_run {
 	int nr_guest_addrs;
 	char vm_dir[PATH_MAX]; /* STATE_DIR/NAME.vm: the per-run initramfs */
 	char accel[8];	       /* "kvm" or "tcg": what qemu was started with */
+	/*
+	 * How the guest started (qemu_snap.c): "restored" from a saved state,
+	 * else "cold", with boot_why saying why not restored ("" restored).
+	 */
+	char boot[12];
+	char boot_why[192];
+	/* qemu_snap.c: the guest's control port, qemu's monitor (QMP), -1 without */
+	int vm_ctl_fd, vm_mon_fd;
+	int vm_snap_fd;		/* the state being saved (O_TMPFILE), -1 */
+	char vm_snap[PATH_MAX]; /* where it goes once saved; "" when nothing is to be saved */
+	bool vm_restored;	/* qemu was started from a saved state: go is QMP's cont */
+	bool vm_restore_failed; /* ... and it failed before the release: start boots cold */
+	bool vm_qmp_up;		/* the monitor's greeting and capabilities are done */
 	/*
 	 * STATE_DIR/NAME.vm/exec.stream: the guest agent's frames
 	 * (guest_stream.h) as qemu wrote them from the guest's virtio-serial
@@ -547,6 +579,8 @@ struct sbt_sandbox_state {
 	char egress_rules[SBT_STATE_EGRESS_MAX];
 	int nr_egress_rules;
 	char accel[8];		    /* "kvm" or "tcg"; "" when the file has none */
+	char boot[12];		    /* "restored" or "cold"; "" when the file has none */
+	char boot_why[192];	    /* a cold boot's reason; "" */
 	char exec_stream[PATH_MAX]; /* qemu with a guest agent: the run's exec_stream; "" */
 };
 /* Read and validate (untrusted input: sizes, types, the cgroup still exists). 0 or -errno. */
