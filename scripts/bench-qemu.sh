@@ -7,7 +7,10 @@
 # this script's own; nothing is routed beyond it). TCG here: no KVM. Then
 # the guest agent: release → agent attached → the workload's first exec
 # (median of BENCH_QEMU_BOOTS boots), and its exec program's run time per
-# exec by the guest kernel's own accounting (--bpf-stats).
+# exec by the guest kernel's own accounting (--bpf-stats). Each timed
+# section runs cold (--vm-boot cold) and restored (the saved boot, after one
+# boot that saves it), side by side; the goal for release → first exec
+# restored is 1,000 ms (issue 30).
 # Exits 1 only on a harness failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -45,7 +48,8 @@ vm() {
 		shift
 	done
 	shift
-	"$SHIM" run --backend qemu --name "$vm_name" --state-dir "$WORK" --guest "$GUEST" \
+	# shellcheck disable=SC2086 # VM_BOOT: the shim's own option, word by word
+	"$SHIM" run --backend qemu --name "$vm_name" --state-dir "$WORK" --guest "$GUEST" $VM_BOOT \
 		--vm-timeout 180 --tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
 		-- "$@" > "$WORK/shim.out" 2> "$WORK/shim.err" &
 	SHIM_PID=$!
@@ -59,49 +63,71 @@ vm() {
 	SHIM_PID=""
 }
 
-echo "== qemu backend: release to the guest's first packet on the tap ($N boots, TCG)"
-i=1
-while [ "$i" -le "$N" ]; do
-	vm "bq$$-$i" "$WORK/t$i.jsonl" --allow-cidr 203.0.113.253/32 -- \
-		sh -c 'timeout 5 wget -q -O /dev/null http://203.0.113.253:9/; true'
-	ms=$(jq -s -r '([.[] | select(.event == "TraceStarted")][0].ts) as $t0 |
-		([.[] | select(.source == "tap")][0].ts) as $t1 |
-		if $t1 == null then "none" else (($t1 - $t0) / 1e6 | floor) end' "$WORK/t$i.jsonl")
-	[ "$ms" != none ] || die "boot $i: no packet from the guest on the tap: $(tail -n 3 "$WORK/shim.err")"
-	echo "boot $i: $ms ms"
-	echo "$ms" >> "$WORK/boots"
-	i=$((i + 1))
+# boot_of FILE: the trace's TraceStarted...boot.mode of its sandbox.
+boot_of() { jq -r -s '[.[] | select(.event == "TraceStarted")][0].sandboxes[0].boot.mode // "none"' "$1"; }
+# save_one TAG: one boot of the saved kind, so that the next ones restore (it saves the state).
+save_one() {
+	VM_BOOT="--vm-boot auto"
+	vm "bsave$$-$1" "$WORK/save$1.jsonl" -- /usr/bin/true
+	echo "(boot $(boot_of "$WORK/save$1.jsonl"): $(jq -r -s '[.[] | select(.event == "TraceStarted")][0].sandboxes[0].boot.why // ""' "$WORK/save$1.jsonl"))"
+}
+: > "$WORK/summary"
+
+for VM_BOOT in "--vm-boot cold" "--vm-boot auto"; do
+	kind=${VM_BOOT#--vm-boot }
+	[ "$kind" = cold ] || save_one tap
+	echo "== qemu backend ($kind): release to the guest's first packet on the tap ($N boots, TCG)"
+	i=1
+	: > "$WORK/boots"
+	while [ "$i" -le "$N" ]; do
+		vm "bq$$-$kind-$i" "$WORK/t$kind$i.jsonl" --allow-cidr 203.0.113.253/32 -- \
+			sh -c 'timeout 5 wget -q -O /dev/null http://203.0.113.253:9/; true'
+		ms=$(jq -s -r '([.[] | select(.event == "TraceStarted")][0].ts) as $t0 |
+			([.[] | select(.source == "tap")][0].ts) as $t1 |
+			if $t1 == null then "none" else (($t1 - $t0) / 1e6 | floor) end' "$WORK/t$kind$i.jsonl")
+		[ "$ms" != none ] || die "boot $i: no packet from the guest on the tap: $(tail -n 3 "$WORK/shim.err")"
+		echo "boot $i ($(boot_of "$WORK/t$kind$i.jsonl")): $ms ms"
+		echo "$ms" >> "$WORK/boots"
+		i=$((i + 1))
+	done
+	sort -n "$WORK/boots" | awk -v k="$kind" '{ a[NR] = $1 } END { printf "qemu boot (%s) to first guest packet: median %d ms (min %d, max %d, %d boots)\n", k, a[int((NR + 1) / 2)], a[1], a[NR], NR }' | tee -a "$WORK/summary"
 done
-sort -n "$WORK/boots" | awk '{ a[NR] = $1 } END { printf "qemu boot to first guest packet: median %d ms (min %d, max %d, %d boots)\n", a[int((NR + 1) / 2)], a[1], a[NR], NR }'
 
 # ---- the guest agent: boot → attached → the workload's first exec ----------
 # Per boot, from `sbtrace trace --sandbox`'s own events: the release
 # (TraceStarted), the agent's HELLO (TraceStopped...guest.attached_ts, on the
 # host's clock) and the workload's first exec in the guest kernel (its
 # ProcessExec), each on the host's epoch.
-echo "== qemu backend: release → guest agent attached → first workload exec ($N boots, TCG)"
+for VM_BOOT in "--vm-boot cold" "--vm-boot auto"; do
+kind=${VM_BOOT#--vm-boot }
+echo "== qemu backend ($kind): release → guest agent attached → first workload exec ($N boots, TCG)"
 i=1
 : > "$WORK/agent"
 while [ "$i" -le "$N" ]; do
-	vm "bg$$-$i" "$WORK/g$i.jsonl" -- /usr/bin/true
+	vm "bg$$-$kind-$i" "$WORK/g$kind$i.jsonl" -- /usr/bin/true
 	line=$(jq -r -n '[inputs] as $e |
 		($e | map(select(.event == "TraceStarted")) | .[0].ts) as $t0 |
 		($e | map(select(.event == "TraceStopped")) | .[0].sandboxes[0].guest.attached_ts) as $ta |
 		($e | map(select(.event == "ProcessExec" and .filename == "/usr/bin/true")) | .[0].ts) as $tx |
 		if $ta == null or $tx == null then "none"
 		else "\(($ta - $t0) / 1e6 | floor) \(($tx - $ta) / 1e6 | floor) \(($tx - $t0) / 1e6 | floor)" end' \
-		"$WORK/g$i.jsonl")
+		"$WORK/g$kind$i.jsonl")
 	[ "$line" != none ] || die "boot $i: no HELLO or no guest exec: $(tail -n 3 "$WORK/trace.err")"
 	set -- $line
-	echo "boot $i: attached after $1 ms, first exec $2 ms later ($3 ms from release)"
+	echo "boot $i ($(boot_of "$WORK/g$kind$i.jsonl")): attached after $1 ms, first exec $2 ms later ($3 ms from release)"
 	echo "$line" >> "$WORK/agent"
 	i=$((i + 1))
 done
 for k in 1 2 3; do
 	sort -n -k "$k" "$WORK/agent" | awk -v k="$k" '{ a[NR] = $k } END { print a[int((NR + 1) / 2)] }'
-done | tr '\n' ' ' | awk '{ printf "guest agent: release to attached median %d ms, attached to first exec %d ms, release to first exec %d ms\n", $1, $2, $3 }'
+done | tr '\n' ' ' | awk -v k="$kind" '{ printf "guest agent (%s): release to attached median %d ms, attached to first exec %d ms, release to first exec %d ms\n", k, $1, $2, $3 }' | tee -a "$WORK/summary"
+done
+# side by side: restored against cold, and the goal
+awk '/^guest agent \(cold\)/ { c = $(NF - 1) } /^guest agent \(auto\)/ { r = $(NF - 1) }
+	END { if (c && r) printf "release → first guest exec: restored %d ms vs cold %d ms (%.2fx; goal restored <= 1000 ms: %s)\n", r, c, r / c, r <= 1000 ? "met" : "NOT met" }' "$WORK/summary"
 
 # ---- the guest agent's BPF cost per exec, by the guest kernel's accounting --
+VM_BOOT=
 echo "== the guest kernel's exec program: run time per exec (--bpf-stats, 2000 execs, TCG)"
 export SBTRACE_GUEST_BPF_STATS=1
 vm "bs$$" "$WORK/s.jsonl" -- sh -c 'i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i + 1)); done'

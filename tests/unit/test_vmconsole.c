@@ -194,6 +194,38 @@ static void test_no_space(void **state)
 	free(out);
 }
 
+/* A saved boot's markers (qemu_snap.c): seen before READY only, never output. */
+static void test_hold_and_clock(void **state)
+{
+	struct sbt_vm_console con;
+	size_t steps[] = { 0, 1, 3 };
+	char *out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		out = run(&con, "noise\nSBT-GUEST-HOLD\r\n", steps[i], false);
+		assert_int_equal(con.hold, 1);
+		assert_false(con.clock_asked);
+		assert_null(strstr(con.tail, "HOLD"));
+		free(out);
+		out = run(&con, "SBT-GUEST-HOLD-NOSAVE\nSBT-GUEST-CLOCK\n", steps[i], false);
+		assert_int_equal(con.hold, 2);
+		assert_true(con.clock_asked);
+		free(out);
+	}
+	/* not a marker: longer, shorter, mid-line, or the workload's (after READY) */
+	out = run(&con, "SBT-GUEST-HOLDX\nSBT-GUEST-HOL\nx SBT-GUEST-CLOCK\n", 0, false);
+	assert_int_equal(con.hold, 0);
+	assert_false(con.clock_asked);
+	free(out);
+	out = run(&con, "SBT-GUEST-READY\nSBT-GUEST-HOLD\nSBT-GUEST-CLOCK\n\nSBT-GUEST-EXIT 0\n", 0,
+		  true);
+	assert_int_equal(con.hold, 0);
+	assert_false(con.clock_asked);
+	assert_string_equal(out, "SBT-GUEST-HOLD\nSBT-GUEST-CLOCK\n");
+	free(out);
+}
+
 static void test_exit_nonce(void **state)
 {
 	static const char in[] = "SBT-GUEST-READY\nSBT-GUEST-EXIT 0\nSBT-GUEST-EXIT-feed 0\n"
@@ -225,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_marked_lines),
 		cmocka_unit_test(test_exit_nonce),
 		cmocka_unit_test(test_no_space),
+		cmocka_unit_test(test_hold_and_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -366,6 +366,8 @@ static int add_shim_sandboxes(struct sbt_trace_args *a)
 		if (sb->exec_hidden && st.exec_stream[0])
 			snprintf(sb->exec_stream, sizeof(sb->exec_stream), "%s", st.exec_stream);
 		snprintf(sb->accel, sizeof(sb->accel), "%s", st.accel);
+		snprintf(sb->boot, sizeof(sb->boot), "%s", st.boot);
+		snprintf(sb->boot_why, sizeof(sb->boot_why), "%s", st.boot_why);
 		if (st.tap[0] && sbt_tap_from_shim(sb, st.tap, st.tap_netns, st.guest_addrs,
 						   st.nr_guest_addrs, &bad)) {
 			sbt_log("--sandbox %s: guest address '%s' in its state file is not an "

@@ -101,6 +101,15 @@ static json_object *sandbox_json(const struct sbt_target *sb, const struct sbt_t
 	/* a microVM sandbox of the shim: how qemu runs its guest */
 	if (sb->accel[0])
 		json_object_object_add(o, "accel", json_object_new_string(sb->accel));
+	if (sb->boot[0]) {
+		json_object *boot = json_object_new_object();
+
+		json_object_object_add(boot, "mode", json_object_new_string(sb->boot));
+		json_object_object_add(boot, "why", sb->boot_why[0]
+							    ? json_object_new_string(sb->boot_why)
+							    : NULL);
+		json_object_object_add(o, "boot", boot);
+	}
 	return o;
 }
 

@@ -40,6 +40,7 @@ enum run_opt {
 	OPT_VM_ROOT,
 	OPT_VM_TIMEOUT,
 	OPT_VM_ACCEL,
+	OPT_VM_BOOT,
 	OPT_VM_STREAM_MAX,
 	OPT_TIMINGS,
 	OPT_ALLOW,
@@ -92,11 +93,12 @@ static void write_timings(const char *path, const struct sbt_sandbox_run *run, u
 	f = fopen(path, "we");
 	if (f) {
 		fprintf(f,
-			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"accel\":%s%s%s,\"boot_ms\":%s,"
-			"\"workload_ms\":%s,\"total_ms\":%s}\n",
+			"{\"sandbox\":\"%s\",\"backend\":\"%s\",\"accel\":%s%s%s,\"boot\":%s%s%s,"
+			"\"boot_ms\":%s,\"workload_ms\":%s,\"total_ms\":%s}\n",
 			run->name, sbt_backend_name(run->backend), run->accel[0] ? "\"" : "",
-			run->accel[0] ? run->accel : "null", run->accel[0] ? "\"" : "", boot, work,
-			total);
+			run->accel[0] ? run->accel : "null", run->accel[0] ? "\"" : "",
+			run->boot[0] ? "\"" : "", run->boot[0] ? run->boot : "null",
+			run->boot[0] ? "\"" : "", boot, work, total);
 		ok = !ferror(f);
 		if (fclose(f))
 			ok = false;
@@ -202,6 +204,11 @@ static int opt_vm(int c, const char *arg, struct run_opts *o)
 			return shim_usage_error("--vm-accel '%s': give auto, kvm or tcg", arg);
 		o->vm_accel = true;
 		return -1;
+	case OPT_VM_BOOT:
+		if (sbt_vm_boot_parse(arg, &spec->vm_boot))
+			return shim_usage_error("--vm-boot '%s': give auto or cold", arg);
+		o->vm_accel = true; /* a qemu option, like it */
+		return -1;
 	case OPT_VM_STREAM_MAX:
 		if (!parse_num(arg, 1, 1048576, &num))
 			return shim_usage_error("--vm-stream-max '%s': give MiB, 1-1048576", arg);
@@ -273,6 +280,7 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case OPT_VM_ROOT:
 	case OPT_VM_TIMEOUT:
 	case OPT_VM_ACCEL:
+	case OPT_VM_BOOT:
 	case OPT_VM_STREAM_MAX:
 		return opt_vm(c, arg, o);
 	case OPT_ALLOW: {
@@ -379,7 +387,7 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 			     o->vm_stream_max != SBT_VM_STREAM_MAX_DEFAULT))
 		return shim_usage_error(
 			"--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, --vm-disk, "
-			"--vm-root, --vm-timeout, --vm-accel and --vm-stream-max need --backend "
+			"--vm-root, --vm-timeout, --vm-accel, --vm-boot and --vm-stream-max need --backend "
 			"qemu");
 	if (caps->guest && !spec->guest_dir)
 		return shim_usage_error("--backend %s needs --guest DIR: build the guest with "
@@ -409,6 +417,7 @@ static int run_spec(int argc, char **argv, struct run_opts *o)
 		{ "vm-root", no_argument, NULL, OPT_VM_ROOT },
 		{ "vm-timeout", required_argument, NULL, OPT_VM_TIMEOUT },
 		{ "vm-accel", required_argument, NULL, OPT_VM_ACCEL },
+		{ "vm-boot", required_argument, NULL, OPT_VM_BOOT },
 		{ "vm-stream-max", required_argument, NULL, OPT_VM_STREAM_MAX },
 		{ "timings", required_argument, NULL, OPT_TIMINGS },
 		{ "allow", required_argument, NULL, OPT_ALLOW },

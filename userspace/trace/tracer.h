@@ -52,6 +52,8 @@ struct sbt_target {
 	bool adopted;
 	uint64_t observed_since_ns;
 	char accel[8]; /* a microVM's accelerator ("kvm", "tcg"), from its state file; "" */
+	char boot[12]; /* ... how it started ("restored", "cold"), and why cold; "" */
+	char boot_why[192];
 	/* a microVM whose guest agent streams its execs (guest_stream.h): the file; "" */
 	char exec_stream[PATH_MAX];
 	/*
