@@ -105,9 +105,8 @@ static json_object *sandbox_json(const struct sbt_target *sb, const struct sbt_t
 		json_object *boot = json_object_new_object();
 
 		json_object_object_add(boot, "mode", json_object_new_string(sb->boot));
-		json_object_object_add(boot, "why", sb->boot_why[0]
-							    ? json_object_new_string(sb->boot_why)
-							    : NULL);
+		json_object_object_add(
+			boot, "why", sb->boot_why[0] ? json_object_new_string(sb->boot_why) : NULL);
 		json_object_object_add(o, "boot", boot);
 	}
 	return o;

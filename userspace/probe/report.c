@@ -573,9 +573,9 @@ static json_object *visibility_json(const struct probe_ctx *p)
 		json_object *boot = json_object_new_object();
 
 		json_object_object_add(boot, "mode", json_object_new_string(p->run.boot));
-		json_object_object_add(boot, "why", p->run.boot_why[0]
-							    ? json_object_new_string(p->run.boot_why)
-							    : NULL);
+		json_object_object_add(boot, "why",
+				       p->run.boot_why[0] ? json_object_new_string(p->run.boot_why)
+							  : NULL);
 		json_object_object_add(vis, "boot", boot);
 	}
 	return vis;

@@ -99,6 +99,14 @@ struct sbt_backend_ops {
 	void (*gc_orphans)(const char *state_dir, bool verbose);
 };
 
+/* ---- qemu.c, qemu_state.c: the qemu backend's files, state fields and gc ---- */
+void sbx_vm_dir_remove(const char *dir); /* STATE_DIR/NAME.vm and what qemu.c puts in it */
+void sbx_qemu_state_write(struct json_object *o, const struct sbt_sandbox_run *run);
+int sbx_qemu_state_parse(struct json_object *root, struct sbt_sandbox_state *st,
+			 const struct sbx_state_ctx *v);
+void sbx_qemu_gc(const char *state_dir, const struct sbt_sandbox_state *st);
+void sbx_qemu_gc_orphans(const char *state_dir, bool verbose);
+
 /* ---- qemu_snap.c: the saved boot (qemu.c's) ---- */
 enum sbx_snap_mode { SBX_SNAP_NONE = 0, SBX_SNAP_SAVE, SBX_SNAP_RESTORE };
 /* What the saved guest depends on, besides the files it names. */

@@ -387,7 +387,8 @@ static int run_check(const struct run_opts *o, int argc, char **argv)
 			     o->vm_stream_max != SBT_VM_STREAM_MAX_DEFAULT))
 		return shim_usage_error(
 			"--guest, --tap-netns, --tap-addrs, --tap-addrs6, --vm-mem, --vm-disk, "
-			"--vm-root, --vm-timeout, --vm-accel, --vm-boot and --vm-stream-max need --backend "
+			"--vm-root, --vm-timeout, --vm-accel, --vm-boot and --vm-stream-max need "
+			"--backend "
 			"qemu");
 	if (caps->guest && !spec->guest_dir)
 		return shim_usage_error("--backend %s needs --guest DIR: build the guest with "
