@@ -307,15 +307,16 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(HELP_HDRS)
 fuzz: $(FUZZ_BINS)
 	$(Q)scripts/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
+# Every script's output to build/bench.log as well; at the end its `bench:` lines together (each
+# figure beside its reference or target), with the host's kernel.
+BENCH_SCRIPTS := bench.sh bench-exec-parts.sh bench-agent-trace.sh bench-egress.sh bench-dns.sh \
+	bench-probe.sh bench-probe-build.sh bench-tap.sh bench-qemu.sh
 bench: all $(EXEC_PART_OBJS)
-	$(Q)scripts/bench.sh
-	$(Q)scripts/bench-exec-parts.sh
-	$(Q)scripts/bench-egress.sh
-	$(Q)scripts/bench-dns.sh
-	$(Q)scripts/bench-probe.sh
-	$(Q)scripts/bench-probe-build.sh
-	$(Q)scripts/bench-tap.sh
-	$(Q)scripts/bench-qemu.sh
+	$(Q)mkdir -p $(BUILD) && : > $(BUILD)/bench.log
+	$(Q)for s in $(BENCH_SCRIPTS); do { scripts/$$s 2>&1; echo $$? > $(BUILD)/bench.rc; } | \
+		tee -a $(BUILD)/bench.log; [ "$$(cat $(BUILD)/bench.rc)" = 0 ] || exit 1; done
+	$(Q)echo; echo "== make bench: the figures side by side (host kernel $$(uname -r), $$(nproc) CPUs, $$(date -u +%F))"
+	$(Q)grep '^bench:' $(BUILD)/bench.log
 
 # --- hygiene -----------------------------------------------------------
 check-structure:

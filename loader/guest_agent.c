@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <linux/random.h>
 #include <bpf/bpf.h>
@@ -267,6 +268,8 @@ int sbt_guest_agent_run(const struct sbt_guest_agent_opts *o)
 	int ret;
 
 	sbt_signals_install(false);
+	/* a saved boot's init starts it through ld.so (ld-linux-x86-64 would be its name) */
+	prctl(PR_SET_NAME, "sbtrace", 0, 0, 0);
 	g.port = open(o->port, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (g.port < 0) {
 		sbt_log("--port %s: %s", o->port, strerror(errno));
