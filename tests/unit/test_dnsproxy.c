@@ -283,6 +283,35 @@ static void test_answer_for_the_client(void **state)
 			 -EINVAL);
 }
 
+/* Our upstream query's question, in a response: any case, but the same name, type, class. */
+static void test_same_question(void **state)
+{
+	uint8_t q[512], up[320], r[2048];
+	struct sbt_dns_question qq;
+	size_t ql = hostile_query(q, sizeof(q)), rl;
+	int ul;
+
+	(void)state;
+	assert_int_equal(sbt_dns_parse_query(q, ql, &qq), 0);
+	ul = sbt_dns_build_upstream(0x7777, &qq, up, sizeof(up));
+	rl = upstream_answer(up, (size_t)ul, 2, r);
+	assert_true(sbt_dns_same_question(up, &qq, r, rl));
+	assert_true(sbt_dns_same_question(q, &qq, r, rl)); /* the client's 0x20 case too */
+	r[13] = 'A';
+	assert_true(sbt_dns_same_question(up, &qq, r, rl));
+	r[13] = 'b'; /* another name */
+	assert_false(sbt_dns_same_question(up, &qq, r, rl));
+	r[13] = 'a';
+	r[qq.end - 3] = SBT_DNS_TYPE_AAAA; /* another type */
+	assert_false(sbt_dns_same_question(up, &qq, r, rl));
+	r[qq.end - 3] = SBT_DNS_TYPE_A;
+	r[5] = 2; /* two questions */
+	assert_false(sbt_dns_same_question(up, &qq, r, rl));
+	r[5] = 1;
+	assert_false(sbt_dns_same_question(up, &qq, r, qq.end - 1)); /* cut short */
+	assert_false(sbt_dns_same_question(up, NULL, r, rl));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_refusal),
 		cmocka_unit_test(test_upstream_question_only),
 		cmocka_unit_test(test_answer_for_the_client),
+		cmocka_unit_test(test_same_question),
 		cmocka_unit_test(test_learn),
 	};
 

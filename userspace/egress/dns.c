@@ -577,12 +577,14 @@ int sbt_dns_build_upstream(uint16_t id, const struct sbt_dns_question *q, uint8_
 	return n + (int)OPT_LEN;
 }
 
-/* The response's question is q's: the same name (any case), type and class. */
-static bool same_question(const uint8_t *qmsg, const struct sbt_dns_question *q,
-			  const uint8_t *resp, size_t rlen)
+bool sbt_dns_same_question(const uint8_t *qmsg, const struct sbt_dns_question *q,
+			   const uint8_t *resp, size_t rlen)
 {
-	size_t name_end = q->end - 4;
+	size_t name_end;
 
+	if (!qmsg || !q || !resp || q->end < HDR_LEN + 5)
+		return false;
+	name_end = q->end - 4;
 	if (rlen < q->end || get16(resp + 4) != 1 ||
 	    memcmp(resp + name_end, qmsg + name_end, 4) != 0)
 		return false;
@@ -601,7 +603,7 @@ int sbt_dns_build_answer(const uint8_t *qmsg, const struct sbt_dns_question *q, 
 	struct rr rr;
 	bool cut;
 
-	if (!qmsg || !q || !resp || !same_question(qmsg, q, resp, rlen))
+	if (!sbt_dns_same_question(qmsg, q, resp, rlen))
 		return -EINVAL;
 	an = get16(resp + 6);
 	ns = get16(resp + 8);

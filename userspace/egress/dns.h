@@ -100,6 +100,14 @@ int sbt_dns_build_refusal(const uint8_t *msg, const struct sbt_dns_question *q, 
 int sbt_dns_build_upstream(uint16_t id, const struct sbt_dns_question *q, uint8_t *buf, size_t len);
 
 /*
+ * resp's question is that of query qmsg (parsed into q): one question, the
+ * same name (any case), type and class. Also for sbtrace's own upstream query
+ * of q (sbt_dns_build_upstream), whose question sits at the same offsets.
+ */
+bool sbt_dns_same_question(const uint8_t *qmsg, const struct sbt_dns_question *q,
+			   const uint8_t *resp, size_t rlen);
+
+/*
  * The client's answer to its query qmsg (parsed into q) from the upstream's
  * response resp to sbt_dns_build_upstream's query: the client's id and its
  * question's bytes (the letters' case as it asked), the upstream's flags,
