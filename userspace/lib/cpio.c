@@ -429,6 +429,15 @@ int sbt_guest_archive(int fd, char *const *argv, const char *workspace, const ch
 	return ret;
 }
 
+/* An empty script, or one past SBT_CPIO_SCRIPT_MAX: the error. */
+static int script_bad(size_t slen, char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "the workload's script %s",
+			 slen ? "is longer than 256 KiB" : "is empty");
+	return slen ? -ENAMETOOLONG : -EINVAL;
+}
+
 int sbt_guest_archive_script(int fd, const char *script, const char *nonce, const char *workspace,
 			     const char *agent, uint64_t max_bytes, char *err, size_t errlen)
 {
@@ -438,12 +447,8 @@ int sbt_guest_archive_script(int fd, const char *script, const char *nonce, cons
 	struct stat st;
 	int ret, dfd;
 
-	if (!slen || slen > SBT_CPIO_SCRIPT_MAX) {
-		if (err && errlen)
-			snprintf(err, errlen, "the workload's script %s",
-				 slen ? "is longer than 256 KiB" : "is empty");
-		return slen ? -ENAMETOOLONG : -EINVAL;
-	}
+	if (!slen || slen > SBT_CPIO_SCRIPT_MAX)
+		return script_bad(slen, err, errlen);
 	sbt_cpio_init(&c, fd, max_bytes);
 	ret = sbt_cpio_dir(&c, "sbt", 0755, 0);
 	if (!ret)
@@ -506,12 +511,8 @@ int sbt_guest_archive_ctl(int fd, const char *script, const char *nonce, const c
 	struct sbt_cpio c;
 	int ret;
 
-	if (!slen || slen > SBT_CPIO_SCRIPT_MAX) {
-		if (err && errlen)
-			snprintf(err, errlen, "the workload's script %s",
-				 slen ? "is longer than 256 KiB" : "is empty");
-		return slen ? -ENAMETOOLONG : -EINVAL;
-	}
+	if (!slen || slen > SBT_CPIO_SCRIPT_MAX)
+		return script_bad(slen, err, errlen);
 	sbt_cpio_init(&c, fd, max_bytes);
 	sbt_cpio_dir(&c, "sbt", 0755, 0);
 	sbt_cpio_file(&c, "sbt/run", 0755, 0, script, slen);

@@ -151,6 +151,8 @@ const struct sbt_backend_ops *sbx_backend_by_name(const char *name);
 /* ---- util.c ---- */
 int sbx_seterr(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The executable execvp would run for prog (PATH's first), its path into out (NULL: none). */
+bool sbx_which(const char *prog, char *out, size_t outlen);
 /* snprintf that says whether everything fitted. */
 bool sbx_str_fits(char *dst, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -122,26 +122,6 @@ struct sbx_vm_prep {
 
 /* ---- checks ------------------------------------------------------------- */
 
-/* An executable `prog` in one of PATH's directories (as execvp will look). */
-static bool in_path(const char *prog)
-{
-	const char *path = getenv("PATH"), *p, *end;
-	char full[PATH_MAX];
-
-	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = end) {
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end > p &&
-		    sbx_str_fits(full, sizeof(full), "%.*s/%s", (int)(end - p), p, prog) &&
-		    access(full, X_OK) == 0)
-			return true;
-		if (*end == ':')
-			end++;
-	}
-	return false;
-}
-
 static int qemu_check(const struct sbt_sandbox_spec *spec, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
@@ -191,7 +171,7 @@ static int qemu_check(const struct sbt_sandbox_spec *spec, char *err, size_t err
 	if (spec->workspace && !S_ISDIR(st.st_mode))
 		return sbx_seterr(err, errlen, -ENOTDIR, "sandbox %s: workspace '%s': %s",
 				  spec->name, spec->workspace, strerror(ENOTDIR));
-	if (!in_path(VM_QEMU))
+	if (!sbx_which(VM_QEMU, NULL, 0))
 		return sbx_seterr(err, errlen, -ENOENT,
 				  "sandbox %s: %s is not in PATH (Debian: apt-get install "
 				  "qemu-system-x86)",

@@ -79,21 +79,9 @@ static bool key_file(uint64_t *h, const char *what, const char *path)
 /* The qemu binary execvp will run (PATH's first), into the key. */
 static bool key_qemu(uint64_t *h, const char *prog)
 {
-	const char *path = getenv("PATH"), *p, *end;
 	char full[PATH_MAX];
 
-	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = end) {
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		if (end > p &&
-		    sbx_str_fits(full, sizeof(full), "%.*s/%s", (int)(end - p), p, prog) &&
-		    access(full, X_OK) == 0)
-			return key_file(h, "qemu", full);
-		if (*end == ':')
-			end++;
-	}
-	return false;
+	return sbx_which(prog, full, sizeof(full)) && key_file(h, "qemu", full);
 }
 
 int sbx_vm_snap_plan(const struct sbx_vm_snap_in *in, struct sbx_vm_snap *sn, char *why,
@@ -430,6 +418,14 @@ static int send_clock(struct sbt_sandbox_run *run)
 	return sbt_write_all(run->vm_ctl_fd, line, (size_t)n);
 }
 
+/* Done with it: nothing the guest does then makes qemu queue events for a reader that is gone. */
+static void close_monitor(struct sbt_sandbox_run *run)
+{
+	if (run->vm_mon_fd >= 0)
+		close(run->vm_mon_fd);
+	run->vm_mon_fd = -1;
+}
+
 /* The hold of a boot that saves: migrate to the O_TMPFILE, link it in, cont. */
 static int save(struct sbt_sandbox_run *run, char *err, size_t errlen)
 {
@@ -482,6 +478,7 @@ void sbx_vm_snap_console(struct sbt_sandbox_run *run)
 		if (run->vm_snap_fd >= 0)
 			close(run->vm_snap_fd);
 		run->vm_snap_fd = -1;
+		close_monitor(run);
 		if (send_ctl(run, err, sizeof(err)))
 			sbt_log("sandbox %s: %s", run->name, err);
 	}
@@ -525,6 +522,7 @@ int sbx_vm_snap_go(struct sbt_sandbox_run *run)
 	if (run->go_fd >= 0)
 		close(run->go_fd); /* qemu never reads it */
 	run->go_fd = -1;
+	close_monitor(run);
 	return ret;
 }
 

@@ -87,3 +87,23 @@ int sbx_ip(const char *netns, char *const *args, char *err, size_t errlen)
 	argv[n] = NULL;
 	return ip_cmd(err, errlen, argv);
 }
+
+/* An executable `prog` in one of PATH's directories (as execvp will look); its path to out (NULL: no). */
+bool sbx_which(const char *prog, char *out, size_t outlen)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char full[PATH_MAX];
+
+	for (p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = end) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		if (end > p &&
+		    sbx_str_fits(full, sizeof(full), "%.*s/%s", (int)(end - p), p, prog) &&
+		    access(full, X_OK) == 0)
+			return !out || sbx_str_fits(out, outlen, "%s", full);
+		if (*end == ':')
+			end++;
+	}
+	return false;
+}
