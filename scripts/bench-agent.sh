@@ -3,17 +3,25 @@
 # come, read from the agent's own /metrics (BPF_ENABLE_STATS: the exec
 # program's run time and run count; no global sysctl flipped).
 #
+#   vs trace bench-agent-trace.sh first: the agent's exec program and the
+#            trace's attached at once to the same execs in one sandbox and
+#            outside it, rounds alternating their order, the ratio agent /
+#            trace per pair of rounds (kernel.bpf_stats_enabled; skipped
+#            with BENCH_AGENT_TRACE=0)
 #   exec     BENCH_EXECS execs of /bin/true outside every sandbox (the
 #            host-wide hot path), with 1 sandbox registered, then with 100:
-#            ns per run of the exec program, and the ratio 100 / 1 (the agent
-#            keeps every sandbox in the hash map: one ancestor-id helper and one
-#            lookup per distinct level, whatever their number)
+#            ns per run of the exec program, and the ratio 100 / 1 (1: in the
+#            programs' in-place table, as the trace's; 100: 8 there, the rest
+#            in the hash map, which every exec then looks up: one ancestor-id
+#            helper and one lookup per distinct level, whatever their number)
 #   RSS      the agent's VmRSS and VmHWM with 100 sandboxes (an exec in each)
 #   scrape   BENCH_SCRAPES GETs of /metrics with 100 sandboxes: median and max
 #
 # Other processes of the host exec too while this runs: their runs count in
 # the same average (they are host execs as well). Environment: BENCH_EXECS
-# (default 2000), BENCH_SCRAPES (default 50), BENCH_PORT (default 19464).
+# (default 2000), BENCH_SCRAPES (default 50), BENCH_PORT (default 19464),
+# BENCH_AGENT_TRACE (0: no side-by-side section; its own knobs are in
+# bench-agent-trace.sh).
 set -u
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +48,10 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || { log "needs root"; exit 1; }
 [ -x "$SBTRACE" ] || { log "build first (make)"; exit 1; }
 command -v curl > /dev/null || { log "curl missing (make deps)"; exit 1; }
+if [ "${BENCH_AGENT_TRACE:-1}" != 0 ]; then
+	"$TOP/scripts/bench-agent-trace.sh" || exit 1
+	echo
+fi
 mkdir "$PARENT" || exit 1
 
 "$SBTRACE" agent --no-shim --cgroup-parent "$PARENT" --out /dev/null \
