@@ -70,7 +70,8 @@ wait_exe() {
 }
 
 # --- 1: the handshake, the cgroup, the tap; a page over IPv4 and IPv6 -----
-"$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" \
+# (a cold boot: a restored one starts qemu paused before the release, t_qemu_restore.sh)
+"$SHIM" run --backend qemu --name "$NAME" --state-dir "$STATE" --guest "$GUEST" --vm-boot cold \
 	--tap-netns "$NS" --tap-addrs 203.0.113.253/30,203.0.113.254/30 \
 	--tap-addrs6 2001:db8:9::1/64,2001:db8:9::2/64 --vm-timeout 120 \
 	--timings "$WORK/timings.json" -- \
