@@ -51,7 +51,11 @@ echo "$OUT" | awk '
 			verdict = target == "" ? "" : (m <= target ? "met" : "TARGET MISSED")
 			printf "%-26s %6d %9d %16s %7s  %s\n", name, med(raw, nr), med(ov, nr),
 				sprintf("%d (%d-%d)", m, lo, hi), target == "" ? "-" : target, verdict
+			if (target != "")
+				summary = summary sprintf("bench: tap %-22s %d ns (%d-%d), empty tc program %d ns, median of %d rounds  (target <= %d ns: %s)\n",
+					name, m, lo, hi, med(a, nr), nr, target, verdict)
 		}
+		printf "%s", summary
 	}'
 cat << 'EOF2'
 allowed_*_tcp: established segments of one flow (verdict from the flow cache, no event);
