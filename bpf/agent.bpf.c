@@ -52,6 +52,8 @@ int BPF_PROG(agent_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 		__sync_fetch_and_add(&agent_mkdir_no_slot, 1);
 		return 0;
 	}
+	/* in the hash only until the loader moves it into the fast table (common.bpf.h) */
+	__sync_fetch_and_add(&hash_only, 1);
 	__sync_fetch_and_add(&agent_mkdir_added, 1);
 	return 0;
 }

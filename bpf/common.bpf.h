@@ -36,19 +36,35 @@ SBT_SHARED const volatile __u32 wakeup_each SBT_INIT(0);
 SBT_SHARED const volatile __u64 wakeup_watermark SBT_INIT(1 << 20);
 
 /*
- * Sandbox membership, written by the loader (mmapped .bss) before any exec
- * can match. The first SBT_FAST_SANDBOXES sandboxes, deepest level first,
- * are compared in place: one ancestor-id helper per distinct level and a
- * compare each, no map lookup (a hash lookup costs ~40 ns here). Sandboxes
- * beyond those live in sandbox_cgroups, looked up once per distinct level in
- * hash_levels; they are never deeper than the fast ones, so the nearest
- * sandbox still wins.
+ * Sandbox membership, written by the loader (mmapped .bss). The first
+ * SBT_FAST_SANDBOXES sandboxes, deepest level first, are compared in place:
+ * one ancestor-id helper per distinct level and a compare each, no map
+ * lookup (a hash lookup costs ~40 ns here). Sandboxes beyond those live in
+ * sandbox_cgroups, looked up once per distinct level in hash_levels; the
+ * trace's are never deeper than the fast ones, so the nearest sandbox still
+ * wins (the agent's, children of its parents and shims' cgroups, are not
+ * told apart by depth, as before). hash_only counts those not in the table:
+ * at 0 no lookup is made.
+ *
+ * The trace fills the table once, before any exec can match. The agent
+ * changes it while the programs run, as sandboxes come and go: through the
+ * hash alone (the ancestor-id helper and a lookup, on lines an exec leaves
+ * cold) an exec in a sandbox cost it 1.08-1.16x the trace's, one outside
+ * 0.99-1.29x (scripts/bench-agent-trace.sh). fast_seq is odd while it
+ * writes; a reader that saw it odd or changed trusts only sandbox_cgroups,
+ * which holds every one of the agent's sandboxes (the mkdir program puts a
+ * new one there, and counts it in hash_only, before the loader knows of
+ * it). Both words sit in lines the trace reads anyway. The readers rely on
+ * loads not being reordered with loads (x86: elsewhere the agent leaves the
+ * table empty, loader/membership.c).
  */
 SBT_SHARED __u32 nr_fast __attribute__((aligned(64))); /* shares a cache line with fast[0..1] */
+SBT_SHARED __u32 fast_seq;			       /* in nr_fast's padding */
 SBT_SHARED struct sbt_fast_sandbox fast[SBT_FAST_SANDBOXES];
 
 SBT_SHARED __u32 hash_levels[SBT_MAX_HASH_LEVELS];
 SBT_SHARED __u32 nr_hash_levels;
+SBT_SHARED __u32 hash_only; /* next to nr_hash_levels: the same cache line */
 
 SBT_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -107,6 +123,22 @@ static __always_inline __u64 ancestor_ptr(struct cgroup *cg, int cg_level, __u32
 	return anc;
 }
 
+/* fast_seq before the table is read (the compiler keeps the table's loads after it). */
+static __always_inline __u32 fast_begin(void)
+{
+	__u32 seq = *(volatile __u32 *)&fast_seq;
+
+	asm volatile("" ::: "memory");
+	return seq;
+}
+
+/* True when what was read of the table since fast_begin() gave seq holds. */
+static __always_inline bool fast_stable(__u32 seq)
+{
+	asm volatile("" ::: "memory");
+	return !(seq & 1) && *(volatile __u32 *)&fast_seq == seq;
+}
+
 /*
  * The hot path: a host-wide hook leaves here for every exec outside the
  * sandboxes. Returns the sandbox slot, or -1. `cg` is the task's own cgroup
@@ -118,7 +150,8 @@ static __always_inline __u64 ancestor_ptr(struct cgroup *cg, int cg_level, __u32
  */
 static __always_inline int sandbox_of(struct cgroup *cg, struct __sk_buff *skb)
 {
-	__u32 n = nr_fast, lv = (__u32)-1;
+	/* seq odd (being written): whatever matches, fast_stable() sends it to the hash */
+	__u32 seq = fast_begin(), n = nr_fast, lv = (__u32)-1, slot;
 	int cg_level = cg ? cg->level : 0;
 	__u64 id = 0, ptr = 0;
 
@@ -133,15 +166,22 @@ static __always_inline int sandbox_of(struct cgroup *cg, struct __sk_buff *skb)
 			if (ptr != fast[i].cgroup_ptr)
 				continue;
 			/* a freed sandbox cgroup's memory may hold another cgroup now */
-			if (BPF_CORE_READ((struct cgroup *)ptr, kn, id) == fast[i].cgroup_id)
-				return fast[i].slot;
-			continue;
+			if (BPF_CORE_READ((struct cgroup *)ptr, kn, id) != fast[i].cgroup_id)
+				continue;
+		} else {
+			id = skb ? bpf_skb_ancestor_cgroup_id(skb, fast[i].level)
+				 : bpf_get_current_ancestor_cgroup_id(fast[i].level);
+			if (id != fast[i].cgroup_id)
+				continue;
 		}
-		id = skb ? bpf_skb_ancestor_cgroup_id(skb, fast[i].level)
-			 : bpf_get_current_ancestor_cgroup_id(fast[i].level);
-		if (id == fast[i].cgroup_id)
-			return fast[i].slot;
+		slot = fast[i].slot;
+		if (fast_stable(seq))
+			return slot;
+		break; /* the agent changed the table meanwhile: the hash has them all */
 	}
+	/* hash_only before fast_seq again: 0 and the table unchanged, the table was all */
+	if (!hash_only && fast_stable(seq))
+		return -1;
 	n = nr_hash_levels;
 	for (__u32 i = 0; i < SBT_MAX_HASH_LEVELS; i++) {
 		const struct sbt_sandbox_key_val *sb;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * `sbtrace agent`: one set of host-wide hooks, sandboxes added and removed
- * while it runs. Membership lives in the sandbox_cgroups hash map only (the
- * trace's in-place fast table cannot change under a running program), so a
- * host exec costs one ancestor-id helper and one lookup per distinct
- * sandbox level, however many sandboxes there are.
+ * while it runs. Every sandbox is in the sandbox_cgroups hash map (the mkdir
+ * program puts a child of --cgroup-parent there itself); the first
+ * SBT_FAST_SANDBOXES the agent knows are also in the programs' in-place
+ * table, as the trace's are, changed under fast_seq (bpf/common.bpf.h). With
+ * every sandbox in the table an exec costs what it costs the trace; beyond
+ * it, one ancestor-id helper and one lookup per distinct sandbox level.
  *
  * Not missing a new sandbox's first exec:
  *  - a shim sandbox's workload waits for "attached" on its FIFO: the agent
@@ -95,18 +97,44 @@ static int take_slot(struct agent *a, const struct sbt_target *sb, const char **
 		bpf_map_update_elem(a->free_fd, NULL, &slot, 0);
 		return err;
 	}
+	__atomic_fetch_add(&a->plan.skel->bss->hash_only, 1,
+			   __ATOMIC_SEQ_CST); /* as the mkdir program */
 	*by = "agent";
 	return (int)slot;
+}
+
+/*
+ * Sandboxes in the hash map only, into the fast table while it has room (no
+ * longer counted in hash_only then). From the tick: a new sandbox's policy
+ * and its shim's answer do not wait for the iterator that learns its address.
+ */
+static void fast_fill(struct agent *a)
+{
+	for (uint32_t i = 0; i < a->max; i++) {
+		struct agent_sb *s = a->slots[i];
+
+		if (a->plan.skel->bss->nr_fast >= SBT_FAST_SANDBOXES)
+			return;
+		if (!s || s->fast || sbt_membership_fast_add(&a->plan, &a->membership, &s->sb))
+			continue;
+		s->fast = true;
+		__atomic_fetch_sub(&a->plan.skel->bss->hash_only, 1, __ATOMIC_SEQ_CST);
+	}
 }
 
 static void release_slot(struct agent *a, struct agent_sb *s)
 {
 	struct sbt_sandbox_stats zero = { 0 };
 	uint32_t slot = s->sb.slot;
+	bool was_fast = s->fast;
 
 	sbt_agent_pol_free(&a->eg, s->pol, slot); /* before the slot can be taken again */
 	s->pol = NULL;
-	bpf_map_delete_elem(a->cgroups_fd, &s->sb.cgroup_id);
+	if (was_fast)
+		sbt_membership_fast_del(a->plan.skel, s->sb.cgroup_id);
+	s->fast = false;
+	if (bpf_map_delete_elem(a->cgroups_fd, &s->sb.cgroup_id) == 0 && !was_fast)
+		__atomic_fetch_sub(&a->plan.skel->bss->hash_only, 1, __ATOMIC_SEQ_CST);
 	bpf_map_update_elem(a->stats_fd, &slot, &zero, BPF_ANY);
 	bpf_map_update_elem(a->free_fd, NULL, &slot, 0);
 }
@@ -246,11 +274,93 @@ static void remove_sandbox(struct agent *a, struct agent_sb *s)
 	free(s);
 }
 
+static void rescan(struct agent *a);
+
+/* The hash map's entries of no sandbox the agent knows: up to max of their cgroup ids. */
+static uint32_t unknown_entries(struct agent *a, uint64_t *ids, uint32_t max)
+{
+	uint64_t key, next, *prev = NULL;
+	struct sbt_sandbox_key_val v;
+	uint32_t n = 0;
+
+	while (n < max && bpf_map_get_next_key(a->cgroups_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(a->cgroups_fd, &key, &v) == 0 &&
+		    !(v.slot < a->max && a->slots[v.slot] && a->slots[v.slot]->sb.cgroup_id == key))
+			ids[n++] = key;
+	}
+	return n;
+}
+
+static bool id_in(uint64_t id, const uint64_t *ids, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Drop the entry of cgroup id `id`, which no sandbox of ours is: its slot back to the queue. */
+static void reap_entry(struct agent *a, uint64_t id)
+{
+	struct sbt_sandbox_stats zero = { 0 };
+	struct sbt_sandbox_key_val v;
+
+	if (bpf_map_lookup_elem(a->cgroups_fd, &id, &v) || bpf_map_delete_elem(a->cgroups_fd, &id))
+		return;
+	__atomic_fetch_sub(&a->plan.skel->bss->hash_only, 1, __ATOMIC_SEQ_CST);
+	if (v.slot >= a->max || a->slots[v.slot])
+		return;
+	bpf_map_update_elem(a->stats_fd, &v.slot, &zero, BPF_ANY);
+	bpf_map_update_elem(a->free_fd, NULL, &v.slot, 0);
+	sbt_log("a child cgroup (id %llu) was gone before it was seen: its slot %u is free again",
+		(unsigned long long)id, v.slot);
+}
+
+/*
+ * A child the mkdir program registered and that was gone before the agent
+ * looked (mkdir and rmdir between two reads of inotify) would keep its
+ * entry, its slot and its count in hash_only, and every exec of the host
+ * would pay the hash lookups again. When hash_only counts more than the
+ * sandboxes we know in the hash only, an entry unknown in two sweeps in a
+ * row (250 ms apart, inotify read between them, a rescan just before) goes.
+ */
+static void reap_unknown(struct agent *a)
+{
+	uint32_t known = 0, n, kept = 0;
+	uint64_t ids[AGENT_REAP_MAX];
+	bool again = false;
+
+	for (uint32_t i = 0; i < a->max; i++)
+		known += a->slots[i] && !a->slots[i]->fast;
+	if (__atomic_load_n(&a->plan.skel->bss->hash_only, __ATOMIC_ACQUIRE) <= known) {
+		a->nr_unknown = 0;
+		return;
+	}
+	n = unknown_entries(a, ids, AGENT_REAP_MAX);
+	for (uint32_t i = 0; i < n && !again; i++)
+		again = id_in(ids[i], a->unknown, a->nr_unknown);
+	if (again) {
+		rescan(a); /* what is still there is registered now */
+		n = unknown_entries(a, ids, AGENT_REAP_MAX);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (again && id_in(ids[i], a->unknown, a->nr_unknown))
+			reap_entry(a, ids[i]);
+		else
+			ids[kept++] = ids[i];
+	}
+	memcpy(a->unknown, ids, kept * sizeof(ids[0]));
+	a->nr_unknown = kept;
+}
+
 static void check_gone(struct agent *a)
 {
 	for (uint32_t i = 0; i < a->max; i++)
 		if (a->slots[i] && access(a->slots[i]->sb.path, F_OK) != 0 && errno == ENOENT)
 			remove_sandbox(a, a->slots[i]);
+	reap_unknown(a);
 }
 
 /* A state file NAME.json appeared: its sandbox. */
@@ -619,9 +729,7 @@ static int agent_attach(struct agent *a)
 	a->cgroups_fd = bpf_map__fd(skel->maps.sandbox_cgroups);
 	a->free_fd = bpf_map__fd(skel->maps.agent_free_slots);
 	a->parents_fd = bpf_map__fd(skel->maps.agent_parents);
-	a->membership.capability = "membership";
-	sbt_hook_record(&a->membership, "ancestor_id", "attached", 0);
-	a->membership.mode = "ancestor_id";
+	sbt_membership_agent(&a->plan, &a->membership);
 	a->sess.unknown_slot = unknown_slot;
 	a->sess.arg = a;
 	err = sbt_session_bpf_open(&a->sess, skel, &a->o->trace, a->max);
@@ -718,6 +826,7 @@ static const char *tick(struct agent *a, uint64_t *next_gone, uint64_t *next_sta
 		check_gone(a);
 		*next_gone = now + 250;
 	}
+	fast_fill(a); /* what came or went in this round */
 	if (a->o->trace.stats_interval_ms && now >= *next_stats) {
 		emit_stats(a);
 		write_metrics_file(a);

@@ -17,12 +17,15 @@
 #include "sandbox/podman_meta.h"
 #include "sandbox/sandbox.h"
 
+#define AGENT_REAP_MAX 16
+
 /* What the agent keeps of a sandbox beyond the session's slot. */
 struct agent_sb {
 	struct sbt_target sb;	   /* the session's target of its slot */
 	const char *source;	   /* "shim", "cgroup_parent" */
 	const char *registered_by; /* "cgroup_mkdir", "agent" */
 	struct sbt_agent_pol *pol; /* egress policy, NULL: none (agent_egress.c) */
+	bool fast;		   /* in the programs' fast table, else in the hash map only */
 	/* what a container runtime says of its cgroup (podman's libpod-<id>) */
 	bool has_container;
 	struct sbt_container container; /* points into the three below */
@@ -42,6 +45,9 @@ struct agent {
 	struct sbt_target parent[SBT_AGENT_MAX_PARENTS];
 	uint64_t added, removed;
 	bool adopting; /* the first scan: what it finds ran before us */
+	/* hash map entries of no known sandbox at the last sweep (agent.c, reap_unknown) */
+	uint64_t unknown[AGENT_REAP_MAX];
+	uint32_t nr_unknown;
 	uint64_t start_ms, attach_ms;
 	double start_epoch;
 	struct sbt_agent_obs obs;

@@ -76,6 +76,23 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_target *
 			  uint32_t nr, uint64_t *ptrs, struct sbt_hook_result *res);
 
 /*
+ * The agent's membership mode into `res`: its sandboxes by address (or by id
+ * when the iterator is missing) in the fast table, beyond it and on an
+ * architecture where the table cannot change under the programs by the
+ * hash map (ancestor_id).
+ *
+ * The agent's fast table, changed while the programs run (membership.c):
+ * add sandbox sb (its slot set), by its kernel address when `mode` (what
+ * sbt_membership_learn said) is cgroup_ptr, else by id: 0, -ENOSPC (full)
+ * or -EOPNOTSUPP (not on this architecture: the hash map alone). Delete by
+ * cgroup id: true if it was there. Only the loader's thread calls them.
+ */
+void sbt_membership_agent(const struct sbt_plan *plan, struct sbt_hook_result *res);
+int sbt_membership_fast_add(const struct sbt_plan *plan, const struct sbt_hook_result *mode,
+			    const struct sbt_target *sb);
+bool sbt_membership_fast_del(struct sbtrace_bpf *skel, uint64_t cgroup_id);
+
+/*
  * trace.c: register the cgroup sandboxes of sandboxes[nr] with the exec hook
  * (the fast slots, by kernel address where membership.c learns it, then the
  * hash path by cgroup level). 0, or -errno after a message.

@@ -5,6 +5,10 @@
  * cgroup iterator), compared against the task's ancestor pointer; fallback:
  * the bpf_get_current_ancestor_cgroup_id() helper. Only tp_btf can use the
  * address (it has the task as a BTF pointer).
+ *
+ * The trace fills the fast table once (trace.c); the agent changes it while
+ * the programs run (sbt_membership_fast_add/_del, under fast_seq: see
+ * bpf/common.bpf.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,4 +99,92 @@ void sbt_membership_learn(const struct sbt_plan *plan, const struct sbt_target *
 	}
 	sbt_hook_record(res, "ancestor_id", "attached", 0);
 	res->mode = "ancestor_id";
+}
+
+/*
+ * The readers' check of fast_seq (bpf/common.bpf.h) holds where loads are
+ * not reordered with loads; elsewhere the agent keeps to the hash map.
+ */
+#if defined(__x86_64__)
+#define FAST_DYNAMIC 1
+#else
+#define FAST_DYNAMIC 0
+#endif
+
+/* One entry, a field at a time: a reader may look at it meanwhile (fast_seq tells it). */
+static void fast_store(struct sbt_fast_sandbox *dst, const struct sbt_fast_sandbox *src)
+{
+	__atomic_store_n(&dst->cgroup_id, src->cgroup_id, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->cgroup_ptr, src->cgroup_ptr, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->level, src->level, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->slot, src->slot, __ATOMIC_RELAXED);
+}
+
+/* fast_seq odd: the entries' stores come after it. */
+static void fast_write_begin(struct sbtrace_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->fast_seq, skel->bss->fast_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+/* fast_seq even again, after the entries' stores. */
+static void fast_write_end(struct sbtrace_bpf *skel)
+{
+	__atomic_store_n(&skel->bss->fast_seq, skel->bss->fast_seq + 1, __ATOMIC_RELEASE);
+}
+
+void sbt_membership_agent(const struct sbt_plan *plan, struct sbt_hook_result *res)
+{
+	uint64_t none = 0;
+
+	if (FAST_DYNAMIC) {
+		sbt_membership_learn(plan, NULL, 0, &none, res);
+		return;
+	}
+	memset(res, 0, sizeof(*res));
+	res->capability = "membership";
+	sbt_hook_record(res, "ancestor_id", "attached", 0);
+	res->mode = "ancestor_id";
+}
+
+int sbt_membership_fast_add(const struct sbt_plan *plan, const struct sbt_hook_result *mode,
+			    const struct sbt_target *sb)
+{
+	struct sbtrace_bpf *skel = plan->skel;
+	struct sbt_fast_sandbox e = { .cgroup_id = sb->cgroup_id,
+				      .level = sb->level,
+				      .slot = sb->slot };
+	uint32_t n = skel->bss->nr_fast, i;
+	uint64_t ptr;
+
+	if (!FAST_DYNAMIC)
+		return -EOPNOTSUPP;
+	if (n >= SBT_FAST_SANDBOXES)
+		return -ENOSPC;
+	/* by id if its address cannot be learnt: still no map lookup */
+	if (mode->mode && strcmp(mode->mode, "cgroup_ptr") == 0 && learn_one(skel, sb, &ptr) == 0)
+		e.cgroup_ptr = ptr;
+	fast_write_begin(skel);
+	for (i = n; i > 0 && skel->bss->fast[i - 1].level < e.level; i--) /* deepest first */
+		fast_store(&skel->bss->fast[i], &skel->bss->fast[i - 1]);
+	fast_store(&skel->bss->fast[i], &e);
+	__atomic_store_n(&skel->bss->nr_fast, n + 1, __ATOMIC_RELAXED);
+	fast_write_end(skel);
+	return 0;
+}
+
+bool sbt_membership_fast_del(struct sbtrace_bpf *skel, uint64_t cgroup_id)
+{
+	uint32_t n = skel->bss->nr_fast, i;
+
+	for (i = 0; i < n && skel->bss->fast[i].cgroup_id != cgroup_id; i++)
+		;
+	if (i == n)
+		return false;
+	fast_write_begin(skel);
+	for (; i + 1 < n; i++)
+		fast_store(&skel->bss->fast[i], &skel->bss->fast[i + 1]);
+	__atomic_store_n(&skel->bss->nr_fast, n - 1, __ATOMIC_RELAXED);
+	fast_write_end(skel);
+	return true;
 }

@@ -136,6 +136,7 @@ int sbt_register_targets(const struct sbt_plan *plan, const struct sbt_target *t
 			return err;
 		}
 	}
+	__atomic_store_n(&skel->bss->hash_only, n - nr_fast, __ATOMIC_RELEASE);
 	__atomic_store_n(&skel->bss->nr_hash_levels, nr_levels, __ATOMIC_RELEASE);
 	__atomic_store_n(&skel->bss->nr_fast, nr_fast, __ATOMIC_RELEASE);
 	return 0;

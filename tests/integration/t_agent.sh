@@ -52,6 +52,8 @@ has_started() { [ -s "$OUT" ] && head -n 1 "$OUT" | grep -q '"TraceStarted"'; }
 wait_for 10 has_started || { log "agent did not start: $(cat "$WORK/agent.err")"; exit 1; }
 check "TraceStarted: the mkdir hook attached" tp_btf \
 	"$(head -n 1 "$OUT" | jq -r '.hooks.cgroup_mkdir.mode')"
+check "TraceStarted: membership by cgroup address (the fast table, as the trace's)" cgroup_ptr \
+	"$(head -n 1 "$OUT" | jq -r '.hooks.membership.mode')"
 
 # --- five sandboxes, all started after the agent ---------------------------
 for n in 1 2 3; do

@@ -52,6 +52,14 @@ mkdir "$PARENT/y0" && "$SPAWN" "$PARENT/y0" -- /bin/true > /dev/null
 y_seen() { jq -e -n --arg s "$PNAME/y0" 'any(inputs; .event == "ProcessExec" and .sandbox == $s and .seq == 1)' "$OUT" > /dev/null 2>&1; }
 wait_for 5 y_seen
 check_true "its slot serves a new sandbox, from its first exec" y_seen
+# c0 left the programs' fast table (c1..c7 moved up, another took its room): each still itself
+i=1
+while [ $i -le 9 ]; do "$SPAWN" "$PARENT/c$i" -- /bin/true > /dev/null; i=$((i + 1)); done
+second_execs() { jq -s --arg p "$PNAME/c" '[.[] | select(.event == "ProcessExec" and .seq == 2 and
+	(.sandbox | startswith($p)) and ((.sandbox | ltrimstr($p) | tonumber) <= 9))] | length' "$OUT"; }
+all_second() { [ "$(second_execs)" -ge 9 ]; }
+wait_for 5 all_second
+check "after the fast table changed, c1..c9's second execs are theirs" 9 "$(second_execs)"
 
 stop_trace INT
 check "agent exit code" 0 "$TRACE_RC"
