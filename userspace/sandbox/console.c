@@ -144,14 +144,12 @@ static void con_line(struct sbt_vm_console *con, int out_fd, bool complete)
 	size_t n = con->len;
 	int code;
 
+	/* whoever said it: the caller names it as what the console said */
 	if (memmem(l, n, "No space left on device", 23))
-		con->no_space =
-			true; /* whoever said it: the caller names it as what the console said */
+		con->no_space = true;
 	switch (con->phase) {
 	case SBT_VM_BOOTING:
-		if (complete && (n == sizeof(READY_LINE) - 1 || n == sizeof(READY_LINE)) &&
-		    memcmp(l, READY_LINE, sizeof(READY_LINE) - 1) == 0 &&
-		    (n == sizeof(READY_LINE) - 1 || l[n - 1] == '\r')) {
+		if (complete && is_line(l, n, READY_LINE)) {
 			con->phase = SBT_VM_RUNNING;
 			con->ready_ns = sbt_clock_ns(CLOCK_MONOTONIC);
 			con->pending_nl = false;
